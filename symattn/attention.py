@@ -1,0 +1,114 @@
+"""The attention pipeline as pure functions on exact SymPy matrices (no rounding anywhere)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sympy import Add, Expr, ImmutableMatrix, Integer, exp, sqrt
+
+
+@dataclass(frozen=True)
+class Softmax:
+    """softmax(a)_j = e^{a_j} / Z with Z = sum_k e^{a_k}, every part kept exact."""
+
+    logits: tuple[Expr, ...]
+    exps: tuple[Expr, ...]
+    total: Expr
+    weights: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class QueryAttention:
+    """What one query does: raw scores, scaled scores, softmax weights, weighted sum of the values."""
+
+    query: ImmutableMatrix
+    scores: tuple[Expr, ...]
+    scale: Expr
+    scaled: tuple[Expr, ...]
+    softmax: Softmax
+    output: ImmutableMatrix
+
+
+@dataclass(frozen=True)
+class Attention:
+    """A whole attention computation: projections of all tokens and the focus queries in order."""
+
+    Q: ImmutableMatrix
+    K: ImmutableMatrix
+    V: ImmutableMatrix
+    queries: dict[int, QueryAttention]
+
+
+@dataclass(frozen=True)
+class MultiHead:
+    """Concatenated head outputs and their projection by W_O."""
+
+    heads: tuple[ImmutableMatrix, ...]
+    concat: ImmutableMatrix
+    output: ImmutableMatrix
+
+
+def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
+    """Row-wise projection X·W (each token's row vector times the weight matrix)."""
+    return ImmutableMatrix(X * W)
+
+
+def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
+    """Dot product of two row vectors."""
+    return Add(*(a * b for a, b in zip(u, v)))
+
+
+def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
+    """Raw attention scores q·k_j for every key row."""
+    return tuple(dot(query, K.row(j)) for j in range(K.rows))
+
+
+def scale_factor(d_k: int) -> Expr:
+    """√d_k, exact (√4 = 2, √2 stays a surd)."""
+    return sqrt(Integer(d_k))
+
+
+def softmax(logits: tuple[Expr, ...]) -> Softmax:
+    """Exact softmax sharing one denominator Z."""
+    exps = tuple(exp(a) for a in logits)
+    total = Add(*exps)
+    return Softmax(logits=tuple(logits), exps=exps, total=total, weights=tuple(e / total for e in exps))
+
+
+def weighted_sum(weights: tuple[Expr, ...], V: ImmutableMatrix) -> ImmutableMatrix:
+    """Σ_j w_j v_j over the value rows."""
+    return ImmutableMatrix(1, V.cols, [Add(*(w * V[j, c] for j, w in enumerate(weights))) for c in range(V.cols)])
+
+
+def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, d_k: int) -> QueryAttention:
+    """One query against all keys and values: scores, scaling, softmax, weighted sum."""
+    raw = scores(query, K)
+    scale = scale_factor(d_k)
+    scaled = tuple(s / scale for s in raw)
+    weights = softmax(scaled)
+    return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights.weights, V))
+
+
+def attention(
+    X: ImmutableMatrix,
+    source: ImmutableMatrix,
+    W_Q: ImmutableMatrix,
+    W_K: ImmutableMatrix,
+    W_V: ImmutableMatrix,
+    d_k: int,
+    focus: tuple[int, ...],
+) -> Attention:
+    """Queries from X, keys and values from source (source is X for self-attention, the memory for cross)."""
+    Q, K, V = project(X, W_Q), project(source, W_K), project(source, W_V)
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, d_k) for i in focus})
+
+
+def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:
+    """Head outputs side by side in one row vector."""
+    return ImmutableMatrix(1, sum(o.cols for o in outputs), [x for o in outputs for x in o])
+
+
+def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix) -> MultiHead:
+    """Concatenate the head outputs and project by W_O."""
+    joined = concat(outputs)
+    return MultiHead(tuple(outputs), joined, project(joined, W_O))

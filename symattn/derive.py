@@ -1,0 +1,273 @@
+"""From a Spec to a Derivation: run the engine and lay out the steps a teacher would write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sympy import ImmutableMatrix
+
+from . import attention
+from .model import (
+    Concat, DefinitionTable, DerivedSection, Derivation, DotProducts, Eq, Heading, HeadWeights, MatrixEquation,
+    Name, Paragraph, RowTimesMatrix, ScaleFactor, Scaling, Shown, SoftmaxStep, Step, Token, TokenTable, VectorEquation,
+    VectorList, WeightedSum,
+)
+from .numfmt import DEFAULT_DIGITS
+from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, SelfAttentionSpec, Spec, load_example, load_spec
+
+
+def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
+    """A Derivation from a built-in example name, a spec file path or a Spec; options override the spec."""
+    if isinstance(source, Spec):
+        spec = source
+    elif isinstance(source, Path) or str(source).endswith((".toml", ".json")):
+        spec = load_spec(source)
+    else:
+        spec = load_example(str(source))
+    return derive_spec(spec, lang=lang, digits=digits)
+
+
+def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
+    """Compute every section of the spec exactly and build its steps."""
+    lang = lang or spec.lang or "ja"
+    if digits is None:
+        digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
+    sections = tuple(_BUILDERS[type(section)](section) for section in spec.sections)
+    return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _shown(given: GivenMatrix) -> Shown:
+    return Shown(given.values, given.decimals)
+
+
+def _product(left: Shown, right: Shown, values: ImmutableMatrix) -> Shown:
+    """A computed product shown with at least as many decimals as its operands were written with."""
+    return Shown(values, max(left.decimals, right.decimals))
+
+
+def _projection_steps(
+    token: str, row: Shown, weights: dict[str, Shown], results: dict[str, Shown], key_prefix: str
+) -> list[Step]:
+    """x_token · W_Q / W_K / W_V, each written out term by term, each after its own sentence."""
+    steps: list[Step] = []
+    for letter in weights:
+        steps.append(Paragraph(f"{key_prefix}.{letter}", {"token": Token(token)}))
+        steps.append(RowTimesMatrix(Name(letter, token), Name("x", token), row, Name(f"W_{letter}"),
+                                    weights[letter], results[letter]))
+    return steps
+
+
+def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
+                     result: attention.QueryAttention, d_k: int, step_keys: dict[str, str],
+                     focus: str) -> list[Step]:
+    """Scores, scaling, softmax and weighted sum for one query: the heart of every section."""
+    key_names = tuple(Name("K", t) for t in key_tokens)
+    value_names = tuple(Name("V", t) for t in key_tokens)
+    weights = result.softmax.weights
+    strongest = key_tokens[max(range(len(weights)), key=lambda j: weights[j].evalf(30))]
+    steps: list[Step] = [
+        Heading(2, step_keys["scores"], {"token": Token(focus)}),
+        Paragraph("attend.query_is", {"token": Token(focus)}),
+        VectorEquation(query_name, query),
+        Paragraph("attend.dot_products"),
+        DotProducts(query_name, key_names, query, K.rows, result.scores),
+        Paragraph("attend.raw_scores"),
+        VectorEquation(None, Shown(ImmutableMatrix([list(result.scores)]), uniform=False)),
+        Paragraph("attend.scale_by", {"scale": ScaleFactor(d_k)}),
+        Paragraph("attend.d_k_is", {"d": d_k, "d_k": Eq(Name("d_k"), d_k)}),
+        Scaling(d_k, result.scale, result.scores, result.scaled, key_tokens),
+        Heading(2, step_keys["softmax"], {"token": Token(focus)}),
+        SoftmaxStep(result.softmax, key_tokens),
+        Paragraph("attend.softmax_note", note=True),
+        Paragraph("attend.strongest", {"token": Token(focus), "strongest": Token(strongest)}),
+        Heading(2, step_keys["sum"], {"token": Token(focus)}),
+        Paragraph("attend.values"),
+        VectorList(value_names, V.rows),
+        Paragraph("attend.weighted_sum"),
+        WeightedSum(weights, V.rows, result.output),
+    ]
+    return steps
+
+
+# ------------------------------------------------------------------ sections
+
+
+def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
+    X = spec.X.values
+    result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values, spec.d_k,
+                                 tuple(spec.tokens.index(t) for t in spec.focus))
+    x = _shown(spec.X)
+    W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
+    QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
+    steps: list[Step] = [
+        Heading(1, "self.heading"),
+        Paragraph("self.intro"),
+        Paragraph("self.goal", {"token": Token(spec.focus[0])}),
+        Heading(2, "self.step1"),
+        TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)),
+        Paragraph("note.dummy_embeddings", note=True),
+        Paragraph("self.x_is", {"X": Name("X")}),
+        Heading(2, "self.step2"),
+        Paragraph("self.projections"),
+        Paragraph("self.no_positional", note=True),
+        DefinitionTable(Name("X"), Name("X")),
+        MatrixEquation(Name("W_Q"), W["Q"]),
+        MatrixEquation(Name("W_K"), W["K"]),
+        MatrixEquation(Name("W_V"), W["V"]),
+        Paragraph("note.dummy_weights", note=True),
+    ]
+    for token in spec.focus:
+        i = spec.tokens.index(token)
+        steps += [Paragraph("self.for_example", {"token": Token(token)}),
+                  VectorEquation(Name("x", token), x.row(i))]
+        steps += _projection_steps(token, x.row(i), W, {k: v.row(i) for k, v in QKV.items()}, "self.projection_of")
+    steps += [
+        Paragraph("self.all_tokens"),
+        TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), spec.tokens, (QKV["Q"], QKV["K"], QKV["V"])),
+    ]
+    keys = {"scores": "self.step3", "softmax": "self.step4", "sum": "self.step5"}
+    for token in spec.focus:
+        i = spec.tokens.index(token)
+        query = result.queries[i]
+        steps += _attention_steps(Name("Q", token), spec.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
+                                  spec.d_k, keys, token)
+        steps += [
+            Heading(2, "self.result"),
+            Paragraph("self.result_from", {"token": Token(token)}),
+            VectorEquation(Name("x", token), x.row(i)),
+            Paragraph("self.result_to", {"token": Token(token)}),
+            VectorEquation(Name("z", token), Shown(query.output)),
+            Paragraph("self.result_meaning"),
+        ]
+    return DerivedSection(spec.kind, spec, result, tuple(steps))
+
+
+def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
+    result = attention.attention(spec.X.values, spec.memory.values, spec.W_Q.values, spec.W_K.values,
+                                 spec.W_V.values, spec.d_k, tuple(spec.tokens.index(t) for t in spec.focus))
+    x, memory = _shown(spec.X), _shown(spec.memory)
+    W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
+    Q = _product(x, W["Q"], result.Q)
+    K = _product(memory, W["K"], result.K)
+    V = _product(memory, W["V"], result.V)
+    memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), spec.memory_tokens, (memory,))
+    steps: list[Step] = [
+        Heading(1, "cross.heading"),
+        Paragraph("cross.intro"),
+        Paragraph("cross.roles", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
+        Heading(2, "cross.step1"),
+        Paragraph("cross.encoder_outputs"),
+        memory_table,
+        Paragraph("cross.encoder_note", note=True),
+        Heading(2, "cross.step2"),
+    ]
+    for token in spec.focus:
+        steps += [Paragraph("cross.decoder_state", {"token": Token(token)}),
+                  VectorEquation(Name("x", token), x.row(spec.tokens.index(token)))]
+    steps += [
+        Paragraph("cross.weights"),
+        DefinitionTable(Name("X"), Name("memory")),
+        MatrixEquation(Name("W_Q"), W["Q"]),
+        MatrixEquation(Name("W_K"), W["K"]),
+        MatrixEquation(Name("W_V"), W["V"]),
+        Paragraph("note.dummy_weights", note=True),
+        Heading(2, "cross.step3"),
+    ]
+    for token in spec.focus:
+        i = spec.tokens.index(token)
+        steps.append(RowTimesMatrix(Name("Q", token), Name("x", token), x.row(i), Name("W_Q"), W["Q"], Q.row(i)))
+    steps += [Heading(2, "cross.step4"), Paragraph("cross.encoder_again"), memory_table, Paragraph("cross.keys")]
+    for j, token in enumerate(spec.memory_tokens):
+        steps.append(RowTimesMatrix(Name("K", token), Name("x", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
+    steps.append(Paragraph("cross.values"))
+    for j, token in enumerate(spec.memory_tokens):
+        steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
+    keys = {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}
+    for token in spec.focus:
+        i = spec.tokens.index(token)
+        query = result.queries[i]
+        steps += _attention_steps(Name("Q", token), spec.memory_tokens, Q.row(i), K, V, query, spec.d_k, keys, token)
+        steps += [
+            Heading(2, "cross.result"),
+            Paragraph("cross.result_is", {"token": Token(token)}),
+            VectorEquation(Name("z", token), Shown(query.output)),
+            Paragraph("cross.result_meaning", {"token": Token(token)}),
+        ]
+    return DerivedSection(spec.kind, spec, result, tuple(steps))
+
+
+def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
+    token = spec.focus
+    steps: list[Step] = [
+        Heading(1, "multi.heading"),
+        Paragraph("multi.intro"),
+        Heading(2, "multi.step1"),
+        Paragraph("multi.each_head"),
+        HeadWeights(len(spec.heads)),
+    ]
+    outputs: list[Shown] = []
+    if any(head.output is not None for head in spec.heads):
+        steps.append(Paragraph("multi.assume", {"token": Token(token)}))
+    for h, head in enumerate(spec.heads, start=1):
+        if head.output is not None:
+            shown = _shown(head.output)
+            steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), shown)]
+        else:
+            shown, head_steps = _computed_head(spec, h, head)
+            steps += head_steps
+        outputs.append(shown)
+    mh = attention.multi_head(tuple(o.values for o in outputs), spec.W_O.values)
+    concat = Shown(mh.concat, max(o.decimals for o in outputs))
+    W_O = _shown(spec.W_O)
+    steps += [
+        Heading(2, "multi.step2"),
+        Paragraph("multi.concat"),
+        Concat(Name("z", label="concat"), tuple(outputs), concat),
+        Paragraph("multi.concat_size", {"size": mh.concat.cols}),
+        Heading(2, "multi.step3"),
+        Paragraph("multi.project", {"W_O": Name("W_O")}),
+        MatrixEquation(Name("W_O"), W_O),
+        RowTimesMatrix(Name("z", label="final"), Name("z", label="concat"), concat, Name("W_O"), W_O,
+                       _product(concat, W_O, mh.output)),
+        Heading(2, "multi.result"),
+        Paragraph("multi.result_is", {"token": Token(token)}),
+        VectorEquation(Name("z", label="final"), _product(concat, W_O, mh.output)),
+        Paragraph("multi.result_meaning"),
+    ]
+    return DerivedSection(spec.kind, spec, mh, tuple(steps))
+
+
+def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]]:
+    """A head with its own weights: its projections and its attention for the focus token, compactly."""
+    assert spec.X is not None
+    i = spec.tokens.index(spec.focus)
+    d_k = head.d_k
+    result = attention.attention(spec.X.values, spec.X.values, head.W_Q.values, head.W_K.values,
+                                 head.W_V.values, d_k, (i,))
+    x = _shown(spec.X)
+    W = {"Q": _shown(head.W_Q), "K": _shown(head.W_K), "V": _shown(head.W_V)}
+    QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
+    query = result.queries[i]
+    steps: list[Step] = [Paragraph("multi.head_label", {"h": h})]
+    steps += [MatrixEquation(Name(f"W_{letter}", head=h), W[letter]) for letter in "QKV"]
+    steps.append(TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
+                            spec.tokens, (QKV["Q"], QKV["K"], QKV["V"])))
+    key_names = tuple(Name("K", t, head=h) for t in spec.tokens)
+    steps += [
+        DotProducts(Name("Q", spec.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores),
+        Scaling(d_k, query.scale, query.scores, query.scaled, spec.tokens),
+        SoftmaxStep(query.softmax, spec.tokens),
+        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output),
+        VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),
+    ]
+    return Shown(query.output), steps
+
+
+_BUILDERS = {
+    SelfAttentionSpec: _self_attention,
+    CrossAttentionSpec: _cross_attention,
+    MultiHeadSpec: _multi_head,
+}

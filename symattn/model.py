@@ -1,0 +1,221 @@
+"""The Derivation model: ordered, typed steps with exact values; it knows nothing about rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from sympy import Expr, ImmutableMatrix
+
+from .attention import Softmax
+
+
+@dataclass(frozen=True)
+class Name:
+    """A mathematical name: base symbol (W_Q, Q, x, z ...), optional token or fixed subscript, head index."""
+
+    base: str
+    token: str | None = None
+    label: str | None = None
+    head: int | None = None
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token name used inside a sentence (user text)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A matrix or row vector to show, with the least decimals its entries are written with (0.6 -> 0.60).
+
+    uniform=True writes all entries with one count of decimals, as a table column; False writes each as short
+    as it is exact (the article's raw scores: 1.158, 1.6976).
+    """
+
+    values: ImmutableMatrix
+    decimals: int = 0
+    uniform: bool = True
+
+    def row(self, i: int) -> "Shown":
+        return Shown(self.values.row(i), self.decimals, self.uniform)
+
+    @property
+    def rows(self) -> tuple["Shown", ...]:
+        return tuple(self.row(i) for i in range(self.values.rows))
+
+
+@dataclass(frozen=True)
+class Eq:
+    """`name = value` inside a sentence (d_k = 2)."""
+
+    name: Name
+    value: int
+
+
+@dataclass(frozen=True)
+class ScaleFactor:
+    """√d_k with its value inside a sentence (√d_k = √2, or √d_k = √4 = 2)."""
+
+    d_k: int
+
+
+Param = Union[Token, Name, Eq, ScaleFactor, int]
+
+
+@dataclass(frozen=True)
+class Step:
+    """Base of all steps."""
+
+
+@dataclass(frozen=True)
+class Heading(Step):
+    """A heading from the language file; level 1 is a part (self-attention ...), level 2 a Step."""
+
+    level: int
+    key: str
+    params: dict[str, Param] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Paragraph(Step):
+    """An explanatory sentence from the language file; note=True sets it as an aside."""
+
+    key: str
+    params: dict[str, Param] = field(default_factory=dict)
+    note: bool = False
+
+
+@dataclass(frozen=True)
+class TokenTable(Step):
+    """A table with a row per token: header keys (language keys or Names) and one row vector per column."""
+
+    header: tuple[str | Name, ...]
+    tokens: tuple[str, ...]
+    columns: tuple[Shown, ...]
+
+
+@dataclass(frozen=True)
+class DefinitionTable(Step):
+    """Q = X W_Q, K = X W_K, V = X W_V with what each means; keys/values come from `source`."""
+
+    query_source: Name
+    key_source: Name
+
+
+@dataclass(frozen=True)
+class MatrixEquation(Step):
+    """name = the matrix."""
+
+    name: Name
+    value: Shown
+
+
+@dataclass(frozen=True)
+class VectorEquation(Step):
+    """name = [row vector]; with no name, just the vector; prefix names a function applied (softmax)."""
+
+    name: Name | None
+    value: Shown
+
+
+@dataclass(frozen=True)
+class VectorList(Step):
+    """Several named row vectors, aligned."""
+
+    names: tuple[Name, ...]
+    values: tuple[Shown, ...]
+
+
+@dataclass(frozen=True)
+class RowTimesMatrix(Step):
+    """result = row · matrix, written out term by term for every entry."""
+
+    result: Name
+    row_name: Name
+    row: Shown
+    matrix_name: Name
+    matrix: Shown
+    value: Shown
+
+
+@dataclass(frozen=True)
+class DotProducts(Step):
+    """q·k_j = Σ_i q_i k_ji for every key, written out term by term."""
+
+    query_name: Name
+    key_names: tuple[Name, ...]
+    query: Shown
+    keys: tuple[Shown, ...]
+    scores: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Scaling(Step):
+    """a_t = s_t / √d_k for every score (t runs over the key tokens)."""
+
+    d_k: int
+    scale: Expr
+    scores: tuple[Expr, ...]
+    scaled: tuple[Expr, ...]
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SoftmaxStep(Step):
+    """The softmax written out: e^{a_t}, their sum Z, and w_t = e^{a_t} / Z."""
+
+    softmax: Softmax
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WeightedSum(Step):
+    """Σ_j w_j v_j, one line per value row, then the result."""
+
+    weights: tuple[Expr, ...]
+    values: tuple[Shown, ...]
+    output: ImmutableMatrix
+
+
+@dataclass(frozen=True)
+class HeadWeights(Step):
+    """(W_Q^{(h)}, W_K^{(h)}, W_V^{(h)}) for h = 1..count."""
+
+    count: int
+
+
+@dataclass(frozen=True)
+class Concat(Step):
+    """name = z^{(1)} ‖ z^{(2)} ‖ ... = [all entries]."""
+
+    name: Name
+    parts: tuple[Shown, ...]
+    value: Shown
+
+
+@dataclass(frozen=True)
+class DerivedSection:
+    """One section of a document: its kind, the spec it came from, the engine's result and its steps."""
+
+    kind: str
+    spec: Any
+    result: Any
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A whole worked solution: title, language, digit budget and its sections in order."""
+
+    title: str | None
+    lang: str
+    digits: int
+    sections: tuple[DerivedSection, ...]
+    name: str = "spec"
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(step for section in self.sections for step in section.steps)

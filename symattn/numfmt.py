@@ -1,0 +1,94 @@
+"""The only place where numbers become text: exact when they fit the digit budget, else rounded half-up."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Iterable
+
+from sympy import Expr, N, Rational, sympify
+
+DEFAULT_DIGITS = 4
+_GUARD_DIGITS = 40
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as shown: its decimal text and whether that text is the exact value (= rather than ≈)."""
+
+    text: str
+    exact: bool
+
+    @property
+    def negative(self) -> bool:
+        return self.text.startswith("-")
+
+
+def decimal_places(value: Expr) -> int | None:
+    """Decimals needed to write a rational exactly (1/8 -> 3); None when it does not terminate."""
+    value = sympify(value)
+    if not value.is_Rational:
+        return None
+    q = int(value.q)
+    twos = fives = 0
+    while q % 2 == 0:
+        q //= 2
+        twos += 1
+    while q % 5 == 0:
+        q //= 5
+        fives += 1
+    return max(twos, fives) if q == 1 else None
+
+
+def to_decimal(value: Expr, digits: int) -> Decimal:
+    """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals."""
+    value = sympify(value)
+    quantum = Decimal(1).scaleb(-digits)
+    if value.is_Rational:
+        p, q = int(value.p), int(value.q)
+        scaled = abs(p) * 10**digits
+        whole, rest = divmod(scaled, q)
+        if 2 * rest >= q:
+            whole += 1
+        result = Decimal(whole).scaleb(-digits).quantize(quantum)
+        return -result if p < 0 and whole else result
+    approx = Decimal(str(N(value, digits + _GUARD_DIGITS)))
+    result = approx.quantize(quantum, rounding=ROUND_HALF_UP)
+    return result.copy_abs() if result.is_zero() else result
+
+
+def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0) -> Number:
+    """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded."""
+    value = sympify(value)
+    budget = max(digits, min_decimals)
+    places = decimal_places(value)
+    if places is not None and places <= budget:
+        return Number(_plain(to_decimal(value, max(places, min_decimals))), exact=True)
+    return Number(_plain(to_decimal(value, digits)), exact=False)
+
+
+def format_numbers(
+    values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False
+) -> list[Number]:
+    """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would."""
+    values = [sympify(v) for v in values]
+    if uniform:
+        needed = []
+        for v in values:
+            places = decimal_places(v)
+            needed.append(places if places is not None and places <= max(digits, min_decimals) else digits)
+        min_decimals = max([min_decimals, *needed])
+    return [format_number(v, digits, min_decimals) for v in values]
+
+
+def significant(value: Expr, figures: int) -> str:
+    """A decimal string with at least `figures` significant digits (for machine-readable answers)."""
+    value = sympify(value)
+    places = decimal_places(value)
+    if places is not None:
+        return _plain(to_decimal(value, places))
+    return _plain(Decimal(str(N(value, figures + 5))))
+
+
+def _plain(number: Decimal) -> str:
+    return format(number, "f")

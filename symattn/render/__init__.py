@@ -1,0 +1,1 @@
+"""Renderers: they walk a Derivation's steps and never compute attention themselves."""

@@ -1,0 +1,356 @@
+"""The LaTeX renderer: one `_print_<Step>` method per step type, like SymPy's printers."""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any, Iterable
+
+from pylatex import Document, NoEscape
+from pylatex.utils import escape_latex
+from sympy import Expr
+
+from .. import i18n
+from ..errors import RenderError
+from ..model import (
+    Concat, DefinitionTable, Derivation, DotProducts, Eq, Heading, HeadWeights, MatrixEquation, Name, Paragraph,
+    RowTimesMatrix, ScaleFactor, Scaling, Shown, SoftmaxStep, Step, Token, TokenTable, VectorEquation,
+    VectorList, WeightedSum,
+)
+from ..numfmt import DEFAULT_DIGITS, Number, format_number, format_numbers
+from .templates import read_template
+
+# LaTeX of each base symbol of the model's Names (a rule table, not code).
+NOTATION = {
+    "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
+    "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
+    "memory": r"H_{\mathrm{enc}}",
+}
+# Fixed (non-token) subscripts.
+LABELS = {"concat": r"\text{concat}", "final": r"\text{final}"}
+DOCUMENT_CLASS = {"ja": "ltjsarticle", "en": "article"}
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
+_DISPLAY_STARTS = ("\\begin{align*}", "\\[")
+
+
+def escape(text: str) -> str:
+    """User or language text made safe for LaTeX: every special character printed literally."""
+    return escape_latex(text)
+
+
+def visible_width(latex: str) -> int:
+    """A rough count of the characters a piece of math occupies on the page (wide scripts count double)."""
+    latex = _MATRIX.sub(lambda m: max(m.group(1).split("\\\\"), key=len).replace("&", "  "), latex)
+    plain = _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " "))
+    plain = re.sub(r"[{}^_&]", "", plain)
+    return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
+
+
+def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[str]:
+    """Pack pieces into lines no wider than `width` (the first line may have less room)."""
+    lines: list[list[str]] = [[]]
+    room = first_width if first_width is not None else width
+    used = 0
+    for piece in pieces:
+        size = visible_width(piece)
+        if lines[-1] and used + size > room:
+            lines.append([])
+            room, used = width, 0
+        lines[-1].append(piece)
+        used += size + 1
+    return [" ".join(line) for line in lines]
+
+
+class LatexRenderer:
+    """Walks a Derivation and returns LaTeX; settings are checked, unknown ones rejected."""
+
+    default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80}
+
+    def __init__(self, **settings: Any) -> None:
+        unknown = set(settings) - set(self.default_settings)
+        if unknown:
+            raise RenderError(f"unknown LaTeX renderer setting(s): {', '.join(sorted(unknown))}")
+        self.settings = {**self.default_settings, **settings}
+        self.lang: str = self.settings["lang"]
+        self.digits: int = self.settings["digits"]
+        self.width: int = self.settings["width"]
+
+    # ------------------------------------------------------------ dispatch
+
+    def render(self, step: Step) -> str:
+        """The LaTeX of one step, found by walking the step's class hierarchy."""
+        for cls in type(step).__mro__:
+            method = getattr(self, f"_print_{cls.__name__}", None)
+            if method is not None:
+                return method(step)
+        raise RenderError(f"the LaTeX renderer has no method for step type {type(step).__name__}")
+
+    def body(self, derivation: Derivation) -> str:
+        """All steps, in order."""
+        chunks: list[str] = []
+        for step in derivation.steps:
+            latex = self.render(step)
+            # A display continues the paragraph that introduces it; anything else starts a new one.
+            chunks.append(("\n" if latex.startswith(_DISPLAY_STARTS) else "\n\n") + latex)
+        return "".join(chunks).lstrip()
+
+    def document(self, derivation: Derivation) -> str:
+        """A complete .tex file: class, preambles from templates/, title, body."""
+        doc = Document(
+            documentclass=DOCUMENT_CLASS[self.lang], document_options=["a4paper", "11pt"],
+            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
+        )
+        doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
+        doc.preamble.append(NoEscape(read_template(f"preamble-{self.lang}.tex")))
+        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
+                 else self.text("doc.untitled"))
+        doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
+        doc.preamble.append(NoEscape(r"\author{}"))
+        doc.preamble.append(NoEscape(rf"\date{{{self.text('doc.subtitle', {'digits': self.digits})}}}"))
+        doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + self.body(derivation)))
+        return doc.dumps() + "\n"
+
+    # ------------------------------------------------------------ pieces
+
+    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
+        """A language string with its literal parts escaped and its {params} rendered."""
+        out = []
+        for literal, field, _spec, _conv in string.Formatter().parse(i18n.text(self.lang, key)):
+            out.append(escape(literal))
+            if field is not None:
+                if params is None or field not in params:
+                    raise RenderError(f"string {key!r} needs parameter {field!r}")
+                out.append(self.param(params[field]))
+        return "".join(out)
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, Token):
+            return rf"\tok{{{escape(value.name)}}}"
+        if isinstance(value, Name):
+            return f"${self.name(value)}$"
+        if isinstance(value, Eq):
+            return f"${self.name(value.name)} = {value.value}$"
+        if isinstance(value, ScaleFactor):
+            return f"${self.scale_equation(value.d_k)}$"
+        if isinstance(value, (int, str)):
+            return escape(str(value))
+        raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
+
+    def name(self, name: Name) -> str:
+        """Q_{\\text{love}}, W_Q^{(2)}, z_{\\text{concat}} ..."""
+        base = NOTATION.get(name.base)
+        if base is None:
+            raise RenderError(f"no notation for {name.base!r}")
+        sub = rf"\text{{{escape(name.token)}}}" if name.token is not None else LABELS.get(name.label or "", "")
+        sup = f"^{{({name.head})}}" if name.head is not None else ""
+        return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
+
+    def num(self, number: Number, factor: bool = False) -> str:
+        """A formatted number; negative factors of a product are parenthesised."""
+        return f"({number.text})" if factor and number.negative else number.text
+
+    def value(self, value: Expr, decimals: int = 0) -> tuple[str, bool]:
+        number = format_number(value, self.digits, decimals)
+        return number.text, number.exact
+
+    def numbers(self, shown: Shown) -> list[Number]:
+        return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform)
+
+    def relation(self, exact: bool) -> str:
+        return "=" if exact else r"\approx"
+
+    def vector_pieces(self, numbers: list[Number]) -> list[str]:
+        """[a, b, c] as pieces that wrap after a comma."""
+        texts = [n.text for n in numbers]
+        if len(texts) == 1:
+            return [f"[{texts[0]}]"]
+        return [f"[{texts[0]},\\ ", *[f"{t},\\ " for t in texts[1:-1]], f"{texts[-1]}]"]
+
+    def vector(self, numbers: list[Number]) -> str:
+        return r",\ ".join(n.text for n in numbers).join("[]")
+
+    def bmatrix(self, shown: Shown) -> str:
+        numbers = self.numbers(shown)
+        cols = shown.values.cols
+        rows = [" & ".join(n.text for n in numbers[r * cols:(r + 1) * cols]) for r in range(shown.values.rows)]
+        return "\\begin{bmatrix}\n" + " \\\\\n".join(rows) + "\n\\end{bmatrix}"
+
+    def align(self, lines: Iterable[str]) -> str:
+        return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+    def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
+        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented."""
+        wrapped = wrap(pieces, self.width - 8, first_room)
+        return [lead + wrapped[0], *[r"&\qquad " + line for line in wrapped[1:]]]
+
+    def scale_equation(self, d_k: int) -> str:
+        root = int(d_k**0.5 + 0.5)
+        if root * root == d_k:
+            return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}"
+        return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}}"
+
+    def small_enough(self, shown: Shown) -> bool:
+        """Whether a matrix fits inline in an equation line."""
+        return shown.values.rows <= 4 and shown.values.cols <= 4
+
+    # ------------------------------------------------------------ steps
+
+    def _print_Heading(self, step: Heading) -> str:
+        command = {1: "section", 2: "subsection"}.get(step.level, "subsubsection")
+        return rf"\{command}*{{{self.text(step.key, step.params)}}}"
+
+    def _print_Paragraph(self, step: Paragraph) -> str:
+        sentence = self.text(step.key, step.params)
+        return rf"\note{{{sentence}}}" if step.note else sentence
+
+    def _print_TokenTable(self, step: TokenTable) -> str:
+        header = [self.text(h) if isinstance(h, str) else f"${self.name(h)}$" for h in step.header]
+        # One count of decimals per column, as the article's tables have.
+        columns = []
+        for column in step.columns:
+            shared = self.numbers(column)
+            width = column.values.cols
+            columns.append([shared[i * width:(i + 1) * width] for i in range(len(step.tokens))])
+        lines = [
+            r"\begin{center}",
+            r"\begin{tabular}{l" + "c" * len(step.columns) + "}",
+            r"\toprule",
+            " & ".join(header) + r" \\",
+            r"\midrule",
+        ]
+        for i, token in enumerate(step.tokens):
+            cells = [rf"\tok{{{escape(token)}}}"] + [f"${self.vector(column[i])}$" for column in columns]
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}"]
+        return "\n".join(lines)
+
+    def _print_DefinitionTable(self, step: DefinitionTable) -> str:
+        rows = []
+        for letter, word in (("Q", "query"), ("K", "key"), ("V", "value")):
+            source = step.query_source if letter == "Q" else step.key_source
+            formula = f"${letter} = {self.name(source)} \\cdot W_{letter}$"
+            rows.append(f"{self.text('table.' + word)} & {formula} & {self.text('meaning.' + word)} \\\\")
+        header = " & ".join(self.text(f"table.{k}") for k in ("component", "formula", "meaning"))
+        return "\n".join([
+            r"\begin{center}", r"\begin{tabular}{llp{0.5\textwidth}}", r"\toprule", header + r" \\",
+            r"\midrule", *rows, r"\bottomrule", r"\end{tabular}", r"\end{center}",
+        ])
+
+    def _print_MatrixEquation(self, step: MatrixEquation) -> str:
+        return rf"\[ {self.name(step.name)} = {self.bmatrix(step.value)} \]"
+
+    def _print_VectorEquation(self, step: VectorEquation) -> str:
+        numbers = self.numbers(step.value)
+        lead = f"{self.name(step.name)} &{self.relation(all(n.exact for n in numbers))} " if step.name else "&"
+        return self.align(self.continued(lead, self.vector_pieces(numbers), self.width - 12))
+
+    def _print_VectorList(self, step: VectorList) -> str:
+        lines = []
+        for name, shown in zip(step.names, step.values):
+            numbers = self.numbers(shown)
+            lines += self.continued(f"{self.name(name)} &{self.relation(all(n.exact for n in numbers))} ",
+                                    self.vector_pieces(numbers), self.width - 12)
+        return self.align(lines)
+
+    def _print_RowTimesMatrix(self, step: RowTimesMatrix) -> str:
+        row = self.numbers(step.row)
+        matrix = self.numbers(step.matrix)
+        result = self.numbers(step.value)
+        cols = step.matrix.values.cols
+        lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
+        operand = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
+        lines = self.continued(lead + " = ", [*self.vector_pieces(row), r"\cdot " + operand],
+                               self.width - visible_width(lead) - 8)
+        pieces: list[str] = []
+        for c in range(cols):
+            terms = [f"{self.num(row[i], True)} \\cdot {self.num(matrix[i * cols + c], True)}" for i in range(len(row))]
+            entry = [terms[0], *[f"+ {t}" for t in terms[1:]]]
+            entry[0] = ("[" if c == 0 else "") + entry[0]
+            entry[-1] += "]" if c == cols - 1 else r",\quad"
+            pieces += entry
+        lines += self.continued("&= ", pieces, self.width - 4)
+        exact = all(n.exact for n in result)
+        lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
+        return self.align(lines)
+
+    def _print_DotProducts(self, step: DotProducts) -> str:
+        q = self.numbers(step.query)
+        lines = []
+        for key_name, key, score in zip(step.key_names, step.keys, step.scores):
+            k = self.numbers(key)
+            terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k)]
+            text, exact = self.value(score)
+            pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(exact)} {text}"]
+            lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &= "
+            lines += self.continued(lead, pieces, self.width - visible_width(lead))
+        return self.align(lines)
+
+    def _print_Scaling(self, step: Scaling) -> str:
+        root = int(step.d_k**0.5 + 0.5)
+        denominator = str(root) if root * root == step.d_k else rf"\sqrt{{{step.d_k}}}"
+        lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
+        for token, score, scaled in zip(step.tokens, step.scores, step.scaled):
+            score_text, _ = self.value(score)
+            text, exact = self.value(scaled)
+            lines.append(rf"{self.name(Name('a', token))} &= \frac{{{score_text}}}{{{denominator}}} "
+                         rf"{self.relation(exact)} {text}")
+        numbers = format_numbers(step.scaled, self.digits)
+        lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
+                                self.width - 4)
+        return self.align(lines)
+
+    def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
+        sm = step.softmax
+        lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
+        for token, e in zip(step.tokens, sm.exps):
+            text, exact = self.value(e)
+            lines.append(rf"e^{{{self.name(Name('a', token))}}} &{self.relation(exact)} {text}")
+        exps = format_numbers(sm.exps, self.digits)
+        total, total_exact = self.value(sm.total)
+        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total_exact)} {total}"]
+        lines += self.continued(r"Z = \sum_{k} e^{a_{k}} &\approx ", pieces, self.width - 20)
+        for token, e, w in zip(step.tokens, exps, sm.weights):
+            text, exact = self.value(w)
+            name = self.name(Name("w", token))
+            lines.append(rf"{name} &= \frac{{e^{{{self.name(Name('a', token))}}}}}{{Z}} "
+                         rf"\approx \frac{{{e.text}}}{{{total}}} {self.relation(exact)} {text}")
+        logits = format_numbers(sm.logits, self.digits)
+        weights = format_numbers(sm.weights, self.digits)
+        lines += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
+                                self.width - 14)
+        lines += self.continued(f"&{self.relation(all(n.exact for n in weights))} ", self.vector_pieces(weights),
+                                self.width - 4)
+        return self.align(lines)
+
+    def _print_WeightedSum(self, step: WeightedSum) -> str:
+        weights = format_numbers(step.weights, self.digits)
+        lines = []
+        for j, (w, v) in enumerate(zip(weights, step.values)):
+            lead = "&" if j == 0 else "&+ "
+            lines += self.continued(f"{lead}{w.text} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
+        result = format_numbers(list(step.output), self.digits)
+        lines += self.continued(f"&{self.relation(all(n.exact for n in result))} ", self.vector_pieces(result),
+                                self.width - 4)
+        return self.align(lines)
+
+    def _print_HeadWeights(self, step: HeadWeights) -> str:
+        lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
+        return self.align(lines)
+
+    def _print_Concat(self, step: Concat) -> str:
+        lead = f"{self.name(step.name)} &= "
+        lines = []
+        for p, part in enumerate(step.parts):
+            prefix = lead if p == 0 else r"&\quad \Vert\ "
+            lines += self.continued(prefix, self.vector_pieces(self.numbers(part)), self.width - 14)
+        value = self.numbers(step.value)
+        lines += self.continued("&= ", self.vector_pieces(value), self.width - 4)
+        return self.align(lines)
+
+
+def render_latex(derivation: Derivation, **settings: Any) -> str:
+    """The complete .tex source of a derivation."""
+    settings.setdefault("lang", derivation.lang)
+    settings.setdefault("digits", derivation.digits)
+    return LatexRenderer(**settings).document(derivation)
