@@ -1,0 +1,37 @@
+"""symattn: exact, step-by-step worked solutions of Transformer attention.
+
+The public API is imported lazily, so that the command line starts without importing SymPy.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "derive": "symattn.derive",
+    "derive_spec": "symattn.derive",
+    "load_spec": "symattn.spec",
+    "load_example": "symattn.spec",
+    "Spec": "symattn.spec",
+    "Derivation": "symattn.model",
+    "render_latex": "symattn.render.latex",
+    "compile_pdf": "symattn.render.pdf",
+    "SymattnError": "symattn.errors",
+    "SpecError": "symattn.errors",
+    "LatexError": "symattn.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'symattn' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

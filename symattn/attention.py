@@ -55,7 +55,7 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
     """Dot product of two row vectors."""
-    return Add(*(a * b for a, b in zip(u, v)))
+    return Add(*(a * b for a, b in zip(u, v, strict=True)))
 
 
 def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:

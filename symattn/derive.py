@@ -8,12 +8,39 @@ from sympy import ImmutableMatrix
 
 from . import attention
 from .model import (
-    Concat, DefinitionTable, DerivedSection, Derivation, DotProducts, Eq, Heading, HeadWeights, MatrixEquation,
-    Name, Paragraph, RowTimesMatrix, ScaleFactor, Scaling, Shown, SoftmaxStep, Step, Token, TokenTable, VectorEquation,
-    VectorList, WeightedSum,
+    Concat,
+    DefinitionTable,
+    Derivation,
+    DerivedSection,
+    DotProducts,
+    Eq,
+    Heading,
+    HeadWeights,
+    MatrixEquation,
+    Name,
+    Paragraph,
+    RowTimesMatrix,
+    ScaleFactor,
+    Scaling,
+    Shown,
+    SoftmaxStep,
+    Step,
+    Token,
+    TokenTable,
+    VectorEquation,
+    VectorList,
+    WeightedSum,
 )
 from .numfmt import DEFAULT_DIGITS
-from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, SelfAttentionSpec, Spec, load_example, load_spec
+from .spec import (
+    CrossAttentionSpec,
+    GivenMatrix,
+    MultiHeadSpec,
+    SelfAttentionSpec,
+    Spec,
+    load_example,
+    load_spec,
+)
 
 
 def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
@@ -39,11 +39,11 @@ class Shown:
     decimals: int = 0
     uniform: bool = True
 
-    def row(self, i: int) -> "Shown":
+    def row(self, i: int) -> Shown:
         return Shown(self.values.row(i), self.decimals, self.uniform)
 
     @property
-    def rows(self) -> tuple["Shown", ...]:
+    def rows(self) -> tuple[Shown, ...]:
         return tuple(self.row(i) for i in range(self.values.rows))
 
 
@@ -62,7 +62,7 @@ class ScaleFactor:
     d_k: int
 
 
-Param = Union[Token, Name, Eq, ScaleFactor, int]
+Param = Token | Name | Eq | ScaleFactor | int
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Iterable
 
-from sympy import Expr, N, Rational, sympify
+from sympy import Expr, N, sympify
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40

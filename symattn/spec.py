@@ -7,12 +7,12 @@ import json
 import tomllib
 from dataclasses import dataclass
 from decimal import Decimal
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from sympy import ImmutableMatrix
 
+from . import examples
 from .errors import SpecError
 from .exact import parse_number
 
@@ -136,17 +136,11 @@ def load_spec(path: str | Path) -> Spec:
     return parse_spec(read_spec_text(text, fmt, str(path)), name=path.stem)
 
 
-def example_names() -> list[str]:
-    """The built-in examples, by name."""
-    folder = resources.files("symattn") / "examples"
-    return sorted(entry.name.removesuffix(".toml") for entry in folder.iterdir() if entry.name.endswith(".toml"))
-
-
 def example_text(name: str) -> str:
     """The TOML source of a built-in example."""
-    if name not in example_names():
-        raise SpecError("--example", f"unknown example {name!r}{_suggest(name, example_names())}")
-    return (resources.files("symattn") / "examples" / f"{name}.toml").read_text(encoding="utf-8")
+    if name not in examples.names():
+        raise SpecError("--example", f"unknown example {name!r}{_suggest(name, examples.names())}")
+    return examples.source(name)
 
 
 def load_example(name: str) -> Spec:
@@ -166,8 +160,10 @@ _HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "d_k"}
 
 
 def _suggest(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """' (did you mean 'W_K'?)' for the closest choice, ignoring case; '' when nothing is close."""
+    by_lower = {str(choice).lower(): str(choice) for choice in choices}
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def _check_keys(data: dict[str, Any], allowed: set[str], field: str) -> None:
@@ -275,7 +271,7 @@ def _parse_multi_head(data: dict[str, Any], field: str) -> MultiHeadSpec:
     heads = tuple(_parse_head(head, f"{field}.heads[{h}]", X) for h, head in enumerate(heads_data))
     W_O = _matrix(_require(data, "W_O", field), f"{field}.W_O")
     width = 0
-    for h, head in enumerate(heads):
+    for _h, head in enumerate(heads):
         width += head.output.shape[1] if head.output is not None else head.W_V.shape[1]  # type: ignore[union-attr]
     if W_O.shape[0] != width:
         raise SpecError(f"{field}.W_O", f"{W_O.shape[0]} rows, but the concatenated heads have {width} entries")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pylatex import Document, NoEscape
 from pylatex.utils import escape_latex
@@ -13,9 +14,27 @@ from sympy import Expr
 from .. import i18n
 from ..errors import RenderError
 from ..model import (
-    Concat, DefinitionTable, Derivation, DotProducts, Eq, Heading, HeadWeights, MatrixEquation, Name, Paragraph,
-    RowTimesMatrix, ScaleFactor, Scaling, Shown, SoftmaxStep, Step, Token, TokenTable, VectorEquation,
-    VectorList, WeightedSum,
+    Concat,
+    DefinitionTable,
+    Derivation,
+    DotProducts,
+    Eq,
+    Heading,
+    HeadWeights,
+    MatrixEquation,
+    Name,
+    Paragraph,
+    RowTimesMatrix,
+    ScaleFactor,
+    Scaling,
+    Shown,
+    SoftmaxStep,
+    Step,
+    Token,
+    TokenTable,
+    VectorEquation,
+    VectorList,
+    WeightedSum,
 )
 from ..numfmt import DEFAULT_DIGITS, Number, format_number, format_numbers
 from .templates import read_template
@@ -247,7 +266,7 @@ class LatexRenderer:
 
     def _print_VectorList(self, step: VectorList) -> str:
         lines = []
-        for name, shown in zip(step.names, step.values):
+        for name, shown in zip(step.names, step.values, strict=True):
             numbers = self.numbers(shown)
             lines += self.continued(f"{self.name(name)} &{self.relation(all(n.exact for n in numbers))} ",
                                     self.vector_pieces(numbers), self.width - 12)
@@ -262,14 +281,19 @@ class LatexRenderer:
         operand = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
         lines = self.continued(lead + " = ", [*self.vector_pieces(row), r"\cdot " + operand],
                                self.width - visible_width(lead) - 8)
-        pieces: list[str] = []
+        entries: list[list[str]] = []
         for c in range(cols):
             terms = [f"{self.num(row[i], True)} \\cdot {self.num(matrix[i * cols + c], True)}" for i in range(len(row))]
             entry = [terms[0], *[f"+ {t}" for t in terms[1:]]]
             entry[0] = ("[" if c == 0 else "") + entry[0]
             entry[-1] += "]" if c == cols - 1 else r",\quad"
-            pieces += entry
-        lines += self.continued("&= ", pieces, self.width - 4)
+            entries.append(entry)
+        pieces = [piece for entry in entries for piece in entry]
+        if visible_width(" ".join(pieces)) <= self.width - 4:
+            lines.append("&= " + " ".join(pieces))
+        else:  # too wide for one line: one entry per line, each wrapped on its own
+            for c, entry in enumerate(entries):
+                lines += self.continued("&= " if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
         exact = all(n.exact for n in result)
         lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(lines)
@@ -277,9 +301,9 @@ class LatexRenderer:
     def _print_DotProducts(self, step: DotProducts) -> str:
         q = self.numbers(step.query)
         lines = []
-        for key_name, key, score in zip(step.key_names, step.keys, step.scores):
+        for key_name, key, score in zip(step.key_names, step.keys, step.scores, strict=True):
             k = self.numbers(key)
-            terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k)]
+            terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k, strict=True)]
             text, exact = self.value(score)
             pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(exact)} {text}"]
             lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &= "
@@ -290,7 +314,7 @@ class LatexRenderer:
         root = int(step.d_k**0.5 + 0.5)
         denominator = str(root) if root * root == step.d_k else rf"\sqrt{{{step.d_k}}}"
         lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
-        for token, score, scaled in zip(step.tokens, step.scores, step.scaled):
+        for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
             score_text, _ = self.value(score)
             text, exact = self.value(scaled)
             lines.append(rf"{self.name(Name('a', token))} &= \frac{{{score_text}}}{{{denominator}}} "
@@ -303,14 +327,14 @@ class LatexRenderer:
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
         sm = step.softmax
         lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
-        for token, e in zip(step.tokens, sm.exps):
+        for token, e in zip(step.tokens, sm.exps, strict=True):
             text, exact = self.value(e)
             lines.append(rf"e^{{{self.name(Name('a', token))}}} &{self.relation(exact)} {text}")
         exps = format_numbers(sm.exps, self.digits)
         total, total_exact = self.value(sm.total)
         pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total_exact)} {total}"]
         lines += self.continued(r"Z = \sum_{k} e^{a_{k}} &\approx ", pieces, self.width - 20)
-        for token, e, w in zip(step.tokens, exps, sm.weights):
+        for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
             text, exact = self.value(w)
             name = self.name(Name("w", token))
             lines.append(rf"{name} &= \frac{{e^{{{self.name(Name('a', token))}}}}}{{Z}} "
@@ -326,7 +350,7 @@ class LatexRenderer:
     def _print_WeightedSum(self, step: WeightedSum) -> str:
         weights = format_numbers(step.weights, self.digits)
         lines = []
-        for j, (w, v) in enumerate(zip(weights, step.values)):
+        for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
             lead = "&" if j == 0 else "&+ "
             lines += self.continued(f"{lead}{w.text} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
         result = format_numbers(list(step.output), self.digits)

@@ -1,0 +1,65 @@
+"""From a spec to files on disk: derive, render, compile, write atomically."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .derive import derive_spec
+from .errors import SpecError, TexNotFoundError
+from .output import write_atomic
+from .render.latex import render_latex
+from .render.pdf import INSTALL_HINT, compile_pdf, tex_available
+from .spec import Spec
+
+FORMATS = ("tex", "pdf")
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build wrote, and what it could not do (a one-line warning), if anything."""
+
+    written: tuple[Path, ...]
+    warning: str | None = None
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """'tex,pdf' -> ('tex', 'pdf'), checked."""
+    formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    if not formats:
+        raise SpecError("--format", f"expected one or more of {', '.join(FORMATS)}")
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise SpecError("--format", f"unknown format {fmt!r} (expected {', '.join(FORMATS)})")
+    return formats
+
+
+def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
+          digits: int | None = None, pdf_required: bool = True,
+          notify: Callable[[str], None] = lambda message: None) -> BuildResult:
+    """Write the requested formats of the spec's worked solution to out_dir.
+
+    Everything is computed before anything is written. Without TeX, a PDF that was not required is skipped with
+    a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written).
+    """
+    derivation = derive_spec(spec, lang=lang, digits=digits)
+    tex = render_latex(derivation)
+    written: list[Path] = []
+    stem = out_dir / derivation.name
+    if "tex" in formats:
+        write_atomic(stem.with_suffix(".tex"), tex)
+        written.append(stem.with_suffix(".tex"))
+    if "pdf" in formats:
+        if not tex_available():
+            if pdf_required:
+                raise TexNotFoundError(_no_tex_message())
+            return BuildResult(tuple(written), _no_tex_message())
+        notify("compiling the PDF with LuaLaTeX (the first run on a machine also builds a font cache)...")
+        write_atomic(stem.with_suffix(".pdf"), compile_pdf(tex, jobname=derivation.name))
+        written.append(stem.with_suffix(".pdf"))
+    return BuildResult(tuple(written))
+
+
+def _no_tex_message() -> str:
+    return f"no TeX engine found (latexmk + lualatex), so no PDF; {INSTALL_HINT}"

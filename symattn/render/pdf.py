@@ -1,0 +1,62 @@
+"""Compiling LaTeX to PDF with latexmk + LuaLaTeX: no shell escape, file reads restricted, log excerpts on error."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import LatexError, TexNotFoundError
+
+INSTALL_HINT = ("install TeX Live to get the PDF, e.g. on Debian/Ubuntu: "
+                "apt-get install latexmk texlive-luatex texlive-lang-japanese texlive-latex-recommended")
+_ERROR_LINE = re.compile(r"^(! |.*:\d+: )")
+
+
+def tex_available() -> bool:
+    """Whether latexmk and lualatex are on the PATH."""
+    return shutil.which("latexmk") is not None and shutil.which("lualatex") is not None
+
+
+def latex_environment() -> dict[str, str]:
+    """The environment LaTeX runs in: kpathsea may read and write only below the working directory."""
+    env = dict(os.environ)
+    env.update({"openin_any": "p", "openout_any": "p", "shell_escape": "f"})
+    return env
+
+
+def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600) -> bytes:
+    """Compile a complete .tex source and return the PDF's bytes; raise LatexError with the log's errors."""
+    if not tex_available():
+        raise TexNotFoundError(f"no TeX engine found (latexmk + lualatex); {INSTALL_HINT}")
+    with tempfile.TemporaryDirectory(prefix="symattn-") as build:
+        folder = Path(build)
+        (folder / f"{jobname}.tex").write_text(tex_source, encoding="utf-8")
+        command = ["latexmk", "-lualatex", "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error",
+                   "-file-line-error", "-quiet", f"{jobname}.tex"]
+        try:
+            done = subprocess.run(command, cwd=folder, env=latex_environment(), capture_output=True, text=True,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise LatexError(f"LaTeX did not finish within {timeout:.0f} s") from None
+        pdf = folder / f"{jobname}.pdf"
+        if done.returncode != 0 or not pdf.is_file():
+            log = folder / f"{jobname}.log"
+            text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else done.stdout + done.stderr
+            raise LatexError("LaTeX failed: " + log_excerpt(text))
+        return pdf.read_bytes()
+
+
+def log_excerpt(log: str, context: int = 2, limit: int = 3) -> str:
+    """The error lines of a TeX log (with a little context), joined into one readable line."""
+    lines = log.splitlines()
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        if _ERROR_LINE.match(line):
+            found.append(" | ".join(part.strip() for part in lines[i:i + 1 + context] if part.strip()))
+            if len(found) == limit:
+                break
+    return " || ".join(found) if found else "no error line in the log; last lines: " + " | ".join(lines[-5:])
