@@ -1,0 +1,98 @@
+"""The command line: help, examples, rendering, and one-line errors with nothing written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from symattn import build as build_module
+from symattn.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_help_everywhere(capsys):
+    for argv in ([], ["render", "--help"], ["examples", "--help"], ["--help"]):
+        with pytest.raises(SystemExit) if "--help" in argv else _nothing():
+            main(argv)
+        out = capsys.readouterr().out
+        assert "usage: symattn" in out
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_help_does_not_import_sympy():
+    code = ("import sys\nfrom symattn.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "main(['examples'])\nprint('sympy' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("False")
+
+
+def test_examples_lists_and_shows_mt(capsys):
+    status, out, _ = run(capsys, "examples")
+    assert status == 0 and out.startswith("mt ")
+    status, out, _ = run(capsys, "examples", "--show", "mt")
+    assert status == 0 and 'kind = "cross_attention"' in out
+
+
+def test_render_tex_only(tmp_path, capsys):
+    status, out, err = run(capsys, "render", "--example", "mt", "--format", "tex", "--out", str(tmp_path))
+    assert status == 0
+    assert (tmp_path / "mt.tex").is_file() and not (tmp_path / "mt.pdf").exists()
+    assert f"wrote {tmp_path / 'mt.tex'}" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["render", "--example", "nope"], "--example: unknown example 'nope'"),
+        (["render", "--example", "mt", "--format", "tex,html"], "--format: unknown format 'html'"),
+        (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
+        (["render"], "render: give either a SPEC file or --example NAME"),
+        (["render", "missing.toml"], "missing.toml: cannot read file"),
+        (["examples", "--show", "nope"], "--show: unknown example 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, message):
+    status, out, err = run(capsys, *argv, *(["--out", str(tmp_path)] if argv[0] == "render" else []))
+    assert status == 2
+    assert err.startswith(f"symattn: error: {message}")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_spec_file_writes_nothing(tmp_path, capsys):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[[sections]]\nkind = "self_attention"\ntokens = ["a"]\nX = [[1.0, "q"]]\n', encoding="utf-8")
+    out_dir = tmp_path / "out"
+    status, _, err = run(capsys, "render", str(spec), "--out", str(out_dir))
+    assert status == 2 and "sections[0].X[0][1]: expected a number" in err
+    assert not out_dir.exists()
+
+
+def test_without_tex_the_tex_is_still_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(build_module, "tex_available", lambda: False)
+    status, out, err = run(capsys, "render", "--example", "mt", "--out", str(tmp_path))
+    assert status == 0
+    assert (tmp_path / "mt.tex").is_file() and not (tmp_path / "mt.pdf").exists()
+    assert "no TeX engine found" in err and "apt-get install" in err
+
+
+def test_without_tex_an_explicit_pdf_is_an_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(build_module, "tex_available", lambda: False)
+    status, _, err = run(capsys, "render", "--example", "mt", "--format", "pdf", "--out", str(tmp_path))
+    assert status == 2 and "no TeX engine found" in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,128 @@
+"""The LaTeX renderer: the article's layout, escaping, line breaking, golden files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from sympy import E, Rational, simplify, sqrt
+
+from symattn.derive import derive, derive_spec
+from symattn.errors import RenderError
+from symattn.model import Step
+from symattn.render.latex import LatexRenderer, escape, render_latex, visible_width, wrap
+from symattn.spec import parse_spec
+
+
+@pytest.fixture(scope="module")
+def mt_tex():
+    return {lang: render_latex(derive("mt", lang=lang)) for lang in ("ja", "en")}
+
+
+def test_love_query_is_written_out_term_by_term(mt_tex):
+    tex = mt_tex["ja"]
+    assert r"[0.8 \cdot 1.0 + 1.2 \cdot 0.1,\quad 0.8 \cdot 0.2 + 1.2 \cdot 0.9]" in tex
+    assert r"&= [0.92,\  1.24]" in tex
+    assert r"0.8 \cdot 0.6 + 1.2 \cdot (-0.3)" in tex  # negative factors in parentheses
+
+
+def test_every_encoder_key_and_value_product_is_written_out(mt_tex):
+    tex = mt_tex["ja"]
+    for token in ("I", "love", "machine", "learning"):
+        assert rf"{{K}}_{{\text{{{token}}}}} &= {{x}}_{{\text{{{token}}}}} \cdot W_K" in tex
+        assert rf"{{V}}_{{\text{{{token}}}}} &= {{x}}_{{\text{{{token}}}}} \cdot W_V" in tex
+    assert r"[-0.080,\  1.341]" in tex
+
+
+def test_scores_scaling_softmax_and_sum(mt_tex):
+    tex = mt_tex["ja"]
+    assert r"0.92 \cdot 0.45 + 1.24 \cdot 0.60 = 1.158" in tex
+    assert r"\frac{1.158}{\sqrt{2}} \approx 0.8188" in tex
+    assert r"\approx [0.1688,\  0.2472,\  0.2457,\  0.3382]" in tex
+    assert r"&+ 0.3382 \cdot [0.36,\  1.44,\  0.84]" in tex
+    assert r"\approx [0.8933,\  0.9295,\  0.8176]" in tex
+    assert r"\approx [0.8467,\  0.8874,\  0.5768]" in tex
+    assert r"= [0.8742,\  0.9230,\  0.6962]" in tex
+
+
+def test_article_headings_in_both_languages(mt_tex):
+    headings = ("Step 1: トークン埋め込み", "Step 7: 重み付き和", "Step 3: 最終射影", "Cross-Attention（デコーダ）")
+    for heading in headings:
+        assert escape(heading) in mt_tex["ja"]
+    for heading in ("Step 1: Token embeddings", "Step 7: Weighted sum", "Step 3: Final projection"):
+        assert heading in mt_tex["en"]
+    assert "トークン" not in mt_tex["en"].split(r"\begin{document}")[1].replace("私は", "")
+
+
+def test_golden_mt(mt_tex, golden):
+    golden("mt-ja.tex", mt_tex["ja"])
+    golden("mt-en.tex", mt_tex["en"])
+
+
+def test_user_text_is_escaped():
+    nasty = r"\input{/etc/hostname}}$%#&_^~\directlua{os.exit(1)}"
+    spec = parse_spec({"title": nasty, "sections": [{
+        "kind": "self_attention", "tokens": [nasty, "b"], "X": [["1", "0"], ["0", "1"]],
+        "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1"], ["2"]], "focus": nasty,
+    }]})
+    tex = render_latex(derive_spec(spec, lang="en"))
+    assert r"\input{" not in tex and r"\directlua{" not in tex
+    assert r"\textbackslash{}input\{/etc/hostname\}\}\$\%\#\&\_\^{}\textasciitilde{}\textbackslash{}directlua" in tex
+    assert escape("私は") == "私は"
+
+
+def test_wide_rows_break_across_lines():
+    pieces = [f"{i}.123 \\cdot 4.567 +" for i in range(30)]
+    lines = wrap(pieces, 60)
+    assert len(lines) > 1
+    assert all(visible_width(line) <= 60 for line in lines)
+
+
+def test_long_products_are_wrapped_in_the_document():
+    n = 12
+    row = [[str(Rational(i + 1, 10)) for i in range(n)]]
+    W = [[f"0.{(i + j) % 9 + 1}" for j in range(3)] for i in range(n)]
+    spec = parse_spec({"sections": [{"kind": "multi_head", "focus": "t", "heads": [{"output": row[0]}],
+                                     "W_O": W}]})
+    tex = render_latex(derive_spec(spec))
+    for line in tex.splitlines():
+        if r"\cdot" in line:
+            assert visible_width(line) <= 90, line
+
+
+def test_unknown_step_type_is_an_error_not_str():
+    @dataclass(frozen=True)
+    class Mystery(Step):
+        pass
+
+    with pytest.raises(RenderError, match="no method for step type Mystery"):
+        LatexRenderer().render(Mystery())
+
+
+def test_unknown_setting_is_rejected():
+    with pytest.raises(RenderError, match="unknown LaTeX renderer setting"):
+        LatexRenderer(colour="red")
+
+
+def test_digits_setting_changes_rounding_only():
+    tex = render_latex(derive("mt", digits=6))
+    assert r"\approx [0.168815,\  0.247240,\  0.245706,\  0.338238]" in tex
+    assert r"= 1.158" in tex
+
+
+def test_computed_heads_are_derived():
+    identity = [["1", "0"], ["0", "1"]]
+    spec = parse_spec({"sections": [{
+        "kind": "multi_head", "focus": "a", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]],
+        "heads": [{"W_Q": identity, "W_K": identity, "W_V": identity}, {"output": ["1", "2"]}],
+        "W_O": [["1"], ["0"], ["0"], ["1"]],
+    }]})
+    derivation = derive_spec(spec)
+    result = derivation.sections[0].result
+    # head 1 (identity weights): scores [1, 0], scaled by √2; output_0 = w_a·1 + w_b·0 = e^{1/√2} / (e^{1/√2} + 1).
+    # W_O picks head 1's first entry and head 2's second entry (2): the final value is w_a + 2, exactly.
+    w_a = E ** (1 / sqrt(2)) / (E ** (1 / sqrt(2)) + 1)
+    assert result.output.shape == (1, 1)
+    assert simplify(result.output[0] - (w_a + 2)) == 0
+    tex = render_latex(derivation)
+    assert r"W_Q^{(1)}" in tex and r"{z}^{(2)}_{\text{a}}" in tex

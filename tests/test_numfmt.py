@@ -1,0 +1,53 @@
+import pytest
+from sympy import E, Rational, exp, sqrt
+
+from symattn.numfmt import decimal_places, format_number, format_numbers, significant, to_decimal
+
+
+@pytest.mark.parametrize(
+    ("value", "places"),
+    [(Rational(1, 8), 3), (Rational(1158, 1000), 3), (Rational(1, 3), None), (Rational(5), 0), (sqrt(2), None)],
+)
+def test_decimal_places(value, places):
+    assert decimal_places(value) == places
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text", "exact"),
+    [
+        (Rational("0.92"), 4, "0.92", True),
+        (Rational("1.6976"), 4, "1.6976", True),
+        (Rational("0.12345"), 4, "0.1235", False),  # half-up on an exact tie
+        (Rational("-0.12345"), 4, "-0.1235", False),  # ties go away from zero
+        (Rational(1, 3), 4, "0.3333", False),
+        (Rational(2, 3), 2, "0.67", False),
+        (Rational(-1, 100000), 4, "0.0000", False),  # no negative zero
+        (Rational(579, 500) / sqrt(2), 4, "0.8188", False),
+        (exp(1), 6, "2.718282", False),
+        (Rational(5), 4, "5", True),
+    ],
+)
+def test_format_number(value, digits, text, exact):
+    number = format_number(value, digits)
+    assert (number.text, number.exact) == (text, exact)
+
+
+def test_padding_to_written_decimals():
+    assert format_number(Rational("0.8"), 4, 3).text == "0.800"
+    assert format_number(Rational("0.6"), 4, 2).text == "0.60"
+    # written with more decimals than the budget: still shown exactly, as the user wrote it
+    assert format_number(Rational("0.123456"), 4, 6).text == "0.123456"
+
+
+def test_uniform_rows_share_decimals():
+    row = format_numbers([Rational("0.893"), Rational("0.923"), Rational("0.6962")], 4, uniform=True)
+    assert [n.text for n in row] == ["0.8930", "0.9230", "0.6962"]
+    mixed = format_numbers([Rational("1.158"), Rational("1.6976")], 4, uniform=False)
+    assert [n.text for n in mixed] == ["1.158", "1.6976"]
+
+
+def test_irrational_rounding_uses_enough_precision():
+    # e^10 = 22026.465794806716516957900645...
+    assert str(to_decimal(E**10, 8)) == "22026.46579481"
+    assert significant(E, 30).startswith("2.71828182845904523536028747135")
+    assert significant(Rational(1, 8), 30) == "0.125"
