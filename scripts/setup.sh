@@ -1,0 +1,26 @@
+#!/bin/sh
+# symattn: everything a fresh Debian/Ubuntu machine needs, then symattn itself (editable, with the test extra).
+#   TeX Live (LuaLaTeX + luatexja + HaranoAji fonts), latexmk, and poppler-utils (pdftotext/pdftoppm).
+# Safe to run again: it installs only what is missing.
+set -eu
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+PACKAGES="latexmk texlive-luatex texlive-lang-japanese texlive-latex-recommended poppler-utils"
+
+have_tex() {
+    command -v latexmk >/dev/null 2>&1 && command -v lualatex >/dev/null 2>&1 &&
+        command -v pdftotext >/dev/null 2>&1 && kpsewhich luatexja.sty >/dev/null 2>&1 &&
+        kpsewhich booktabs.sty >/dev/null 2>&1
+}
+
+if ! have_tex; then
+    if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "setup: TeX Live is missing and this user cannot install packages; ask for: $PACKAGES" >&2
+        exit 1
+    fi
+    echo "setup: installing TeX Live from Debian's packages (a few minutes, once): $PACKAGES" >&2
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $PACKAGES >/dev/null
+fi
+
+PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 "$PYTHON" -m pip install -q -e ".[test]"
