@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "derive": "symattn.derive",
     "derive_spec": "symattn.derive",
-    "load_spec": "symattn.spec",
-    "load_example": "symattn.spec",
+    "load_spec": "symattn.load",
+    "load_example": "symattn.load",
     "Spec": "symattn.spec",
     "Derivation": "symattn.model",
     "render_latex": "symattn.render.latex",

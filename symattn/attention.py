@@ -40,6 +40,16 @@ class Attention:
 
 
 @dataclass(frozen=True)
+class MatrixForm:
+    """All queries at once: S = QKᵀ, the scaled scores, the row-wise softmax A and the output A·V."""
+
+    scores: ImmutableMatrix
+    scaled: ImmutableMatrix
+    weights: ImmutableMatrix
+    output: ImmutableMatrix
+
+
+@dataclass(frozen=True)
 class MultiHead:
     """Concatenated head outputs and their projection by W_O."""
 
@@ -80,10 +90,9 @@ def weighted_sum(weights: tuple[Expr, ...], V: ImmutableMatrix) -> ImmutableMatr
     return ImmutableMatrix(1, V.cols, [Add(*(w * V[j, c] for j, w in enumerate(weights))) for c in range(V.cols)])
 
 
-def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, d_k: int) -> QueryAttention:
-    """One query against all keys and values: scores, scaling, softmax, weighted sum."""
+def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr) -> QueryAttention:
+    """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum."""
     raw = scores(query, K)
-    scale = scale_factor(d_k)
     scaled = tuple(s / scale for s in raw)
     weights = softmax(scaled)
     return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights.weights, V))
@@ -95,12 +104,25 @@ def attention(
     W_Q: ImmutableMatrix,
     W_K: ImmutableMatrix,
     W_V: ImmutableMatrix,
-    d_k: int,
+    scale: Expr,
     focus: tuple[int, ...],
 ) -> Attention:
     """Queries from X, keys and values from source (source is X for self-attention, the memory for cross)."""
     Q, K, V = project(X, W_Q), project(source, W_K), project(source, W_V)
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, d_k) for i in focus})
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale) for i in focus})
+
+
+def matrix_form(queries: list[QueryAttention]) -> MatrixForm:
+    """Stack per-query results (in query order) into the matrix form."""
+    def stack(rows: list[tuple[Expr, ...]]) -> ImmutableMatrix:
+        return ImmutableMatrix([list(row) for row in rows])
+
+    return MatrixForm(
+        scores=stack([q.scores for q in queries]),
+        scaled=stack([q.scaled for q in queries]),
+        weights=stack([q.softmax.weights for q in queries]),
+        output=ImmutableMatrix.vstack(*[q.output for q in queries]),
+    )
 
 
 def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:

@@ -84,7 +84,8 @@ def _render(args: argparse.Namespace) -> int:
     if (args.spec is None) == (args.example is None):
         raise SpecError("render", "give either a SPEC file or --example NAME (see `symattn examples`)")
     from .build import build, parse_formats
-    from .spec import load_example, load_spec, parse_digits
+    from .load import load_example, load_spec
+    from .validate import parse_digits
 
     formats = parse_formats(args.formats or "tex,pdf")
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sympy import ImmutableMatrix
+from sympy import Expr, ImmutableMatrix, Integer
 
 from . import attention
 from .model import (
@@ -17,7 +17,9 @@ from .model import (
     Heading,
     HeadWeights,
     MatrixEquation,
+    MatrixFormStep,
     Name,
+    Num,
     Paragraph,
     RowTimesMatrix,
     ScaleFactor,
@@ -32,15 +34,8 @@ from .model import (
     WeightedSum,
 )
 from .numfmt import DEFAULT_DIGITS
-from .spec import (
-    CrossAttentionSpec,
-    GivenMatrix,
-    MultiHeadSpec,
-    SelfAttentionSpec,
-    Spec,
-    load_example,
-    load_spec,
-)
+from .load import load_example, load_spec
+from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, Scale, SelfAttentionSpec, Spec
 
 
 def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
@@ -87,14 +82,41 @@ def _projection_steps(
     return steps
 
 
+def divisor(scale: Scale, d_k: int) -> Expr:
+    """What the scores are divided by: √d_k, 1 (no scaling) or the given number."""
+    if scale.mode == "none":
+        return Integer(1)
+    if scale.mode == "number":
+        return scale.number
+    return attention.scale_factor(d_k)
+
+
+def _scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tokens: tuple[str, ...]) -> list[Step]:
+    if scale.mode == "none":
+        return [Paragraph("attend.no_scaling")]
+    if scale.mode == "number":
+        intro = [Paragraph("attend.scale_by_number", {"c": Num(result.scale)})]
+    else:
+        intro = [Paragraph("attend.scale_by", {"scale": ScaleFactor(d_k)}),
+                 Paragraph("attend.d_k_is", {"d": d_k, "d_k": Eq(Name("d_k"), d_k)})]
+    return [*intro, Scaling(d_k, scale.mode == "sqrt_d_k", result.scale, result.scores, result.scaled, tokens)]
+
+
+def _strongest(tokens: tuple[str, ...], weights: tuple[Expr, ...]) -> str | None:
+    """The token with the largest weight, when the weights are numbers."""
+    if any(w.free_symbols for w in weights):
+        return None
+    return tokens[max(range(len(weights)), key=lambda j: weights[j].evalf(30))]
+
+
 def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
-                     result: attention.QueryAttention, d_k: int, step_keys: dict[str, str],
+                     result: attention.QueryAttention, d_k: int, scale: Scale, step_keys: dict[str, str],
                      focus: str) -> list[Step]:
     """Scores, scaling, softmax and weighted sum for one query: the heart of every section."""
     key_names = tuple(Name("K", t) for t in key_tokens)
     value_names = tuple(Name("V", t) for t in key_tokens)
     weights = result.softmax.weights
-    strongest = key_tokens[max(range(len(weights)), key=lambda j: weights[j].evalf(30))]
+    strongest = _strongest(key_tokens, weights)
     steps: list[Step] = [
         Heading(2, step_keys["scores"], {"token": Token(focus)}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
@@ -103,13 +125,14 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
         DotProducts(query_name, key_names, query, K.rows, result.scores),
         Paragraph("attend.raw_scores"),
         VectorEquation(None, Shown(ImmutableMatrix([list(result.scores)]), uniform=False)),
-        Paragraph("attend.scale_by", {"scale": ScaleFactor(d_k)}),
-        Paragraph("attend.d_k_is", {"d": d_k, "d_k": Eq(Name("d_k"), d_k)}),
-        Scaling(d_k, result.scale, result.scores, result.scaled, key_tokens),
+        *_scaling_steps(scale, d_k, result, key_tokens),
         Heading(2, step_keys["softmax"], {"token": Token(focus)}),
         SoftmaxStep(result.softmax, key_tokens),
         Paragraph("attend.softmax_note", note=True),
-        Paragraph("attend.strongest", {"token": Token(focus), "strongest": Token(strongest)}),
+    ]
+    if strongest is not None:
+        steps.append(Paragraph("attend.strongest", {"token": Token(focus), "strongest": Token(strongest)}))
+    steps += [
         Heading(2, step_keys["sum"], {"token": Token(focus)}),
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
@@ -119,13 +142,24 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
     return steps
 
 
+def _matrix_form_steps(spec: SelfAttentionSpec | CrossAttentionSpec, result: attention.Attention,
+                       Q: Shown, K: Shown, V: Shown) -> list[Step]:
+    """The whole section at once, for focus = "all"."""
+    form = attention.matrix_form([result.queries[i] for i in range(len(spec.tokens))])
+    return [
+        Heading(2, "matrix.heading"),
+        Paragraph("matrix.intro"),
+        MatrixFormStep(Q, K, V, form, spec.d_k, spec.scale.mode, divisor(spec.scale, spec.d_k)),
+    ]
+
+
 # ------------------------------------------------------------------ sections
 
 
 def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
     X = spec.X.values
-    result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values, spec.d_k,
-                                 tuple(spec.tokens.index(t) for t in spec.focus))
+    result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values,
+                                 divisor(spec.scale, spec.d_k), tuple(spec.tokens.index(t) for t in spec.focus))
     x = _shown(spec.X)
     W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
@@ -160,7 +194,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         i = spec.tokens.index(token)
         query = result.queries[i]
         steps += _attention_steps(Name("Q", token), spec.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
-                                  spec.d_k, keys, token)
+                                  spec.d_k, spec.scale, keys, token)
         steps += [
             Heading(2, "self.result"),
             Paragraph("self.result_from", {"token": Token(token)}),
@@ -169,12 +203,15 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
             VectorEquation(Name("z", token), Shown(query.output)),
             Paragraph("self.result_meaning"),
         ]
+    if spec.all_tokens and len(spec.tokens) > 1:
+        steps += _matrix_form_steps(spec, result, QKV["Q"], QKV["K"], QKV["V"])
     return DerivedSection(spec.kind, spec, result, tuple(steps))
 
 
 def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     result = attention.attention(spec.X.values, spec.memory.values, spec.W_Q.values, spec.W_K.values,
-                                 spec.W_V.values, spec.d_k, tuple(spec.tokens.index(t) for t in spec.focus))
+                                 spec.W_V.values, divisor(spec.scale, spec.d_k),
+                                 tuple(spec.tokens.index(t) for t in spec.focus))
     x, memory = _shown(spec.X), _shown(spec.memory)
     W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
     Q = _product(x, W["Q"], result.Q)
@@ -216,13 +253,16 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     for token in spec.focus:
         i = spec.tokens.index(token)
         query = result.queries[i]
-        steps += _attention_steps(Name("Q", token), spec.memory_tokens, Q.row(i), K, V, query, spec.d_k, keys, token)
+        steps += _attention_steps(Name("Q", token), spec.memory_tokens, Q.row(i), K, V, query, spec.d_k,
+                                  spec.scale, keys, token)
         steps += [
             Heading(2, "cross.result"),
             Paragraph("cross.result_is", {"token": Token(token)}),
             VectorEquation(Name("z", token), Shown(query.output)),
             Paragraph("cross.result_meaning", {"token": Token(token)}),
         ]
+    if spec.all_tokens and len(spec.tokens) > 1:
+        steps += _matrix_form_steps(spec, result, Q, K, V)
     return DerivedSection(spec.kind, spec, result, tuple(steps))
 
 
@@ -273,7 +313,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
     i = spec.tokens.index(spec.focus)
     d_k = head.d_k
     result = attention.attention(spec.X.values, spec.X.values, head.W_Q.values, head.W_K.values,
-                                 head.W_V.values, d_k, (i,))
+                                 head.W_V.values, divisor(head.scale, d_k), (i,))
     x = _shown(spec.X)
     W = {"Q": _shown(head.W_Q), "K": _shown(head.W_K), "V": _shown(head.W_V)}
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
@@ -285,7 +325,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
     key_names = tuple(Name("K", t, head=h) for t in spec.tokens)
     steps += [
         DotProducts(Name("Q", spec.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores),
-        Scaling(d_k, query.scale, query.scores, query.scaled, spec.tokens),
+        *_scaling_steps(head.scale, d_k, query, spec.tokens)[-1:],
         SoftmaxStep(query.softmax, spec.tokens),
         WeightedSum(query.softmax.weights, QKV["V"].rows, query.output),
         VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),

@@ -7,7 +7,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .attention import Softmax
+from .attention import MatrixForm, Softmax
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,14 @@ class ScaleFactor:
     d_k: int
 
 
-Param = Token | Name | Eq | ScaleFactor | int
+@dataclass(frozen=True)
+class Num:
+    """An exact number inside a sentence (a given scale such as 2.5)."""
+
+    value: Expr
+
+
+Param = Token | Name | Eq | ScaleFactor | Num | int
 
 
 @dataclass(frozen=True)
@@ -154,9 +161,10 @@ class DotProducts(Step):
 
 @dataclass(frozen=True)
 class Scaling(Step):
-    """a_t = s_t / √d_k for every score (t runs over the key tokens)."""
+    """a_t = s_t / √d_k (or s_t / c for a given c) for every score; t runs over the key tokens."""
 
     d_k: int
+    by_sqrt_d_k: bool
     scale: Expr
     scores: tuple[Expr, ...]
     scaled: tuple[Expr, ...]
@@ -178,6 +186,19 @@ class WeightedSum(Step):
     weights: tuple[Expr, ...]
     values: tuple[Shown, ...]
     output: ImmutableMatrix
+
+
+@dataclass(frozen=True)
+class MatrixFormStep(Step):
+    """All tokens at once: S = QKᵀ, S / √d_k (or / c), A = softmax row by row, A·V."""
+
+    Q: Shown
+    K: Shown
+    V: Shown
+    form: MatrixForm
+    d_k: int
+    scaling: str  # "sqrt_d_k" | "none" | "number"
+    scale: Expr
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-from sympy import Expr, N, sympify
+from sympy import Expr, N, Pow, Symbol, latex, sympify
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
@@ -18,10 +18,12 @@ class Number:
 
     text: str
     exact: bool
+    compound: bool = False  # a formula with several terms: parenthesised when it is a factor
 
     @property
-    def negative(self) -> bool:
-        return self.text.startswith("-")
+    def needs_parentheses(self) -> bool:
+        """As a factor of a product: negative numbers and sums get parentheses."""
+        return self.compound or self.text.startswith("-")
 
 
 def decimal_places(value: Expr) -> int | None:
@@ -60,6 +62,8 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0) -> Number:
     """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded."""
     value = sympify(value)
+    if value.free_symbols:
+        return Number(exact_latex(value), exact=True, compound=value.is_Add)
     budget = max(digits, min_decimals)
     places = decimal_places(value)
     if places is not None and places <= budget:
@@ -81,13 +85,46 @@ def format_numbers(
     return [format_number(v, digits, min_decimals) for v in values]
 
 
-def significant(value: Expr, figures: int) -> str:
-    """A decimal string with at least `figures` significant digits (for machine-readable answers)."""
+def significant(value: Expr, figures: int = 30) -> str:
+    """The value rounded half-up to `figures` significant digits (more when an exact decimal needs them)."""
     value = sympify(value)
+    if value == 0:
+        return "0." + "0" * (figures - 1)
     places = decimal_places(value)
-    if places is not None:
-        return _plain(to_decimal(value, places))
-    return _plain(Decimal(str(N(value, figures + 5))))
+    with localcontext() as context:
+        context.prec = figures + _GUARD_DIGITS
+        if places is not None:
+            number = to_decimal(value, places)
+            keep = max(figures, len(number.as_tuple().digits))
+            context.prec = keep + _GUARD_DIGITS
+        elif value.is_Rational:
+            number, keep = Decimal(int(value.p)) / Decimal(int(value.q)), figures
+        else:
+            number, keep = Decimal(str(N(value, figures + _GUARD_DIGITS))), figures
+        quantum = Decimal(1).scaleb(number.adjusted() - keep + 1)
+        return _plain(number.quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def exact_latex(value: Expr, decimals: bool = True) -> str:
+    """The exact value as LaTeX (579√2/1000 as \\frac{579 \\sqrt{2}}{1000}); with decimals=True, terminating
+    rational coefficients are written as decimals (0.1 x_{11} rather than x_{11}/10)."""
+    value = sympify(value)
+    return latex(_decimal_coefficients(value) if decimals else value)
+
+
+def _decimal_coefficients(value: Expr) -> Expr:
+    """Terminating rationals replaced by opaque symbols named by their decimals (exponents left alone)."""
+    if value.is_Rational:
+        places = decimal_places(value)
+        if value.is_Integer or places is None:
+            return value
+        text = _plain(to_decimal(abs(value), places))
+        return Symbol(text) if value > 0 else -Symbol(text)
+    if value.is_Pow:
+        return Pow(_decimal_coefficients(value.base), value.exp)
+    if not value.args:
+        return value
+    return value.func(*(_decimal_coefficients(arg) for arg in value.args))
 
 
 def _plain(number: Decimal) -> str:

@@ -44,7 +44,7 @@ def problems(draw):
 @given(problems())
 def test_agrees_with_float_implementation(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = attention.attention(X, M, WQ, WK, WV, d_k, tuple(range(X.rows)))
+    result = attention.attention(X, M, WQ, WK, WV, attention.scale_factor(d_k), tuple(range(X.rows)))
     raw, weights, outputs = float_attention(*(as_float(a) for a in (X, M, WQ, WK, WV)), d_k)
     for i, query in result.queries.items():
         assert np.allclose([float(s) for s in query.scores], raw[i], rtol=0, atol=1e-12)
@@ -56,7 +56,7 @@ def test_agrees_with_float_implementation(problem):
 @given(problems())
 def test_softmax_rows_sum_to_exactly_one(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = attention.attention(X, M, WQ, WK, WV, d_k, tuple(range(X.rows)))
+    result = attention.attention(X, M, WQ, WK, WV, attention.scale_factor(d_k), tuple(range(X.rows)))
     for query in result.queries.values():
         assert together(sum(query.softmax.weights)) == 1
 
@@ -65,7 +65,7 @@ def test_scaling_stays_exact():
     assert attention.scale_factor(4) == 2
     assert attention.scale_factor(2) == sqrt(2)
     scaled = attention.attend(ImmutableMatrix([[Rational(1), Rational(1, 2)]]),
-                              ImmutableMatrix([[Rational(579, 500), 0]]), ImmutableMatrix([[1]]), 2).scaled[0]
+                              ImmutableMatrix([[Rational(579, 500), 0]]), ImmutableMatrix([[1]]), sqrt(2)).scaled[0]
     assert scaled == Rational(579, 500) / sqrt(2)
     assert not scaled.is_Rational
 

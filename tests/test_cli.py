@@ -76,7 +76,7 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, me
 
 def test_bad_spec_file_writes_nothing(tmp_path, capsys):
     spec = tmp_path / "bad.toml"
-    spec.write_text('[[sections]]\nkind = "self_attention"\ntokens = ["a"]\nX = [[1.0, "q"]]\n', encoding="utf-8")
+    spec.write_text('[[sections]]\nkind = "self_attention"\ntokens = ["a"]\nX = [[1.0, "1,5"]]\n', encoding="utf-8")
     out_dir = tmp_path / "out"
     status, _, err = run(capsys, "render", str(spec), "--out", str(out_dir))
     assert status == 2 and "sections[0].X[0][1]: expected a number" in err

@@ -11,7 +11,7 @@ from symattn.derive import derive, derive_spec
 from symattn.errors import RenderError
 from symattn.model import Step
 from symattn.render.latex import LatexRenderer, escape, render_latex, visible_width, wrap
-from symattn.spec import parse_spec
+from symattn.validate import parse_spec
 
 
 @pytest.fixture(scope="module")

@@ -50,4 +50,8 @@ def test_irrational_rounding_uses_enough_precision():
     # e^10 = 22026.465794806716516957900645...
     assert str(to_decimal(E**10, 8)) == "22026.46579481"
     assert significant(E, 30).startswith("2.71828182845904523536028747135")
-    assert significant(Rational(1, 8), 30) == "0.125"
+    assert significant(Rational(1, 8), 30) == "0.125" + "0" * 27
+    assert significant(Rational(1, 3), 30) == "0." + "3" * 30
+    assert significant(Rational(-2, 3), 5) == "-0.66667"
+    assert significant(Rational(123456789, 1000), 5) == "123456.789"  # an exact decimal keeps all its digits
+    assert significant(0, 3) == "0.00"

@@ -9,7 +9,8 @@ import pytest
 from sympy import Rational
 
 from symattn.errors import SpecError
-from symattn.spec import example_text, load_example, load_spec, parse_spec, read_spec_text
+from symattn.load import example_text, load_example, load_spec, read_spec_text
+from symattn.validate import parse_spec
 
 
 def test_mt_example_is_exact(mt):
@@ -57,7 +58,7 @@ def broken(path: str, value):
         ("X", [["1", "0"], ["1"]], "sections[0].X[1]: 1 entries, but row 0 has 2 (ragged matrix)"),
         ("X", [], "sections[0].X: expected a non-empty list of rows"),
         ("W_K", [["1", "0"], ["0", "1"], ["1", "1"]], "sections[0].W_K: 3 rows, but there are 2 X columns"),
-        ("W_Q", [["1"], ["x"]], "sections[0].W_Q[1][0]: expected a number such as 0.8, -1.25 or 1/3, got 'x'"),
+        ("W_Q", [["1"], ["0.5.1"]], "sections[0].W_Q[1][0]: expected a number such as 0.8, -1.25 or 1/3, got '0.5.1'"),
         ("tokens", ["a", "a"], "sections[0].tokens[1]: duplicate token 'a'"),
         ("focus", "c", "sections[0].focus: no token 'c' in tokens"),
         ("d_k", 0, "sections[0].d_k: expected a positive whole number, got 0"),

@@ -22,7 +22,9 @@ from ..model import (
     Heading,
     HeadWeights,
     MatrixEquation,
+    MatrixFormStep,
     Name,
+    Num,
     Paragraph,
     RowTimesMatrix,
     ScaleFactor,
@@ -36,7 +38,7 @@ from ..model import (
     VectorList,
     WeightedSum,
 )
-from ..numfmt import DEFAULT_DIGITS, Number, format_number, format_numbers
+from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers
 from .templates import read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
@@ -84,7 +86,7 @@ def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[
 class LatexRenderer:
     """Walks a Derivation and returns LaTeX; settings are checked, unknown ones rejected."""
 
-    default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80}
+    default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80, "exact": False}
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(self.default_settings)
@@ -94,6 +96,7 @@ class LatexRenderer:
         self.lang: str = self.settings["lang"]
         self.digits: int = self.settings["digits"]
         self.width: int = self.settings["width"]
+        self.exact: bool = self.settings["exact"]
 
     # ------------------------------------------------------------ dispatch
 
@@ -152,6 +155,8 @@ class LatexRenderer:
             return f"${self.name(value.name)} = {value.value}$"
         if isinstance(value, ScaleFactor):
             return f"${self.scale_equation(value.d_k)}$"
+        if isinstance(value, Num):
+            return f"${self.value(value.value)[0]}$"
         if isinstance(value, (int, str)):
             return escape(str(value))
         raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
@@ -166,12 +171,21 @@ class LatexRenderer:
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 
     def num(self, number: Number, factor: bool = False) -> str:
-        """A formatted number; negative factors of a product are parenthesised."""
-        return f"({number.text})" if factor and number.negative else number.text
+        """A formatted number; negative numbers and sums are parenthesised as factors of a product."""
+        return f"({number.text})" if factor and number.needs_parentheses else number.text
 
     def value(self, value: Expr, decimals: int = 0) -> tuple[str, bool]:
+        """(text, exact) of one value; in exact mode a rounded value is preceded by its exact form."""
         number = format_number(value, self.digits, decimals)
+        if self.exact and not number.exact:
+            return rf"{exact_latex(value, decimals=False)} \approx {number.text}", False
         return number.text, number.exact
+
+    def denominator(self, d_k: int, by_sqrt_d_k: bool, scale: Expr) -> str:
+        """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""
+        if not by_sqrt_d_k:
+            return self.value(scale)[0]
+        return str(int(scale)) if scale.is_Integer else rf"\sqrt{{{d_k}}}"
 
     def numbers(self, shown: Shown) -> list[Number]:
         return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform)
@@ -311,34 +325,45 @@ class LatexRenderer:
         return self.align(lines)
 
     def _print_Scaling(self, step: Scaling) -> str:
-        root = int(step.d_k**0.5 + 0.5)
-        denominator = str(root) if root * root == step.d_k else rf"\sqrt{{{step.d_k}}}"
-        lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
+        denominator = self.denominator(step.d_k, step.by_sqrt_d_k, step.scale)
+        if step.by_sqrt_d_k:
+            lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
+        else:
+            lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
         for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
             score_text, _ = self.value(score)
-            text, exact = self.value(scaled)
-            lines.append(rf"{self.name(Name('a', token))} &= \frac{{{score_text}}}{{{denominator}}} "
-                         rf"{self.relation(exact)} {text}")
-        numbers = format_numbers(step.scaled, self.digits)
-        lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
-                                self.width - 4)
+            line = rf"{self.name(Name('a', token))} &= \frac{{{score_text}}}{{{denominator}}}"
+            if not scaled.free_symbols:
+                text, exact = self.value(scaled)
+                line += f" {self.relation(exact)} {text}"
+            lines.append(line)
+        if not any(a.free_symbols for a in step.scaled):
+            numbers = format_numbers(step.scaled, self.digits)
+            lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
+                                    self.width - 4)
         return self.align(lines)
 
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
         sm = step.softmax
+        a = {token: self.name(Name("a", token)) for token in step.tokens}
         lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
-        for token, e in zip(step.tokens, sm.exps, strict=True):
+        if any(e.free_symbols for e in sm.exps):  # symbolic: the formulas are the answer
+            lines += self.continued(r"Z &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
+                                               for i, t in enumerate(step.tokens)], self.width - 8)
+            lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
+            return self.align(lines)
+        for token, e, logit in zip(step.tokens, sm.exps, sm.logits, strict=True):
             text, exact = self.value(e)
-            lines.append(rf"e^{{{self.name(Name('a', token))}}} &{self.relation(exact)} {text}")
+            exponent = rf" = e^{{{exact_latex(logit, decimals=False)}}}" if self.exact else ""
+            lines.append(rf"e^{{{a[token]}}}{exponent} &{self.relation(exact)} {text}")
         exps = format_numbers(sm.exps, self.digits)
-        total, total_exact = self.value(sm.total)
-        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total_exact)} {total}"]
+        total = format_number(sm.total, self.digits)
+        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total.exact)} {total.text}"]
         lines += self.continued(r"Z = \sum_{k} e^{a_{k}} &\approx ", pieces, self.width - 20)
         for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
-            text, exact = self.value(w)
-            name = self.name(Name("w", token))
-            lines.append(rf"{name} &= \frac{{e^{{{self.name(Name('a', token))}}}}}{{Z}} "
-                         rf"\approx \frac{{{e.text}}}{{{total}}} {self.relation(exact)} {text}")
+            number = format_number(w, self.digits)
+            lines.append(rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}} "
+                         rf"\approx \frac{{{e.text}}}{{{total.text}}} {self.relation(number.exact)} {number.text}")
         logits = format_numbers(sm.logits, self.digits)
         weights = format_numbers(sm.weights, self.digits)
         lines += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
@@ -348,15 +373,52 @@ class LatexRenderer:
         return self.align(lines)
 
     def _print_WeightedSum(self, step: WeightedSum) -> str:
+        symbolic = any(w.free_symbols for w in step.weights)
         weights = format_numbers(step.weights, self.digits)
         lines = []
         for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
             lead = "&" if j == 0 else "&+ "
-            lines += self.continued(f"{lead}{w.text} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
-        result = format_numbers(list(step.output), self.digits)
-        lines += self.continued(f"&{self.relation(all(n.exact for n in result))} ", self.vector_pieces(result),
-                                self.width - 4)
+            factor = self.name(Name("w", str(j + 1))) if symbolic else w.text
+            lines += self.continued(f"{lead}{factor} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
+        if not symbolic:
+            result = format_numbers(list(step.output), self.digits)
+            lines += self.continued(f"&{self.relation(all(n.exact for n in result))} ", self.vector_pieces(result),
+                                    self.width - 4)
         return self.align(lines)
+
+    def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
+        form = step.form
+        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform)
+        parts = []
+        if form.scores.free_symbols:  # symbolic: entries are in the per-token steps; show the formulas
+            lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
+        else:
+            lines = [r"S &= Q K^{\top} = " + self.bmatrix(step.Q) + self.bmatrix(transposed),
+                     "&" + self.matrix_relation(Shown(form.scores, uniform=False))]
+        parts.append(self.align(lines))
+        if step.scaling != "none":
+            denominator = (r"\sqrt{d_k}" if step.scaling == "sqrt_d_k" else self.value(step.scale)[0])
+            lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
+            if not form.scaled.free_symbols:
+                lines.append("&" + self.matrix_relation(Shown(form.scaled)))
+            parts.append(self.align(lines))
+        source = "S'" if step.scaling != "none" else "S"
+        lines = [rf"A &= \operatorname{{softmax}}_{{\text{{row}}}}({source}), \qquad "
+                 rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
+        if not form.weights.free_symbols:
+            lines.append("&" + self.matrix_relation(Shown(form.weights)))
+        parts.append(self.align(lines))
+        lines = [r"\operatorname{Attention}(Q, K, V) &= A V"]
+        if not form.output.free_symbols:
+            lines[0] += " " + self.bmatrix(Shown(form.weights)) + self.bmatrix(step.V)
+            lines.append("&" + self.matrix_relation(Shown(form.output)))
+        parts.append(self.align(lines))
+        return "\n".join(parts)
+
+    def matrix_relation(self, shown: Shown) -> str:
+        """'= [matrix]' or '≈ [matrix]', by whether every entry is shown exactly."""
+        exact = all(n.exact for n in self.numbers(shown))
+        return f"{self.relation(exact)} {self.bmatrix(shown)}"
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
