@@ -7,6 +7,7 @@ from pathlib import Path
 from sympy import Expr, ImmutableMatrix, Integer
 
 from . import attention
+from .load import load_example, load_spec
 from .model import (
     Concat,
     DefinitionTable,
@@ -34,7 +35,6 @@ from .model import (
     WeightedSum,
 )
 from .numfmt import DEFAULT_DIGITS
-from .load import load_example, load_spec
 from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, Scale, SelfAttentionSpec, Spec
 
 

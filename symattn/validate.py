@@ -11,8 +11,16 @@ from sympy import ImmutableMatrix, Symbol
 from .errors import SpecError
 from .exact import parse_number
 from .spec import (
-    LANGUAGES, MAX_DIGITS, CrossAttentionSpec, GivenMatrix, HeadSpec, MultiHeadSpec, Scale, SectionSpec,
-    SelfAttentionSpec, Spec,
+    LANGUAGES,
+    MAX_DIGITS,
+    CrossAttentionSpec,
+    GivenMatrix,
+    HeadSpec,
+    MultiHeadSpec,
+    Scale,
+    SectionSpec,
+    SelfAttentionSpec,
+    Spec,
 )
 
 _TOP_KEYS = {"title", "lang", "digits", "sections"}

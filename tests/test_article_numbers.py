@@ -19,13 +19,15 @@ def texts(values, digits=4, decimals=0, uniform=False):
 def self_attention(mt):
     s = mt.sections[0]
     love = s.tokens.index("love")
-    return attention.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values, attention.scale_factor(s.d_k), (love,))
+    return attention.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values,
+                               attention.scale_factor(s.d_k), (love,))
 
 
 @pytest.fixture(scope="module")
 def cross_attention(mt):
     s = mt.sections[1]
-    return attention.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values, attention.scale_factor(s.d_k), (0,))
+    return attention.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values,
+                               attention.scale_factor(s.d_k), (0,))
 
 
 def test_self_attention_projection_table(self_attention):
