@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sympy import Add, Expr, ImmutableMatrix, Integer, exp, sqrt
+from sympy import Add, Expr, ImmutableMatrix, Integer, exp, expand, sqrt
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,9 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
-    """Dot product of two row vectors."""
-    return Add(*(a * b for a, b in zip(u, v, strict=True)))
+    """Dot product of two row vectors (expanded into a polynomial when the entries are symbolic)."""
+    total = Add(*(a * b for a, b in zip(u, v, strict=True)))
+    return expand(total) if total.free_symbols else total
 
 
 def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
@@ -85,9 +86,10 @@ def softmax(logits: tuple[Expr, ...]) -> Softmax:
     return Softmax(logits=tuple(logits), exps=exps, total=total, weights=tuple(e / total for e in exps))
 
 
-def weighted_sum(weights: tuple[Expr, ...], V: ImmutableMatrix) -> ImmutableMatrix:
-    """Σ_j w_j v_j over the value rows."""
-    return ImmutableMatrix(1, V.cols, [Add(*(w * V[j, c] for j, w in enumerate(weights))) for c in range(V.cols)])
+def weighted_sum(weights: Softmax, V: ImmutableMatrix) -> ImmutableMatrix:
+    """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z."""
+    return ImmutableMatrix(1, V.cols, [Add(*(e * V[j, c] for j, e in enumerate(weights.exps))) / weights.total
+                                       for c in range(V.cols)])
 
 
 def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr) -> QueryAttention:
@@ -95,7 +97,7 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale
     raw = scores(query, K)
     scaled = tuple(s / scale for s in raw)
     weights = softmax(scaled)
-    return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights.weights, V))
+    return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights, V))
 
 
 def attention(

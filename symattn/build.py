@@ -9,11 +9,12 @@ from pathlib import Path
 from .derive import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
+from .render.answers import render_json
 from .render.latex import render_latex
 from .render.pdf import INSTALL_HINT, compile_pdf, tex_available
 from .spec import Spec
 
-FORMATS = ("tex", "pdf")
+FORMATS = ("tex", "pdf", "json")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
-          digits: int | None = None, pdf_required: bool = True,
+          digits: int | None = None, exact: bool = False, pdf_required: bool = True,
           notify: Callable[[str], None] = lambda message: None) -> BuildResult:
     """Write the requested formats of the spec's worked solution to out_dir.
 
@@ -44,9 +45,13 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written).
     """
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    tex = render_latex(derivation)
+    tex = render_latex(derivation, exact=exact) if {"tex", "pdf"} & set(formats) else ""
+    answers = render_json(derivation) if "json" in formats else ""
     written: list[Path] = []
     stem = out_dir / derivation.name
+    if "json" in formats:
+        write_atomic(stem.with_suffix(".json"), answers)
+        written.append(stem.with_suffix(".json"))
     if "tex" in formats:
         write_atomic(stem.with_suffix(".tex"), tex)
         written.append(stem.with_suffix(".tex"))

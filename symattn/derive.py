@@ -62,7 +62,7 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None) 
 
 
 def _shown(given: GivenMatrix) -> Shown:
-    return Shown(given.values, given.decimals)
+    return Shown(given.values, given.decimals, written=given.written)
 
 
 def _product(left: Shown, right: Shown, values: ImmutableMatrix) -> Shown:
@@ -102,6 +102,20 @@ def _scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tok
     return [*intro, Scaling(d_k, scale.mode == "sqrt_d_k", result.scale, result.scores, result.scaled, tokens)]
 
 
+def _raw_scores(scores: tuple[Expr, ...]) -> list[Step]:
+    """The raw scores as one vector (symbolic scores are long: the dot products already show them)."""
+    if any(s.free_symbols for s in scores):
+        return []
+    return [Paragraph("attend.raw_scores"), VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False))]
+
+
+def _result(name: Name, output: ImmutableMatrix) -> Step:
+    """The output vector; a symbolic one is the weighted sum of Step 5, too long to repeat."""
+    if output.free_symbols:
+        return Paragraph("attend.symbolic_result", {"z": name})
+    return VectorEquation(name, Shown(output))
+
+
 def _strongest(tokens: tuple[str, ...], weights: tuple[Expr, ...]) -> str | None:
     """The token with the largest weight, when the weights are numbers."""
     if any(w.free_symbols for w in weights):
@@ -123,8 +137,7 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
         VectorEquation(query_name, query),
         Paragraph("attend.dot_products"),
         DotProducts(query_name, key_names, query, K.rows, result.scores),
-        Paragraph("attend.raw_scores"),
-        VectorEquation(None, Shown(ImmutableMatrix([list(result.scores)]), uniform=False)),
+        *_raw_scores(result.scores),
         *_scaling_steps(scale, d_k, result, key_tokens),
         Heading(2, step_keys["softmax"], {"token": Token(focus)}),
         SoftmaxStep(result.softmax, key_tokens),
@@ -137,7 +150,7 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
         Paragraph("attend.weighted_sum"),
-        WeightedSum(weights, V.rows, result.output),
+        WeightedSum(weights, V.rows, result.output, key_tokens),
     ]
     return steps
 
@@ -200,7 +213,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
             Paragraph("self.result_from", {"token": Token(token)}),
             VectorEquation(Name("x", token), x.row(i)),
             Paragraph("self.result_to", {"token": Token(token)}),
-            VectorEquation(Name("z", token), Shown(query.output)),
+            _result(Name("z", token), query.output),
             Paragraph("self.result_meaning"),
         ]
     if spec.all_tokens and len(spec.tokens) > 1:
@@ -258,7 +271,7 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
         steps += [
             Heading(2, "cross.result"),
             Paragraph("cross.result_is", {"token": Token(token)}),
-            VectorEquation(Name("z", token), Shown(query.output)),
+            _result(Name("z", token), query.output),
             Paragraph("cross.result_meaning", {"token": Token(token)}),
         ]
     if spec.all_tokens and len(spec.tokens) > 1:
@@ -327,7 +340,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
         DotProducts(Name("Q", spec.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores),
         *_scaling_steps(head.scale, d_k, query, spec.tokens)[-1:],
         SoftmaxStep(query.softmax, spec.tokens),
-        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output),
+        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, spec.tokens),
         VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),
     ]
     return Shown(query.output), steps

@@ -20,8 +20,9 @@ def written_decimals(text: str) -> int:
     return max(0, -exponent) if isinstance(exponent, int) else 0
 
 
-def parse_number(raw: object, field: str) -> tuple[Rational, int]:
-    """Parse a number (str, int, Decimal) exactly; return it with the decimals it was written with.
+def parse_number(raw: object, field: str) -> tuple[Rational, int | None]:
+    """Parse a number (str, int, Decimal) exactly; return it with the decimals it was written with
+    (None for a fraction such as '1/3', which is shown as a fraction).
 
     Floats are refused: their text is already lost. Spec readers parse with ``parse_float=Decimal``.
     """
@@ -45,5 +46,5 @@ def parse_number(raw: object, field: str) -> tuple[Rational, int]:
         numerator, denominator = (int(part) for part in text.split("/"))
         if denominator == 0:
             raise SpecError(field, f"division by zero in {text!r}")
-        return Rational(numerator, denominator), 0
+        return Rational(numerator, denominator), None
     raise SpecError(field, f"expected a number such as 0.8, -1.25 or 1/3, got {text!r}")

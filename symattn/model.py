@@ -32,15 +32,18 @@ class Shown:
     """A matrix or row vector to show, with the least decimals its entries are written with (0.6 -> 0.60).
 
     uniform=True writes all entries with one count of decimals, as a table column; False writes each as short
-    as it is exact (the article's raw scores: 1.158, 1.6976).
+    as it is exact (the article's raw scores: 1.158, 1.6976). written, for an input matrix, says how each entry
+    was typed (decimals, or None for a fraction), and each is shown that way.
     """
 
     values: ImmutableMatrix
     decimals: int = 0
     uniform: bool = True
+    written: tuple[int | None, ...] = ()
 
     def row(self, i: int) -> Shown:
-        return Shown(self.values.row(i), self.decimals, self.uniform)
+        cols = self.values.cols
+        return Shown(self.values.row(i), self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols])
 
     @property
     def rows(self) -> tuple[Shown, ...]:
@@ -186,6 +189,7 @@ class WeightedSum(Step):
     weights: tuple[Expr, ...]
     values: tuple[Shown, ...]
     output: ImmutableMatrix
+    tokens: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-from sympy import Expr, N, Pow, Symbol, latex, sympify
+from sympy import Add, Expr, N, Pow, Rational, Symbol, latex, sympify
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
@@ -59,8 +59,12 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
     return result.copy_abs() if result.is_zero() else result
 
 
-def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0) -> Number:
-    """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded."""
+def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
+                  fraction: bool = False) -> Number:
+    """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded.
+
+    With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
+    """
     value = sympify(value)
     if value.free_symbols:
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
@@ -68,21 +72,42 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     places = decimal_places(value)
     if places is not None and places <= budget:
         return Number(_plain(to_decimal(value, max(places, min_decimals))), exact=True)
+    if fraction and value.is_Rational:
+        return _fraction(value)
     return Number(_plain(to_decimal(value, digits)), exact=False)
 
 
+def _fraction(value: Rational) -> Number:
+    """-\\tfrac{1}{4}: an exact rational as a (text-size) fraction; integers stay integers."""
+    if value.is_Integer:
+        return Number(str(int(value)), exact=True)
+    sign = "-" if value < 0 else ""
+    return Number(rf"{sign}\tfrac{{{abs(int(value.p))}}}{{{int(value.q)}}}", exact=True)
+
+
 def format_numbers(
-    values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False
+    values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False,
+    fractions: bool = False, written: tuple[int | None, ...] = (),
 ) -> list[Number]:
-    """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would."""
+    """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would.
+
+    `written` (an input's entries as typed) overrides both: each entry is shown as it was written, a fraction
+    as a fraction.
+    """
     values = [sympify(v) for v in values]
+    if written:
+        return [_fraction(v) if places is None and v.is_Rational else format_number(v, digits, places or 0, fractions)
+                for v, places in zip(values, written, strict=True)]
     if uniform:
-        needed = []
+        needed = [min_decimals]
         for v in values:
             places = decimal_places(v)
-            needed.append(places if places is not None and places <= max(digits, min_decimals) else digits)
-        min_decimals = max([min_decimals, *needed])
-    return [format_number(v, digits, min_decimals) for v in values]
+            if places is not None and places <= max(digits, min_decimals):
+                needed.append(places)
+            elif not (fractions and v.is_Rational):  # a fraction sets no decimals for the others
+                needed.append(digits)
+        min_decimals = max(needed)
+    return [format_number(v, digits, min_decimals, fraction=fractions) for v in values]
 
 
 def significant(value: Expr, figures: int = 30) -> str:
@@ -109,7 +134,7 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
     """The exact value as LaTeX (579√2/1000 as \\frac{579 \\sqrt{2}}{1000}); with decimals=True, terminating
     rational coefficients are written as decimals (0.1 x_{11} rather than x_{11}/10)."""
     value = sympify(value)
-    return latex(_decimal_coefficients(value) if decimals else value)
+    return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
 
 
 def _decimal_coefficients(value: Expr) -> Expr:
@@ -124,7 +149,15 @@ def _decimal_coefficients(value: Expr) -> Expr:
         return Pow(_decimal_coefficients(value.base), value.exp)
     if not value.args:
         return value
-    return value.func(*(_decimal_coefficients(arg) for arg in value.args))
+    args = [_decimal_coefficients(arg) for arg in value.args]
+    if value.is_Add:  # terms in the order of their variables: x_{21} + 0.1 x_{22}
+        return Add(*sorted(args, key=_variables), evaluate=False)
+    return value.func(*args)
+
+
+def _variables(term: Expr) -> tuple[str, ...]:
+    """The names of a term's variables, decimal coefficients left out (a sort key for printing)."""
+    return tuple(sorted(str(s) for s in term.free_symbols if not str(s)[0].isdigit()))
 
 
 def _plain(number: Decimal) -> str:

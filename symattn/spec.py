@@ -12,10 +12,15 @@ MAX_DIGITS = 30
 
 @dataclass(frozen=True)
 class GivenMatrix:
-    """A matrix from the input, exact, with the number of decimals it was written with (for display)."""
+    """A matrix from the input, exact, with how each entry was written (for display).
+
+    written holds, row by row, each entry's decimals as typed ('0.800' -> 3), or None for a fraction ('1/3');
+    decimals is the most decimals of any entry (products of this matrix are shown with at least as many).
+    """
 
     values: ImmutableMatrix
     decimals: int
+    written: tuple[int | None, ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -273,7 +273,7 @@ def symbolic_matrix(base: str, rows: int, cols: int) -> GivenMatrix:
         return f"{base}_{{{i}{j}}}" if max(i, j) <= 9 else f"{base}_{{{i},{j}}}"
 
     entries = [[Symbol(name(i, j), real=True) for j in range(1, cols + 1)] for i in range(1, rows + 1)]
-    return GivenMatrix(ImmutableMatrix(entries), 0)
+    return GivenMatrix(ImmutableMatrix(entries), 0, (0,) * (rows * cols))
 
 
 def _matrix(value: Any, field: str) -> GivenMatrix:
@@ -282,7 +282,7 @@ def _matrix(value: Any, field: str) -> GivenMatrix:
     if not isinstance(value, list) or not value:
         raise SpecError(field, "expected a non-empty list of rows")
     rows = []
-    decimals = 0
+    written: list[int | None] = []
     width = None
     for i, row in enumerate(value):
         if not isinstance(row, list) or not row:
@@ -296,9 +296,10 @@ def _matrix(value: Any, field: str) -> GivenMatrix:
             if isinstance(entry, str) and _SYMBOL.fullmatch(entry.strip()) and entry.strip().lower() not in (
                     "nan", "inf", "infinity"):
                 parsed.append(Symbol(entry.strip(), real=True))
+                written.append(0)
                 continue
             number, places = parse_number(entry, f"{field}[{i}][{j}]")
             parsed.append(number)
-            decimals = max(decimals, places)
+            written.append(places)
         rows.append(parsed)
-    return GivenMatrix(ImmutableMatrix(rows), decimals)
+    return GivenMatrix(ImmutableMatrix(rows), max((w for w in written if w is not None), default=0), tuple(written))

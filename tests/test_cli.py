@@ -43,7 +43,9 @@ def test_help_does_not_import_sympy():
 
 def test_examples_lists_and_shows_mt(capsys):
     status, out, _ = run(capsys, "examples")
-    assert status == 0 and out.startswith("mt ")
+    names = [line.split()[0] for line in out.splitlines()]
+    assert status == 0 and names == sorted(names) and {"mt", "symbolic", "matrix"} <= set(names)
+    assert "I love machine learning" in out
     status, out, _ = run(capsys, "examples", "--show", "mt")
     assert status == 0 and 'kind = "cross_attention"' in out
 

@@ -12,13 +12,13 @@ from symattn.exact import parse_number
     [
         ("0.1", Rational(1, 10), 1),
         ("-0.30", Rational(-3, 10), 2),
-        ("1/3", Rational(1, 3), 0),
+        ("1/3", Rational(1, 3), None),  # a fraction is shown as a fraction
         (Decimal("0.800"), Rational(4, 5), 3),
         (" 2 ", Rational(2), 0),
         (7, Rational(7), 0),
         ("1e-3", Rational(1, 1000), 3),
         (".5", Rational(1, 2), 1),
-        ("-3/-4", Rational(3, 4), 0),
+        ("-3/-4", Rational(3, 4), None),
     ],
 )
 def test_numbers_are_parsed_exactly_from_their_text(raw, value, places):

@@ -126,3 +126,70 @@ def test_computed_heads_are_derived():
     assert simplify(result.output[0] - (w_a + 2)) == 0
     tex = render_latex(derivation)
     assert r"W_Q^{(1)}" in tex and r"{z}^{(2)}_{\text{a}}" in tex
+
+
+def _tex(**overrides):
+    base = {"kind": "self_attention", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]],
+            "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1"], ["2"]], "focus": "a"}
+    base.update(overrides)
+    return render_latex(derive_spec(parse_spec({"sections": [base]}), lang="en"))
+
+
+def test_unscaled_scores_skip_the_scaling():
+    tex = _tex(scale=False)
+    assert "does not scale the scores" in tex
+    assert r"\sqrt{d_k}" not in tex
+    assert r"\operatorname{softmax}\bigl([1,\  0]" in tex  # the raw scores go straight into softmax
+
+
+def test_scale_by_a_given_number():
+    tex = _tex(scale="2.5")
+    assert "dividing them by $2.5$" in tex
+    assert r"{a}_{\text{a}} &= \frac{1}{2.5} = 0.4" in tex
+
+
+def test_d_k_4_scales_by_2():
+    tex = _tex(d_k=4)
+    assert r"\sqrt{d_k} = \sqrt{4} = 2" in tex
+    assert r"\frac{1}{2} = 0.5" in tex
+
+
+def test_exact_mode_shows_surds_and_exponents():
+    tex = render_latex(derive("mt"), exact=True)
+    assert r"\frac{1.158}{\sqrt{2}} = \frac{579 \sqrt{2}}{1000} \approx 0.8188" in tex
+    assert r"e^{{a}_{\text{I}}} &= e^{\frac{579 \sqrt{2}}{1000}} \approx 2.2678" in tex
+    assert r"\frac{579 \sqrt{2}}{1000}" not in render_latex(derive("mt"))
+
+
+def test_matrix_form_for_all_tokens():
+    tex = render_latex(derive("matrix"))
+    assert r"S &= Q K^{\top} = " in tex
+    assert "3 & 8 & 8" in tex  # the first row of QKᵀ
+    assert r"\operatorname{Attention}(Q, K, V) &= A V" in tex
+    assert r"\sqrt{d_k} = \sqrt{4} = 2" in tex
+
+
+def test_symbolic_mode_gives_the_general_formulas():
+    tex = render_latex(derive("symbolic"))
+    assert r"{Q}_{\text{love}} &= [x_{21} + 0.1 x_{22},\  0.2 x_{21} + 0.9 x_{22}]" in tex
+    assert r"0.62 x_{21}^{2} + 0.05 x_{21} x_{22} + 0.87 x_{22}^{2}" in tex  # q_love · k_love, expanded
+    assert r"{w}_{\text{love}} &= \frac{e^{{a}_{\text{love}}}}{Z}" in tex
+    assert r"\approx" not in tex.split(r"\begin{document}")[1]  # nothing is rounded
+
+
+def test_inputs_are_shown_as_typed():
+    tex = _tex(X=[["1/3", "0.50"], ["2", "-1/4"]], focus="b")
+    assert r"{x}_{\text{b}} &= [2,\  -\tfrac{1}{4}]" in tex
+    assert r"\tok{a} & $[\tfrac{1}{3},\ 0.50]$" in tex  # the embedding table row of a
+    assert r"[2 \cdot 1 + (-\tfrac{1}{4}) \cdot 0," in tex
+    assert r"{Q}_{\text{a}} &= {x}_{\text{a}}" not in tex  # focus is b only
+
+
+def test_exact_mode_writes_rationals_as_fractions():
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": ["a", "b"], "X": [["1/3", "0"], ["0", "1"]],
+                                     "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["2", "0"], ["0", "1"]],
+                                     "W_V": [["1"], ["1"]], "focus": "a"}]})
+    plain = render_latex(derive_spec(spec))
+    exact = render_latex(derive_spec(spec), exact=True)
+    assert r"&\approx [0.6667,\  0.0000]" in plain  # K_a = [2/3, 0], rounded, one column width
+    assert r"&= [\tfrac{2}{3},\  0]" in exact

@@ -10,9 +10,14 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from symattn import build as build_module
 from symattn.cli import main
+from symattn.derive import derive_spec
+from symattn.render.latex import render_latex
+from symattn.validate import parse_spec
 from symattn.errors import LatexError
 from symattn.render.pdf import compile_pdf, log_excerpt
 
@@ -59,7 +64,7 @@ def test_latex_failure_reports_log_lines():
 
 
 def test_latex_failure_leaves_no_pdf(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(build_module, "render_latex", lambda derivation: "\\documentclass{article}\\begin{document}"
+    monkeypatch.setattr(build_module, "render_latex", lambda derivation, **settings: "\\documentclass{article}\\begin{document}"
                         "\\undefinedmacro\\end{document}")
     status = main(["render", "--example", "mt", "--format", "pdf", "--out", str(tmp_path)])
     err = capsys.readouterr().err
@@ -79,3 +84,63 @@ def test_shell_escape_and_file_reading_are_off():
 def test_log_excerpt_picks_error_lines():
     log = "This is LuaTeX\n(./a.tex\n! Undefined control sequence.\nl.3 \\foo\n\nmore\n"
     assert log_excerpt(log) == "! Undefined control sequence. | l.3 \\foo"
+
+
+NASTY = r"\input{/etc/hostname}}$%#&_^~\directlua{tex.print(42*1000+7)}"
+
+
+def test_user_text_appears_literally_and_is_never_executed(tmp_path):
+    hostname = open("/etc/hostname", encoding="utf-8").read().strip()
+    spec = tmp_path / "nasty.toml"
+    spec.write_text(
+        f"title = '''{NASTY}'''\n[[sections]]\nkind = 'self_attention'\n"
+        f"tokens = ['''{NASTY}''', 'b&c', '私は']\nX = [[1, 0], [0, 1], [1, 1]]\n"
+        "W_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\nW_V = [[1], [2]]\nfocus = 'b&c'\n",
+        encoding="utf-8",
+    )
+    assert main(["render", str(spec), "--lang", "en", "--format", "pdf", "--out", str(tmp_path)]) == 0
+    text = pdf_text(tmp_path / "nasty.pdf").replace(" ", "").replace("-", "")  # no spaces, no hyphenation
+    assert "directlua{tex.print(42*1000+7)}" in text and "42007" not in text  # printed, never run
+    assert r"\input{/etc/hostname}" in text
+    if len(hostname) > 6:
+        assert hostname not in text
+    assert "b&c" in text and "私は" in text
+
+
+entries = st.sampled_from(["0", "1", "-1", "0.5", "-0.25", "1.2", "2", "1/3", "-2/7", "0.125", "3"])
+names = st.sampled_from(["I", "love", "私は", "猫", "a_b", "x^2", "50%", "#1", "{", "~"])
+
+
+@st.composite
+def random_specs(draw):
+    def matrix(rows, cols):
+        return [[draw(entries) for _ in range(cols)] for _ in range(rows)]
+
+    def tokens(count):
+        return draw(st.lists(names, min_size=count, max_size=count, unique=True))
+
+    sections = []
+    for kind in draw(st.lists(st.sampled_from(["self_attention", "cross_attention", "multi_head"]),
+                              min_size=1, max_size=2)):
+        n, d, d_k, d_v = (draw(st.integers(1, 3)) for _ in range(4))
+        scale = draw(st.sampled_from([True, False, "2", "0.5"]))
+        if kind == "self_attention":
+            section = {"tokens": tokens(n), "X": draw(st.sampled_from([matrix(n, d), "symbolic"])),
+                       "W_Q": matrix(d, d_k), "W_K": matrix(d, d_k), "W_V": matrix(d, d_v), "scale": scale}
+        elif kind == "cross_attention":
+            m = draw(st.integers(1, 3))
+            section = {"tokens": tokens(n), "X": matrix(n, d), "memory_tokens": tokens(m), "memory": matrix(m, d),
+                       "W_Q": matrix(d, d_k), "W_K": matrix(d, d_k), "W_V": matrix(d, d_v), "scale": scale}
+        else:
+            heads = [{"output": [draw(entries) for _ in range(d_v)]} for _ in range(n)]
+            section = {"focus": "z", "heads": heads, "W_O": matrix(n * d_v, d)}
+        sections.append({"kind": kind, **section})
+    return {"title": draw(names), "digits": draw(st.integers(0, 6)), "sections": sections}
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(random_specs(), st.sampled_from(["ja", "en"]), st.booleans())
+def test_random_specs_compile(tmp_path, data, lang, exact):
+    derivation = derive_spec(parse_spec(data), lang=lang)
+    pdf = compile_pdf(render_latex(derivation, exact=exact), jobname="random")
+    assert pdf.startswith(b"%PDF")

@@ -177,8 +177,8 @@ class LatexRenderer:
     def value(self, value: Expr, decimals: int = 0) -> tuple[str, bool]:
         """(text, exact) of one value; in exact mode a rounded value is preceded by its exact form."""
         number = format_number(value, self.digits, decimals)
-        if self.exact and not number.exact:
-            return rf"{exact_latex(value, decimals=False)} \approx {number.text}", False
+        if self.exact and not number.exact:  # "= exact ≈ decimal": the first relation is then "="
+            return rf"{exact_latex(value, decimals=False)} \approx {number.text}", True
         return number.text, number.exact
 
     def denominator(self, d_k: int, by_sqrt_d_k: bool, scale: Expr) -> str:
@@ -188,7 +188,9 @@ class LatexRenderer:
         return str(int(scale)) if scale.is_Integer else rf"\sqrt{{{d_k}}}"
 
     def numbers(self, shown: Shown) -> list[Number]:
-        return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform)
+        """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
+        return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform,
+                              fractions=self.exact, written=shown.written)
 
     def relation(self, exact: bool) -> str:
         return "=" if exact else r"\approx"
@@ -240,21 +242,35 @@ class LatexRenderer:
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else f"${self.name(h)}$" for h in step.header]
         # One count of decimals per column, as the article's tables have.
-        columns = []
+        cells = []
         for column in step.columns:
             shared = self.numbers(column)
             width = column.values.cols
-            columns.append([shared[i * width:(i + 1) * width] for i in range(len(step.tokens))])
-        lines = [
-            r"\begin{center}",
-            r"\begin{tabular}{l" + "c" * len(step.columns) + "}",
-            r"\toprule",
-            " & ".join(header) + r" \\",
-            r"\midrule",
-        ]
-        for i, token in enumerate(step.tokens):
-            cells = [rf"\tok{{{escape(token)}}}"] + [f"${self.vector(column[i])}$" for column in columns]
-            lines.append(" & ".join(cells) + r" \\")
+            cells.append([f"${self.vector(shared[i * width:(i + 1) * width])}$" for i in range(len(step.tokens))])
+        tokens = [rf"\tok{{{escape(token)}}}" for token in step.tokens]
+        token_width = max(visible_width(t) for t in [*tokens, header[0]])
+        widths = [max(visible_width(cell) for cell in column) for column in cells]
+        groups = self.column_groups(widths, self.width - token_width)
+        return "\n".join(self.table([header[0], *[header[1 + c] for c in group]], tokens, [cells[c] for c in group])
+                         for group in groups)
+
+    def column_groups(self, widths: list[int], room: int) -> list[list[int]]:
+        """Columns packed into as few tables as fit the page side by side (a too wide table is split)."""
+        groups: list[list[int]] = [[]]
+        used = 0
+        for c, width in enumerate(widths):
+            if groups[-1] and used + width + 4 > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(c)
+            used += width + 4
+        return groups
+
+    def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
+        lines = [r"\begin{center}", r"\begin{tabular}{l" + "c" * len(columns) + "}", r"\toprule",
+                 " & ".join(header) + r" \\", r"\midrule"]
+        for i, token in enumerate(tokens):
+            lines.append(" & ".join([token, *[column[i] for column in columns]]) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}"]
         return "\n".join(lines)
 
@@ -331,8 +347,9 @@ class LatexRenderer:
         else:
             lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
         for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
-            score_text, _ = self.value(score)
-            line = rf"{self.name(Name('a', token))} &= \frac{{{score_text}}}{{{denominator}}}"
+            numerator = format_number(score, self.digits, fraction=self.exact)
+            line = (rf"{self.name(Name('a', token))} &{self.relation(numerator.exact)} "
+                    rf"\frac{{{numerator.text}}}{{{denominator}}}")
             if not scaled.free_symbols:
                 text, exact = self.value(scaled)
                 line += f" {self.relation(exact)} {text}"
@@ -352,10 +369,9 @@ class LatexRenderer:
                                                for i, t in enumerate(step.tokens)], self.width - 8)
             lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
             return self.align(lines)
-        for token, e, logit in zip(step.tokens, sm.exps, sm.logits, strict=True):
+        for token, e in zip(step.tokens, sm.exps, strict=True):
             text, exact = self.value(e)
-            exponent = rf" = e^{{{exact_latex(logit, decimals=False)}}}" if self.exact else ""
-            lines.append(rf"e^{{{a[token]}}}{exponent} &{self.relation(exact)} {text}")
+            lines.append(rf"e^{{{a[token]}}} &{self.relation(exact)} {text}")
         exps = format_numbers(sm.exps, self.digits)
         total = format_number(sm.total, self.digits)
         pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total.exact)} {total.text}"]
@@ -378,7 +394,7 @@ class LatexRenderer:
         lines = []
         for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
             lead = "&" if j == 0 else "&+ "
-            factor = self.name(Name("w", str(j + 1))) if symbolic else w.text
+            factor = self.name(Name("w", step.tokens[j])) if symbolic else w.text
             lines += self.continued(f"{lead}{factor} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
         if not symbolic:
             result = format_numbers(list(step.output), self.digits)

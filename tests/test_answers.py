@@ -1,0 +1,113 @@
+"""`symattn solve` JSON: the documented schema, 30 significant digits, agreement with an independent float run."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, localcontext
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symattn.cli import main
+from symattn.derive import derive, derive_spec
+from symattn.render.answers import answers, render_json
+from symattn.validate import parse_spec
+
+
+def significant_digits(text: str) -> int:
+    return len(text.lstrip("-").replace(".", "").lstrip("0"))
+
+
+def test_schema_of_mt():
+    data = json.loads(render_json(derive("mt")))
+    kinds = [section["kind"] for section in data["sections"]]
+    assert kinds == ["self_attention", "cross_attention", "multi_head"]
+    self_attention, cross, multi = data["sections"]
+    for section in (self_attention, cross):
+        assert set(section) >= {"kind", "Q", "K", "V", "queries", "exact"}
+        assert set(section["exact"]) == {"Q", "K", "V"}
+    love = self_attention["queries"]["love"]
+    assert set(love) == {"scores", "scaled_scores", "weights", "output", "exact"}
+    assert set(love["exact"]) == {"scores", "scaled_scores", "weights", "output"}
+    assert list(cross["queries"]) == ["私は"]
+    assert set(multi) >= {"kind", "heads", "concat", "output", "exact"}
+    assert multi["output"][1].startswith("0.923000")
+    assert love["exact"]["scores"][0] == r"\frac{579}{500}"
+    assert love["exact"]["scaled_scores"][0] == r"\frac{579 \sqrt{2}}{1000}"
+
+
+def test_every_number_has_30_significant_digits():
+    data = answers(derive("mt"))
+
+    def numbers(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key != "exact":
+                    yield from numbers(value)
+        elif isinstance(node, list):
+            for value in node:
+                yield from numbers(value)
+        elif isinstance(node, str) and node[:1] in "-0123456789":
+            yield node
+
+    found = list(numbers(data["sections"]))
+    assert len(found) > 100
+    assert all(significant_digits(n) >= 30 for n in found), [n for n in found if significant_digits(n) < 30]
+
+
+def test_article_values_in_json():
+    love = answers(derive("mt"))["sections"][0]["queries"]["love"]
+    assert Decimal(love["weights"][3]).quantize(Decimal("0.0001")) == Decimal("0.3382")
+    assert love["weights"][3].startswith("0.33823803839306")
+
+
+entries = st.integers(-20, 20).map(lambda n: str(Decimal(n) / 10))
+
+
+@st.composite
+def specs(draw):
+    n, d, d_k, d_v = (draw(st.integers(1, 4)) for _ in range(4))
+
+    def matrix(rows, cols):
+        return [[draw(entries) for _ in range(cols)] for _ in range(rows)]
+
+    return {"sections": [{"kind": "self_attention", "tokens": [f"t{i}" for i in range(n)], "X": matrix(n, d),
+                          "W_Q": matrix(d, d_k), "W_K": matrix(d, d_k), "W_V": matrix(d, d_v), "focus": "all"}]}
+
+
+@settings(max_examples=25, deadline=None)
+@given(specs())
+def test_json_matches_float_attention(data):
+    section = data["sections"][0]
+    result = answers(derive_spec(parse_spec(data)))["sections"][0]
+    X, WQ, WK, WV = (np.array(section[k], dtype=float) for k in ("X", "W_Q", "W_K", "W_V"))
+    Q, K, V = X @ WQ, X @ WK, X @ WV
+    S = Q @ K.T
+    A = np.exp(S / np.sqrt(WK.shape[1]))
+    A /= A.sum(axis=1, keepdims=True)
+    for i, token in enumerate(section["tokens"]):
+        query = result["queries"][token]
+        assert np.allclose(np.array(query["scores"], dtype=float), S[i], atol=1e-12, rtol=0)
+        assert np.allclose(np.array(query["weights"], dtype=float), A[i], atol=1e-12, rtol=0)
+        assert np.allclose(np.array(query["output"], dtype=float), (A @ V)[i], atol=1e-12, rtol=0)
+        with localcontext() as context:
+            context.prec = 80  # each weight is within 5e-30 of its exact value (30 significant digits, ≤ 1)
+            assert abs(sum(Decimal(w) for w in query["weights"]) - 1) <= Decimal("5e-30") * len(query["weights"])
+
+
+def test_solve_prints_json(capsys):
+    assert main(["solve", "--example", "mt"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["title"] == "I love machine learning"
+
+
+def test_render_writes_json(tmp_path, capsys):
+    assert main(["render", "--example", "mt", "--format", "json", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "mt.json").read_text(encoding="utf-8"))["sections"][2]["kind"] == "multi_head"
+
+
+def test_symbolic_numbers_are_null_with_exact_latex():
+    data = answers(derive("symbolic"))["sections"][0]
+    assert data["Q"][0][0] is None
+    assert data["exact"]["Q"][1][0] == r"x_{21} + \frac{x_{22}}{10}"
