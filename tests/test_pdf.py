@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from symattn import build as build_module
 from symattn.cli import main
 from symattn.derive import derive_spec
-from symattn.render.latex import render_latex
-from symattn.validate import parse_spec
 from symattn.errors import LatexError
+from symattn.render.latex import render_latex
 from symattn.render.pdf import compile_pdf, log_excerpt
+from symattn.validate import parse_spec
 
 pytestmark = pytest.mark.pdf
 
@@ -64,8 +64,8 @@ def test_latex_failure_reports_log_lines():
 
 
 def test_latex_failure_leaves_no_pdf(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(build_module, "render_latex", lambda derivation, **settings: "\\documentclass{article}\\begin{document}"
-                        "\\undefinedmacro\\end{document}")
+    broken = "\\documentclass{article}\\begin{document}\\undefinedmacro\\end{document}"
+    monkeypatch.setattr(build_module, "render_latex", lambda derivation, **settings: broken)
     status = main(["render", "--example", "mt", "--format", "pdf", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert status == 2 and "Undefined control sequence" in err
