@@ -51,11 +51,13 @@ class MatrixForm:
 
 @dataclass(frozen=True)
 class MultiHead:
-    """Concatenated head outputs and their projection by W_O."""
+    """Concatenated head outputs and their projection by W_O; attentions holds each computed head's own
+    attention (None for a head whose output was given)."""
 
     heads: tuple[ImmutableMatrix, ...]
     concat: ImmutableMatrix
     output: ImmutableMatrix
+    attentions: tuple[Attention | None, ...] = ()
 
 
 def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
@@ -132,7 +134,8 @@ def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:
     return ImmutableMatrix(1, sum(o.cols for o in outputs), [x for o in outputs for x in o])
 
 
-def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix) -> MultiHead:
+def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
+               attentions: tuple[Attention | None, ...] = ()) -> MultiHead:
     """Concatenate the head outputs and project by W_O."""
     joined = concat(outputs)
-    return MultiHead(tuple(outputs), joined, project(joined, W_O))
+    return MultiHead(tuple(outputs), joined, project(joined, W_O), attentions)

@@ -9,8 +9,15 @@ from pathlib import Path
 PROG = "symattn"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with symattn's one-line errors (exit status 2, usage only with --help)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{PROG}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Exact, step-by-step worked solutions of Transformer attention, as LaTeX and PDF.",
         epilog="Example: python -m symattn render --example mt   (writes output/mt.tex and output/mt.pdf)",
@@ -42,6 +49,27 @@ def build_parser() -> argparse.ArgumentParser:
     solve_source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
     solve_source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
 
+    exam = commands.add_parser(
+        "exam", help="generate exam versions with answer keys (PDF, TeX, JSON, Moodle XML)",
+        description="Generate N different hand-solvable attention problems from a seed, with the exam paper, the "
+                    "answer key (full worked solutions), exam.json and moodle.xml. The same options always give "
+                    "the same files.",
+    )
+    exam.add_argument("--count", type=int, default=10, metavar="N", help="number of versions (default: 10)")
+    exam.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
+    exam.add_argument("--kind", default="self_attention", metavar="KIND",
+                      help="self_attention, cross_attention, multi_head or mixed (default: self_attention)")
+    exam.add_argument("--difficulty", default="easy", metavar="LEVEL",
+                      help="easy (integer √d_k, short decimals, e^x table) or standard (√2, calculator); "
+                           "default: easy")
+    exam.add_argument("--lang", choices=("ja", "en"), default="ja", help="language (default: ja)")
+    exam.add_argument("--digits", metavar="N", help="decimals asked for rounded answers (default: 4)")
+    exam.add_argument("--format", dest="formats", metavar="LIST", default="pdf,tex,json,moodle",
+                      help="comma-separated: pdf, tex, json, moodle (default: all)")
+    exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+    exam.add_argument("--split", action="store_true",
+                      help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
+
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
     examples.add_argument("--show", metavar="NAME", help="print the spec file of one example")
@@ -59,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
             return _examples(args)
         if args.command == "solve":
             return _solve(args)
+        if args.command == "exam":
+            return _exam(args)
         return _render(args)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
@@ -100,6 +130,30 @@ def _load(args: argparse.Namespace):
     from .load import load_example, load_spec
 
     return load_example(args.example) if args.example else load_spec(args.spec)
+
+
+def _exam(args: argparse.Namespace) -> int:
+    from .exam.build import ExamOptions, build_exam, parse_exam_formats
+    from .exam.generate import check_request
+    from .validate import parse_digits
+
+    check_request(args.count, args.kind, args.difficulty)
+    formats = parse_exam_formats(args.formats)
+    digits = parse_digits(args.digits, "--digits") if args.digits is not None else 4
+    options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
+    if "pdf" in formats:
+        _require_tex()
+    for path in build_exam(options, Path(args.out), formats, split=args.split):
+        print(f"wrote {path}")
+    return 0
+
+
+def _require_tex() -> None:
+    from .errors import TexNotFoundError
+    from .render.pdf import INSTALL_HINT, tex_available
+
+    if not tex_available():
+        raise TexNotFoundError(f"no TeX engine found (latexmk + lualatex); {INSTALL_HINT}, or leave out pdf")
 
 
 def _solve(args: argparse.Namespace) -> int:

@@ -289,17 +289,20 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
         HeadWeights(len(spec.heads)),
     ]
     outputs: list[Shown] = []
+    head_results: list[attention.Attention | None] = []
     if any(head.output is not None for head in spec.heads):
         steps.append(Paragraph("multi.assume", {"token": Token(token)}))
     for h, head in enumerate(spec.heads, start=1):
         if head.output is not None:
             shown = _shown(head.output)
             steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), shown)]
+            head_results.append(None)
         else:
-            shown, head_steps = _computed_head(spec, h, head)
+            shown, head_steps, result = _computed_head(spec, h, head)
             steps += head_steps
+            head_results.append(result)
         outputs.append(shown)
-    mh = attention.multi_head(tuple(o.values for o in outputs), spec.W_O.values)
+    mh = attention.multi_head(tuple(o.values for o in outputs), spec.W_O.values, tuple(head_results))
     concat = Shown(mh.concat, max(o.decimals for o in outputs))
     W_O = _shown(spec.W_O)
     steps += [
@@ -320,7 +323,7 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
     return DerivedSection(spec.kind, spec, mh, tuple(steps))
 
 
-def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]]:
+def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step], attention.Attention]:
     """A head with its own weights: its projections and its attention for the focus token, compactly."""
     assert spec.X is not None
     i = spec.tokens.index(spec.focus)
@@ -343,7 +346,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
         WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, spec.tokens),
         VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),
     ]
-    return Shown(query.output), steps
+    return Shown(query.output), steps, result
 
 
 _BUILDERS = {

@@ -45,6 +45,15 @@ def _query(query: QueryAttention) -> dict[str, Any]:
     return answer
 
 
+def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
+    """Q, K, V and the focus queries of one attention computation."""
+    return {
+        "Q": _matrix(result.Q), "K": _matrix(result.K), "V": _matrix(result.V),
+        "queries": {tokens[i]: _query(q) for i, q in result.queries.items()},
+        "exact": {"Q": _exact_matrix(result.Q), "K": _exact_matrix(result.K), "V": _exact_matrix(result.V)},
+    }
+
+
 def _attention(section: DerivedSection, result: Attention) -> dict[str, Any]:
     spec = section.spec
     answer: dict[str, Any] = {"kind": section.kind, "tokens": list(spec.tokens)}
@@ -52,9 +61,7 @@ def _attention(section: DerivedSection, result: Attention) -> dict[str, Any]:
         answer["memory_tokens"] = list(spec.memory_tokens)
     answer["d_k"] = spec.d_k
     answer["scale"] = {"sqrt_d_k": "sqrt(d_k)", "none": "none"}.get(spec.scale.mode) or _number(spec.scale.number)
-    answer.update({"Q": _matrix(result.Q), "K": _matrix(result.K), "V": _matrix(result.V)})
-    answer["queries"] = {spec.tokens[i]: _query(q) for i, q in result.queries.items()}
-    answer["exact"] = {"Q": _exact_matrix(result.Q), "K": _exact_matrix(result.K), "V": _exact_matrix(result.V)}
+    answer.update(_projections(result, spec.tokens))
     return answer
 
 
@@ -63,6 +70,7 @@ def _multi_head(section: DerivedSection, result: MultiHead) -> dict[str, Any]:
         "kind": section.kind,
         "focus": section.spec.focus,
         "heads": [_row(head) for head in result.heads],
+        "head_details": [None if a is None else _projections(a, section.spec.tokens) for a in result.attentions],
         "concat": _row(result.concat),
         "output": _row(result.output),
         "exact": {"heads": [_exact_row(head) for head in result.heads], "concat": _exact_row(result.concat),

@@ -45,7 +45,7 @@ from .templates import read_template
 NOTATION = {
     "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
-    "memory": r"H_{\mathrm{enc}}",
+    "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}",
 }
 # Fixed (non-token) subscripts.
 LABELS = {"concat": r"\text{concat}", "final": r"\text{final}"}
@@ -86,7 +86,8 @@ def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[
 class LatexRenderer:
     """Walks a Derivation and returns LaTeX; settings are checked, unknown ones rejected."""
 
-    default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80, "exact": False}
+    default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80, "exact": False,
+                                        "compact_headings": False}
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(self.default_settings)
@@ -232,6 +233,8 @@ class LatexRenderer:
     # ------------------------------------------------------------ steps
 
     def _print_Heading(self, step: Heading) -> str:
+        if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
+            return rf"\par\medskip\noindent\textbf{{{self.text(step.key, step.params)}}}\par"
         command = {1: "section", 2: "subsection"}.get(step.level, "subsubsection")
         return rf"\{command}*{{{self.text(step.key, step.params)}}}"
 

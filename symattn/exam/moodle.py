@@ -1,0 +1,179 @@
+"""Moodle XML: one cloze question per version, a NUMERICAL blank per answer, tolerance matching the rounding."""
+
+from __future__ import annotations
+
+import html
+import string
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+from typing import Any
+
+from sympy import Expr, ImmutableMatrix
+
+from .. import i18n
+from ..model import Derivation, Name, ScaleFactor, Token
+from ..numfmt import format_numbers, to_decimal
+from .generate import Version
+from .paper import POINTS, key_name
+
+ANSWER_DECIMALS = 12
+
+
+def tolerance(digits: int) -> str:
+    """Half a unit in the last place asked for: ±0.00005 at 4 decimals."""
+    return format(Decimal(5).scaleb(-(digits + 1)), "f")
+
+
+class MoodleWriter:
+    """Builds the quiz: question text in HTML (no math markup needed), answers as cloze NUMERICAL blanks."""
+
+    def __init__(self, lang: str, digits: int) -> None:
+        self.lang = lang
+        self.digits = digits
+        self.tolerance = tolerance(digits)
+
+    def quiz(self, versions: list[tuple[Version, Derivation]]) -> str:
+        quiz = ET.Element("quiz")
+        for version, derivation in versions:
+            question = ET.SubElement(quiz, "question", type="cloze")
+            ET.SubElement(ET.SubElement(question, "name"), "text").text = (
+                f"symattn {self.text('exam.version', {'label': version.label})}")
+            body = ET.SubElement(question, "questiontext", format="html")
+            ET.SubElement(body, "text").text = self.question_html(derivation)
+            ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = ""
+            ET.SubElement(question, "penalty").text = "0.3333333"
+            ET.SubElement(question, "hidden").text = "0"
+        ET.indent(quiz)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode") + "\n"
+
+    # ------------------------------------------------------------ text
+
+    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
+        """A language string as HTML, its {params} filled in."""
+        out = []
+        for literal, field, _spec, _conv in string.Formatter().parse(i18n.text(self.lang, key)):
+            out.append(safe(literal))
+            if field is not None:
+                out.append(self.param((params or {})[field]))
+        return "".join(out)
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, Token):
+            return f"<code>{safe(value.name)}</code>"
+        if isinstance(value, Name):
+            return self.name(value)
+        if isinstance(value, ScaleFactor):
+            root = int(value.d_k**0.5 + 0.5)
+            tail = f" = {root}" if root * root == value.d_k else ""
+            return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
+        return safe(str(value))
+
+    def name(self, name: Name) -> str:
+        base, _, sub = name.base.partition("_")
+        subscript = safe(name.token) if name.token is not None else (name.label or sub)
+        head = f"<sup>({name.head})</sup>" if name.head is not None else ""
+        return f"<i>{safe(base)}</i>{head}" + (f"<sub>{subscript}</sub>" if subscript else "")
+
+    # ------------------------------------------------------------ question
+
+    def question_html(self, derivation: Derivation) -> str:
+        section = derivation.sections[0]
+        spec, result, kind = section.spec, section.result, section.kind
+        parts = [f"<p>{self.text('exam.instructions', {'digits': self.digits})}</p>"]
+        if kind == "cross_attention":
+            parts.append(f"<p>{self.text('exam.given_cross', {'token': Token(spec.tokens[0])})}</p>")
+            parts.append(self.table(["x"], [spec.tokens[0]], [given(spec.X)]))
+            parts.append(self.table([self.text("table.encoder_output")], spec.memory_tokens, [given(spec.memory)]))
+        else:
+            parts.append(f"<p>{self.text('exam.given_multi' if kind == 'multi_head' else 'exam.given_self')}</p>")
+            parts.append(self.table([self.text("table.embedding")], spec.tokens, [given(spec.X)]))
+        weights = ([(Name(f"W_{c}", head=h), getattr(head_spec, f"W_{c}")) for h, head_spec in
+                    enumerate(spec.heads, start=1) for c in "QKV"] + [(Name("W_O"), spec.W_O)]
+                   if kind == "multi_head" else [(Name(f"W_{c}"), getattr(spec, f"W_{c}")) for c in "QKV"])
+        for name, matrix in weights:
+            parts.append(f"<p>{self.name(name)} =</p>" + self.matrix(given(matrix)))
+        focus = spec.focus if kind == "multi_head" else spec.focus[0]
+        d_k = spec.heads[0].d_k if kind == "multi_head" else spec.d_k
+        parts.append(f"<p>{self.text('exam.focus', {'token': Token(focus), 'd_k': ScaleFactor(d_k)})}</p>")
+        parts.append(f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>")
+        parts.append("<ol type=\"a\">")
+        for part, answer in self.answers(kind, spec, result, focus):
+            params = {"token": Token(focus), "W_O": Name("W_O")}
+            parts.append(f"<li>{self.text(key_name(kind, part), params)} ({POINTS[part]})<br>{answer}</li>")
+        parts.append("</ol>")
+        return "\n".join(parts)
+
+    def answers(self, kind: str, spec, result, focus: str):
+        """(part, HTML with blanks) in the order of the paper."""
+        if kind == "multi_head":
+            i = spec.tokens.index(focus)
+            heads = list(enumerate(result.attentions, start=1))
+            yield "qkv", "".join(self.blank_table(spec.tokens, a, h) for h, a in heads)
+            for part, pick in (("scores", lambda q: q.scores), ("scaled", lambda q: q.scaled),
+                               ("weights", lambda q: q.softmax.weights)):
+                yield part, "".join(f"{self.text('exam.head', {'h': h})}: {self.blanks(pick(a.queries[i]))}<br>"
+                                    for h, a in heads)
+            rows = [f"{self.name(Name('z', focus, head=h))}: {self.blanks(head)}<br>"
+                    for h, head in enumerate(result.heads, start=1)]
+            rows.append(f"{self.name(Name('z', label='concat'))}: {self.blanks(result.concat)}<br>")
+            rows.append(f"{self.name(Name('z', label='final'))}: {self.blanks(result.output)}")
+            yield "output", "".join(rows)
+            return
+        query = result.queries[spec.tokens.index(focus)]
+        if kind == "cross_attention":
+            yield "qkv", (f"{self.name(Name('Q', focus))}: {self.blanks(result.Q)}<br>"
+                          + self.blank_table(spec.memory_tokens, result, None, letters="KV"))
+        else:
+            yield "qkv", self.blank_table(spec.tokens, result, None)
+        yield "scores", self.blanks(query.scores)
+        yield "scaled", self.blanks(query.scaled)
+        yield "weights", self.blanks(query.softmax.weights)
+        yield "output", self.blanks(query.output)
+
+    # ------------------------------------------------------------ pieces
+
+    def blank(self, value: Expr) -> str:
+        answer = format(to_decimal(value, ANSWER_DECIMALS).normalize(), "f")
+        return f"{{1:NUMERICAL:={answer}:{self.tolerance}}}"
+
+    def blanks(self, values) -> str:
+        return "[" + ", ".join(self.blank(v) for v in values) + "]"
+
+    def blank_table(self, tokens, result, head: int | None, letters: str = "QKV") -> str:
+        header = "".join(f"<th>{self.name(Name(c, head=head))}</th>" for c in letters)
+        rows = "".join(
+            f"<tr><td><code>{safe(token)}</code></td>"
+            + "".join(f"<td>{self.blanks(getattr(result, c).row(i))}</td>" for c in letters) + "</tr>"
+            for i, token in enumerate(tokens))
+        return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
+
+    def table(self, header: list[str], tokens, matrices: list[tuple[ImmutableMatrix, tuple]]) -> str:
+        cells = "".join(f"<th>{h}</th>" for h in header)
+        rows = []
+        for i, token in enumerate(tokens):
+            vectors = "".join(f"<td>[{', '.join(row_text(m, w, i, self.digits))}]</td>" for m, w in matrices)
+            rows.append(f"<tr><td><code>{safe(token)}</code></td>{vectors}</tr>")
+        return f"<table border=\"1\"><tr><th></th>{cells}</tr>{''.join(rows)}</table>"
+
+    def matrix(self, matrix: tuple[ImmutableMatrix, tuple]) -> str:
+        values, written = matrix
+        rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row_text(values, written, i, self.digits))
+                       + "</tr>" for i in range(values.rows))
+        return f"<table border=\"1\">{rows}</table>"
+
+
+def given(matrix) -> tuple[ImmutableMatrix, tuple]:
+    return matrix.values, matrix.written
+
+
+def row_text(values: ImmutableMatrix, written: tuple, i: int, digits: int) -> list[str]:
+    """One row of an input matrix as typed (a fraction as p/q)."""
+    cols = values.cols
+    row, typed = list(values.row(i)), written[i * cols:(i + 1) * cols]
+    return [f"{v.p}/{v.q}" if places is None and not v.is_Integer else format_numbers([v], digits, places or 0)[0].text
+            for v, places in zip(row, typed, strict=True)]
+
+
+def safe(text: str) -> str:
+    """HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
+    return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")

@@ -1,0 +1,42 @@
+"""A small progress bar on stderr for long work (generating versions, compiling PDFs)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+
+class Progress:
+    """`label [######----] 12/30`, redrawn in place on a terminal; one closing line elsewhere (logs, CI)."""
+
+    def __init__(self, label: str, total: int, stream: TextIO | None = None, width: int = 30) -> None:
+        self.label, self.total, self.width = label, max(total, 1), width
+        self.stream = stream if stream is not None else sys.stderr
+        self.done = 0
+        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+        if self.live:
+            self._draw()
+
+    def advance(self, steps: int = 1) -> None:
+        self.done = min(self.total, self.done + steps)
+        if self.live:
+            self._draw()
+
+    def close(self) -> None:
+        if self.live:
+            self.stream.write("\n")
+        else:
+            self.stream.write(f"{self.label}: {self.done}/{self.total}\n")
+        self.stream.flush()
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _draw(self) -> None:
+        filled = self.width * self.done // self.total
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
+        self.stream.flush()

@@ -1,0 +1,191 @@
+"""Exams: hand-friendly, reproducible, correct (answers recomputed independently), Moodle XML that parses."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from symattn.cli import main
+from symattn.exam.build import ExamOptions, build_exam
+from symattn.exam.generate import LEVELS, generate
+from symattn.load import read_spec_text
+from symattn.validate import parse_spec
+
+
+def number(text: str) -> float:
+    return float(Fraction(text))
+
+
+def matrix(rows) -> np.ndarray:
+    return np.array([[number(x) for x in row] for row in rows], dtype=float)
+
+
+def float_attention(X, source, WQ, WK, WV, d_k, i):
+    """Textbook attention for query row i, in float64, from the spec's data alone."""
+    Q, K, V = X @ WQ, source @ WK, source @ WV
+    s = K @ Q[i]
+    a = s / np.sqrt(d_k)
+    w = np.exp(a - a.max())
+    w /= w.sum()
+    return Q, K, V, s, a, w, w @ V
+
+
+def expected_answers(spec: dict) -> dict:
+    """Every answer of one version, recomputed with numpy from the version's spec."""
+    section = spec["sections"][0]
+    if section["kind"] == "multi_head":
+        X = matrix(section["X"])
+        i = section["tokens"].index(section["focus"])
+        heads = [float_attention(X, X, matrix(h["W_Q"]), matrix(h["W_K"]), matrix(h["W_V"]), len(h["W_K"][0]), i)
+                 for h in section["heads"]]
+        concat = np.concatenate([h[6] for h in heads])
+        return {"heads": heads, "concat": concat, "output": concat @ matrix(section["W_O"])}
+    source = matrix(section["memory"]) if section["kind"] == "cross_attention" else matrix(section["X"])
+    i = section["tokens"].index(section["focus"])
+    return {"single": float_attention(matrix(section["X"]), source, matrix(section["W_Q"]), matrix(section["W_K"]),
+                                      matrix(section["W_V"]), len(section["W_K"][0]), i)}
+
+
+@pytest.fixture(scope="module")
+def exam_files(tmp_path_factory):
+    out = tmp_path_factory.mktemp("exam")
+    build_exam(ExamOptions(30, 2026, "mixed", "easy", "en"), out, ("tex", "json", "moodle"))
+    return out
+
+
+def test_versions_are_reproducible_and_different():
+    first = generate(12, 7, "mixed", "standard", "ja")
+    again = generate(12, 7, "mixed", "standard", "ja")
+    assert [v.data for v in first] == [v.data for v in again]
+    assert len({json.dumps(v.data["sections"], sort_keys=True) for v in first}) == 12
+    assert [v.data for v in generate(12, 8, "mixed", "standard", "ja")] != [v.data for v in first]
+
+
+@pytest.mark.parametrize("kind", ["self_attention", "cross_attention", "multi_head"])
+def test_easy_versions_are_hand_friendly(kind):
+    level = LEVELS["easy"]
+    for version in generate(15, 3, kind, "easy", "en"):
+        section = version.data["sections"][0]
+        given = [section["X"], *[h[k] for h in section.get("heads", [section]) for k in ("W_Q", "W_K", "W_V")]]
+        assert all(x in level.inputs + level.weights for m in given for row in m for x in row)
+        d_k = len(section["heads"][0]["W_K"][0]) if kind == "multi_head" else len(section["W_K"][0])
+        assert d_k in (1, 4)
+        spec = version.data
+        expected = expected_answers(spec)
+        for run in expected.get("heads", []) or [expected["single"]]:
+            Q, K, V, s, a, w, z = run
+            for x in (*Q.ravel(), *K.ravel(), *V.ravel()):
+                assert abs(x * 10 - round(x * 10)) < 1e-9  # one decimal at most
+            for x in s:
+                assert abs(x * 100 - round(x * 100)) < 1e-9  # raw scores: two decimals at most
+            assert sorted(w)[-1] - sorted(w)[-2] > 1e-9  # one clear largest weight
+            assert not any(np.all(M == 0, axis=1).any() for M in (Q, K, V))
+
+
+def test_exam_json_answers_match_an_independent_computation(exam_files):
+    data = json.loads((exam_files / "exam.json").read_text(encoding="utf-8"))
+    assert data["seed"] == 2026 and data["options"]["count"] == 30 and len(data["versions"]) == 30
+    for version in data["versions"]:
+        spec, answers = version["spec"], version["answers"]["sections"][0]
+        parse_spec(read_spec_text(json.dumps(spec), "json", "v"))  # re-renderable as a spec file
+        expected = expected_answers(spec)
+        if "heads" in expected:
+            focus = spec["sections"][0]["focus"]
+            for details, (Q, _K, _V, _s, _a, w, _z) in zip(answers["head_details"], expected["heads"], strict=True):
+                q = details["queries"][focus]
+                assert np.allclose(matrix(details["Q"]), Q, atol=1e-12)
+                assert np.allclose([number(x) for x in q["weights"]], w, atol=1e-12)
+            assert np.allclose([number(x) for x in answers["concat"]], expected["concat"], atol=1e-12)
+            assert np.allclose([number(x) for x in answers["output"]], expected["output"], atol=1e-12)
+        else:
+            Q, K, V, s, a, w, z = expected["single"]
+            q = answers["queries"][spec["sections"][0]["focus"]]
+            assert np.allclose(matrix(answers["K"]), K, atol=1e-12)
+            for key, values in (("scores", s), ("scaled_scores", a), ("weights", w), ("output", z)):
+                assert np.allclose([number(x) for x in q[key]], values, atol=1e-12), key
+
+
+def test_moodle_xml_has_one_question_per_version_with_the_right_answers(exam_files):
+    root = ET.parse(exam_files / "moodle.xml").getroot()
+    assert root.tag == "quiz"
+    questions = root.findall("question")
+    data = json.loads((exam_files / "exam.json").read_text(encoding="utf-8"))
+    assert len(questions) == len(data["versions"]) == 30
+    for question, version in zip(questions, data["versions"], strict=True):
+        assert question.get("type") == "cloze"
+        assert question.find("questiontext").get("format") == "html"
+        text = question.find("questiontext/text").text
+        blanks = re.findall(r"\{1:NUMERICAL:=([-0-9.]+):([0-9.]+)\}", text)
+        assert blanks and all(tol == "0.00005" for _, tol in blanks)
+        assert text.count("{") == len(blanks)  # no stray brace that Moodle would read as a blank
+        expected = expected_answers(version["spec"])
+        if "heads" in expected:
+            flat = [x for Q, K, V, *_ in expected["heads"] for i in range(Q.shape[0])
+                    for x in (*Q[i], *K[i], *V[i])]
+            for part in (3, 4, 5):
+                flat += [x for run in expected["heads"] for x in run[part]]
+            flat += [x for run in expected["heads"] for x in run[6]] + [*expected["concat"], *expected["output"]]
+        else:
+            Q, K, V, s, a, w, z = expected["single"]
+            if version["spec"]["sections"][0]["kind"] == "cross_attention":
+                i = 0
+                flat = [*Q[i]] + [x for j in range(K.shape[0]) for x in (*K[j], *V[j])]
+            else:
+                flat = [x for j in range(Q.shape[0]) for x in (*Q[j], *K[j], *V[j])]
+            flat += [*s, *a, *w, *z]
+        assert np.allclose([float(b) for b, _ in blanks], flat, atol=1e-11)
+
+
+def test_same_command_gives_identical_files(tmp_path):
+    for run in ("a", "b"):
+        assert main(["exam", "--count", "5", "--seed", "11", "--kind", "mixed", "--format", "tex,json,moodle",
+                     "--out", str(tmp_path / run)]) == 0
+    for name in ("exam.tex", "key.tex", "exam.json", "moodle.xml"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--count", "0"], "--count: expected a whole number of versions from 1 to 1000, got 0"),
+    (["--kind", "selfie"], "--kind: expected one of self_attention, cross_attention, multi_head, mixed"),
+    (["--difficulty", "hard"], "--difficulty: expected one of easy, standard"),
+    (["--format", "pdf,docx"], "--format: unknown format 'docx'"),
+    (["--count", "many"], "argument --count: invalid int value: 'many'"),
+])
+def test_impossible_requests(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) if "many" in argv else _Nothing():
+        status = main(["exam", *argv, "--out", str(tmp_path)])
+        assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"symattn: error: {message}") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.pdf
+def test_exam_and_key_pdfs(tmp_path):
+    assert main(["exam", "--count", "3", "--seed", "5", "--kind", "mixed", "--lang", "en", "--split",
+                 "--out", str(tmp_path)]) == 0
+    exam = subprocess.run(["pdftotext", str(tmp_path / "exam.pdf"), "-"], capture_output=True, text=True).stdout
+    key = subprocess.run(["pdftotext", str(tmp_path / "key.pdf"), "-"], capture_output=True, text=True).stdout
+    for label in ("Version 01", "Version 02", "Version 03"):
+        assert label in exam and label in key
+    assert "Answers:" not in exam and "Worked solution" not in exam
+    assert key.count("Answers:") >= 15 and "Worked solution" in key
+    assert "[4 points]" in exam
+    assert sorted(p.name for p in tmp_path.glob("*-??.pdf")) == [
+        "exam-01.pdf", "exam-02.pdf", "exam-03.pdf", "key-01.pdf", "key-02.pdf", "key-03.pdf"]
+    single = subprocess.run(["pdftotext", str(tmp_path / "exam-02.pdf"), "-"], capture_output=True, text=True).stdout
+    assert "Version 02" in single and "Version 01" not in single
