@@ -1,16 +1,16 @@
 #!/bin/sh
 # symattn: everything a fresh Debian/Ubuntu machine needs, then symattn itself (editable, with the test extra).
-#   TeX Live (LuaLaTeX + luatexja + HaranoAji fonts), latexmk, and poppler-utils (pdftotext/pdftoppm).
+#   TeX Live (LuaLaTeX + luatexja + HaranoAji fonts, the exam class), latexmk, and poppler-utils (pdftotext/pdftoppm).
 # Safe to run again: it installs only what is missing.
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-PACKAGES="latexmk texlive-luatex texlive-lang-japanese texlive-latex-recommended poppler-utils"
+PACKAGES="latexmk texlive-luatex texlive-lang-japanese texlive-latex-recommended texlive-latex-extra poppler-utils"
 
 have_tex() {
     command -v latexmk >/dev/null 2>&1 && command -v lualatex >/dev/null 2>&1 &&
         command -v pdftotext >/dev/null 2>&1 && kpsewhich luatexja.sty >/dev/null 2>&1 &&
-        kpsewhich booktabs.sty >/dev/null 2>&1
+        kpsewhich booktabs.sty >/dev/null 2>&1 && kpsewhich exam.cls >/dev/null 2>&1
 }
 
 if ! have_tex; then

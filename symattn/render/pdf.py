@@ -11,8 +11,8 @@ from pathlib import Path
 
 from ..errors import LatexError, TexNotFoundError
 
-INSTALL_HINT = ("install TeX Live to get the PDF, e.g. on Debian/Ubuntu: "
-                "apt-get install latexmk texlive-luatex texlive-lang-japanese texlive-latex-recommended")
+INSTALL_HINT = ("install TeX Live to get the PDF, e.g. on Debian/Ubuntu: apt-get install latexmk "
+                "texlive-luatex texlive-lang-japanese texlive-latex-recommended texlive-latex-extra")
 _ERROR_LINE = re.compile(r"^(! |.*:\d+: )")
 
 
