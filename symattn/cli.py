@@ -168,7 +168,7 @@ def _render(args: argparse.Namespace) -> int:
     from .build import build, parse_formats
     from .validate import parse_digits
 
-    formats = parse_formats(args.formats or "tex,pdf")
+    formats = parse_formats("tex,pdf" if args.formats is None else args.formats)
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else None
     spec = _load(args)
     result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,

@@ -97,8 +97,10 @@ def _scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tok
     if scale.mode == "number":
         intro = [Paragraph("attend.scale_by_number", {"c": Num(result.scale)})]
     else:
+        # d_k is the length of q and k unless the spec sets it.
+        why = "attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given"
         intro = [Paragraph("attend.scale_by", {"scale": ScaleFactor(d_k)}),
-                 Paragraph("attend.d_k_is", {"d": d_k, "d_k": Eq(Name("d_k"), d_k)})]
+                 Paragraph(why, {"d": result.query.cols, "d_k": Eq(Name("d_k"), d_k)})]
     return [*intro, Scaling(d_k, scale.mode == "sqrt_d_k", result.scale, result.scores, result.scaled, tokens)]
 
 
@@ -116,11 +118,11 @@ def _result(name: Name, output: ImmutableMatrix) -> Step:
     return VectorEquation(name, Shown(output))
 
 
-def _strongest(tokens: tuple[str, ...], weights: tuple[Expr, ...]) -> str | None:
-    """The token with the largest weight, when the weights are numbers."""
-    if any(w.free_symbols for w in weights):
+def _strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...]) -> str | None:
+    """The token with the largest weight (the largest score), when there is exactly one."""
+    if any(s.free_symbols for s in scores) or list(scores).count(max(scores)) > 1:
         return None
-    return tokens[max(range(len(weights)), key=lambda j: weights[j].evalf(30))]
+    return tokens[list(scores).index(max(scores))]
 
 
 def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
@@ -130,7 +132,7 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
     key_names = tuple(Name("K", t) for t in key_tokens)
     value_names = tuple(Name("V", t) for t in key_tokens)
     weights = result.softmax.weights
-    strongest = _strongest(key_tokens, weights)
+    strongest = _strongest(key_tokens, result.scores)
     steps: list[Step] = [
         Heading(2, step_keys["scores"], {"token": Token(focus)}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
@@ -149,7 +151,7 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
         Heading(2, step_keys["sum"], {"token": Token(focus)}),
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
-        Paragraph("attend.weighted_sum"),
+        Paragraph("attend.weighted_sum_symbolic" if result.output.free_symbols else "attend.weighted_sum"),
         WeightedSum(weights, V.rows, result.output, key_tokens),
     ]
     return steps
@@ -182,7 +184,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         Paragraph("self.goal", {"token": Token(spec.focus[0])}),
         Heading(2, "self.step1"),
         TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)),
-        Paragraph("note.dummy_embeddings", note=True),
+        *([] if spec.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
         Paragraph("self.x_is", {"X": Name("X")}),
         Heading(2, "self.step2"),
         Paragraph("self.projections"),
@@ -288,6 +290,9 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
         Paragraph("multi.each_head"),
         HeadWeights(len(spec.heads)),
     ]
+    if spec.X is not None:  # heads computed from weights work on the section's embeddings
+        steps += [Paragraph("multi.embeddings", {"X": Name("X")}),
+                  TokenTable(("table.token", "table.embedding"), spec.tokens, (_shown(spec.X),))]
     outputs: list[Shown] = []
     head_results: list[attention.Attention | None] = []
     if any(head.output is not None for head in spec.heads):

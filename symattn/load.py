@@ -37,9 +37,12 @@ def _reject_constant(name: str) -> None:
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and validate a spec file (.json is JSON, anything else TOML)."""
+    """Read and validate a spec file (.toml or .json)."""
     path = Path(path)
-    fmt = "json" if path.suffix.lower() == ".json" else "toml"
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise SpecError(str(path), f"expected a .toml or .json spec file, got {suffix or 'no extension'}")
+    fmt = suffix.removeprefix(".")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

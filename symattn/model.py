@@ -33,17 +33,20 @@ class Shown:
 
     uniform=True writes all entries with one count of decimals, as a table column; False writes each as short
     as it is exact (the article's raw scores: 1.158, 1.6976). written, for an input matrix, says how each entry
-    was typed (decimals, or None for a fraction), and each is shown that way.
+    was typed (decimals, or None for a fraction), and each is shown that way. A row taken from a matrix keeps
+    the matrix's count of decimals, so K_love reads the same in a product as in the table of all keys.
     """
 
     values: ImmutableMatrix
     decimals: int = 0
     uniform: bool = True
     written: tuple[int | None, ...] = ()
+    whole: ImmutableMatrix | None = None  # for a row: the matrix whose decimals it shares
 
     def row(self, i: int) -> Shown:
         cols = self.values.cols
-        return Shown(self.values.row(i), self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols])
+        return Shown(self.values.row(i), self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols],
+                     self.whole if self.whole is not None else self.values)
 
     @property
     def rows(self) -> tuple[Shown, ...]:
@@ -240,6 +243,12 @@ class Derivation:
     digits: int
     sections: tuple[DerivedSection, ...]
     name: str = "spec"
+
+    @property
+    def symbolic(self) -> bool:
+        """Whether any input holds symbols (then nothing is rounded)."""
+        return any(getattr(section.result, name).free_symbols for section in self.sections
+                   for name in ("V", "output") if hasattr(section.result, name))
 
     @property
     def steps(self) -> tuple[Step, ...]:

@@ -45,17 +45,18 @@ def decimal_places(value: Expr) -> int | None:
 def to_decimal(value: Expr, digits: int) -> Decimal:
     """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals."""
     value = sympify(value)
-    quantum = Decimal(1).scaleb(-digits)
     if value.is_Rational:
         p, q = int(value.p), int(value.q)
-        scaled = abs(p) * 10**digits
-        whole, rest = divmod(scaled, q)
+        whole, rest = divmod(abs(p) * 10**digits, q)
         if 2 * rest >= q:
             whole += 1
-        result = Decimal(whole).scaleb(-digits).quantize(quantum)
-        return -result if p < 0 and whole else result
-    approx = Decimal(str(N(value, digits + _GUARD_DIGITS)))
-    result = approx.quantize(quantum, rounding=ROUND_HALF_UP)
+        return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
+    magnitude = max(0, Decimal(str(N(value, 15))).adjusted())
+    figures = magnitude + digits + _GUARD_DIGITS
+    approx = Decimal(str(N(value, figures)))
+    with localcontext() as context:
+        context.prec = figures + 10
+        result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
 
 
@@ -87,12 +88,12 @@ def _fraction(value: Rational) -> Number:
 
 def format_numbers(
     values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False,
-    fractions: bool = False, written: tuple[int | None, ...] = (),
+    fractions: bool = False, written: tuple[int | None, ...] = (), whole: Iterable[Expr] | None = None,
 ) -> list[Number]:
     """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would.
 
     `written` (an input's entries as typed) overrides both: each entry is shown as it was written, a fraction
-    as a fraction.
+    as a fraction. `whole` (a matrix this row belongs to) sets the shared decimals instead of the row itself.
     """
     values = [sympify(v) for v in values]
     if written:
@@ -100,7 +101,7 @@ def format_numbers(
                 for v, places in zip(values, written, strict=True)]
     if uniform:
         needed = [min_decimals]
-        for v in values:
+        for v in (values if whole is None else [sympify(w) for w in whole]):
             places = decimal_places(v)
             if places is not None and places <= max(digits, min_decimals):
                 needed.append(places)
@@ -135,6 +136,17 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
     rational coefficients are written as decimals (0.1 x_{11} rather than x_{11}/10)."""
     value = sympify(value)
     return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
+
+
+def exact_sum_latex(terms: Iterable[Expr]) -> str:
+    """Terms added in the order given (token order), each exact: e^{a_1} + e^{a_2} - ..."""
+    text = " + ".join(exact_latex(term, decimals=False) for term in terms)
+    return text.replace("+ -", "- ")
+
+
+def exact_ratio_latex(numerator: Iterable[Expr], denominator: Iterable[Expr]) -> str:
+    """\\frac{Σ numerator}{Σ denominator}, both sums in the order given: the softmax form e^{a_j} / Σ_k e^{a_k}."""
+    return rf"\frac{{{exact_sum_latex(numerator)}}}{{{exact_sum_latex(denominator)}}}"
 
 
 def _decimal_coefficients(value: Expr) -> Expr:

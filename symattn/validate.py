@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from decimal import Decimal
 from typing import Any
 
 from sympy import ImmutableMatrix, Symbol
@@ -194,7 +195,8 @@ def _rows_match(matrix: GivenMatrix, expected: int, field: str, what: str) -> No
 
 def _positive_int(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise SpecError(field, f"expected a positive whole number, got {value!r}")
+        shown = str(value) if isinstance(value, Decimal) else repr(value)
+        raise SpecError(field, f"expected a positive whole number, got {shown}")
     return value
 
 

@@ -193,3 +193,51 @@ def test_exact_mode_writes_rationals_as_fractions():
     exact = render_latex(derive_spec(spec), exact=True)
     assert r"&\approx [0.6667,\  0.0000]" in plain  # K_a = [2/3, 0], rounded, one column width
     assert r"&= [\tfrac{2}{3},\  0]" in exact
+
+
+def test_large_values_and_many_digits_do_not_crash():
+    tex = _tex(X=[["7", "7"], ["1", "0"]], focus="a")  # a score of 98/√2: e^{69.3} ≈ 1.2e30
+    assert r"e^{{a}_{\text{a}}} &\approx 1244721445663104714149895783195.8429" in tex
+    assert r"\approx [0.168815323768742133610818221426" in render_latex(derive("mt", digits=30))
+
+
+def test_equal_weights_claim_no_winner():
+    tex = _tex(X=[["0", "0"], ["0", "0"]], W_V=[["1"], ["1"]])
+    assert "receives the largest attention weight" not in tex
+    assert r"Z = \sum_{k} e^{a_{k}} &= 1 + 1 = 2" in tex  # exact when every e^{a} is
+
+
+def test_a_given_d_k_is_explained_as_given():
+    tex = _tex(d_k=4)
+    assert "Here $d_k = 4$ is given (Q and K are vectors of 2 entries)." in tex
+    assert "vectors of 4 entries" not in tex
+
+
+def test_rounded_factors_give_approx():
+    tex = _tex(X=[["1/3", "0"], ["0", "1"]], W_K=[["3", "0"], ["0", "1"]], focus="a")
+    # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3
+    assert r"{Q}_{\text{a}} \cdot {K}_{\text{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
+
+
+def test_rows_share_their_matrix_decimals():
+    tex = _tex(X=[["0.9", "0"], ["0.125", "1"]], focus="a")
+    assert r"{K}_{\text{a}} &= {x}_{\text{a}} \cdot W_K" in tex
+    assert r"&= [0.900,\  0.000]" in tex  # K_a as in the table of all keys (0.125 sets three decimals)
+
+
+def test_computed_heads_show_the_embeddings_they_use():
+    identity = [["1", "0"], ["0", "1"]]
+    spec = parse_spec({"sections": [{
+        "kind": "multi_head", "focus": "a", "tokens": ["a", "b"], "X": [["1.5", "0"], ["0", "1"]],
+        "heads": [{"W_Q": identity, "W_K": identity, "W_V": identity}], "W_O": [["1"], ["1"]]}]})
+    tex = render_latex(derive_spec(spec), lang="en")
+    assert "Each head projects the embeddings $X$ below" in tex
+    assert r"\tok{a} & $[1.5,\ 0]$" in tex
+
+
+def test_symbolic_documents_do_not_speak_of_rounding():
+    tex = render_latex(derive("symbolic"))
+    assert "in symbols (the general formulas)" in tex
+    assert "only the display is rounded" not in tex and "rounded to 4 places" not in tex
+    assert "dummy values keep the computation" in tex  # the weights are still the article's dummies ...
+    assert "Note: in practice the embeddings are learned" not in tex  # ... but X is symbolic

@@ -144,3 +144,31 @@ def test_random_specs_compile(tmp_path, data, lang, exact):
     derivation = derive_spec(parse_spec(data), lang=lang)
     pdf = compile_pdf(render_latex(derivation, exact=exact), jobname="random")
     assert pdf.startswith(b"%PDF")
+
+
+@pytest.mark.parametrize(("example", "lang", "exact"), [("mt", "ja", False), ("mt", "en", True),
+                                                         ("matrix", "ja", True), ("symbolic", "en", False)])
+def test_nothing_runs_off_the_page(example, lang, exact):
+    from symattn.derive import derive
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    _, log = compile_with_log(render_latex(derive(example, lang=lang), exact=exact), jobname=example)
+    assert overfull_boxes(log) == []
+
+
+def test_long_token_names_and_fractions_stay_on_the_page():
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    spec = parse_spec({"sections": [{
+        "kind": "self_attention", "tokens": ["internationalization", "トランスフォーマー", "c"],
+        "X": [["1/3", "-2/7", "5/9", "-1/11"], ["0.125", "-1.5", "2.25", "1/6"], ["-3", "1/7", "0.5", "2"]],
+        "W_Q": [["1/3", "0.2", "-0.7", "5/7"], ["0.1", "-1/9", "0.4", "0.3"], ["-0.6", "0.5", "2/3", "-0.2"],
+                ["0.9", "-0.4", "0.1", "1/13"]],
+        "W_K": [["-1/3", "0.3", "0.7", "2/7"], ["0.5", "1/9", "-0.4", "0.3"], ["0.6", "-0.5", "1/3", "0.2"],
+                ["-0.9", "0.4", "0.15", "3/13"]],
+        "W_V": [["1", "1/3", "-1", "0.5"], ["0.5", "-0.25", "2/3", "1"], ["-1", "0", "1", "1/7"],
+                ["0.3", "0.3", "-0.3", "0.3"]],
+        "focus": "all"}]})
+    for exact in (False, True):
+        _, log = compile_with_log(render_latex(derive_spec(spec, lang="ja"), exact=exact), jobname="long")
+        assert overfull_boxes(log) == []

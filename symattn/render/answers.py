@@ -11,7 +11,7 @@ from sympy import Expr, ImmutableMatrix
 from .. import __version__
 from ..attention import Attention, MultiHead, QueryAttention
 from ..model import Derivation, DerivedSection
-from ..numfmt import exact_latex, significant
+from ..numfmt import exact_latex, exact_ratio_latex, significant
 
 FIGURES = 30
 
@@ -37,11 +37,16 @@ def _exact_matrix(matrix: ImmutableMatrix) -> list[list[str]]:
     return [_exact_row(matrix.row(i)) for i in range(matrix.rows)]
 
 
-def _query(query: QueryAttention) -> dict[str, Any]:
+def _query(query: QueryAttention, V: ImmutableMatrix) -> dict[str, Any]:
     parts = {"scores": query.scores, "scaled_scores": query.scaled, "weights": query.softmax.weights,
              "output": tuple(query.output)}
     answer: dict[str, Any] = {key: _row(values) for key, values in parts.items()}
-    answer["exact"] = {key: _exact_row(values) for key, values in parts.items()}
+    answer["exact"] = {key: _exact_row(parts[key]) for key in ("scores", "scaled_scores")}
+    # The softmax forms, in token order: e^{a_j} / Σ_k e^{a_k} and (Σ_j v_j e^{a_j}) / Σ_k e^{a_k}.
+    exps = query.softmax.exps
+    answer["exact"]["weights"] = [exact_ratio_latex([e], exps) for e in exps]
+    answer["exact"]["output"] = [exact_ratio_latex([V[j, c] * e for j, e in enumerate(exps) if V[j, c] != 0] or [0],
+                                                   exps) for c in range(V.cols)]
     return answer
 
 
@@ -49,7 +54,7 @@ def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
     """Q, K, V and the focus queries of one attention computation."""
     return {
         "Q": _matrix(result.Q), "K": _matrix(result.K), "V": _matrix(result.V),
-        "queries": {tokens[i]: _query(q) for i, q in result.queries.items()},
+        "queries": {tokens[i]: _query(q, result.V) for i, q in result.queries.items()},
         "exact": {"Q": _exact_matrix(result.Q), "K": _exact_matrix(result.K), "V": _exact_matrix(result.V)},
     }
 

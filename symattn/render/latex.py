@@ -130,7 +130,8 @@ class LatexRenderer:
                  else self.text("doc.untitled"))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
-        doc.preamble.append(NoEscape(rf"\date{{{self.text('doc.subtitle', {'digits': self.digits})}}}"))
+        subtitle = ("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle")
+        doc.preamble.append(NoEscape(rf"\date{{{self.text(subtitle, {'digits': self.digits})}}}"))
         doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + self.body(derivation)))
         return doc.dumps() + "\n"
 
@@ -191,7 +192,7 @@ class LatexRenderer:
     def numbers(self, shown: Shown) -> list[Number]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
         return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform,
-                              fractions=self.exact, written=shown.written)
+                              fractions=self.exact, written=shown.written, whole=shown.whole)
 
     def relation(self, exact: bool) -> str:
         return "=" if exact else r"\approx"
@@ -216,8 +217,9 @@ class LatexRenderer:
         return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
     def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
-        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented."""
-        wrapped = wrap(pieces, self.width - 8, first_room)
+        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (and never wider than the
+        first line's room, which already leaves out the aligned left column)."""
+        wrapped = wrap(pieces, min(self.width, first_room) - 6, first_room)
         return [lead + wrapped[0], *[r"&\qquad " + line for line in wrapped[1:]]]
 
     def scale_equation(self, d_k: int) -> str:
@@ -310,9 +312,10 @@ class LatexRenderer:
         matrix = self.numbers(step.matrix)
         result = self.numbers(step.value)
         cols = step.matrix.values.cols
+        factors = all(n.exact for n in (*row, *matrix))  # are the factors shown exactly?
         lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
         operand = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
-        lines = self.continued(lead + " = ", [*self.vector_pieces(row), r"\cdot " + operand],
+        lines = self.continued(f"{lead} {self.relation(factors)} ", [*self.vector_pieces(row), r"\cdot " + operand],
                                self.width - visible_width(lead) - 8)
         entries: list[list[str]] = []
         for c in range(cols):
@@ -322,25 +325,28 @@ class LatexRenderer:
             entry[-1] += "]" if c == cols - 1 else r",\quad"
             entries.append(entry)
         pieces = [piece for entry in entries for piece in entry]
+        first = f"&{self.relation(factors)} "
         if visible_width(" ".join(pieces)) <= self.width - 4:
-            lines.append("&= " + " ".join(pieces))
+            lines.append(first + " ".join(pieces))
         else:  # too wide for one line: one entry per line, each wrapped on its own
             for c, entry in enumerate(entries):
-                lines += self.continued("&= " if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
-        exact = all(n.exact for n in result)
+                lines += self.continued(first if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
+        exact = factors and all(n.exact for n in result)
         lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(lines)
 
     def _print_DotProducts(self, step: DotProducts) -> str:
         q = self.numbers(step.query)
         lines = []
+        left = max(visible_width(f"{self.name(step.query_name)} \\cdot {self.name(k)}") for k in step.key_names)
         for key_name, key, score in zip(step.key_names, step.keys, step.scores, strict=True):
             k = self.numbers(key)
             terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k, strict=True)]
+            factors = all(n.exact for n in (*q, *k))
             text, exact = self.value(score)
-            pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(exact)} {text}"]
-            lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &= "
-            lines += self.continued(lead, pieces, self.width - visible_width(lead))
+            pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(factors and exact)} {text}"]
+            lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &{self.relation(factors)} "
+            lines += self.continued(lead, pieces, self.width - left)
         return self.align(lines)
 
     def _print_Scaling(self, step: Scaling) -> str:
@@ -377,12 +383,17 @@ class LatexRenderer:
             lines.append(rf"e^{{{a[token]}}} &{self.relation(exact)} {text}")
         exps = format_numbers(sm.exps, self.digits)
         total = format_number(sm.total, self.digits)
-        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]], f"{self.relation(total.exact)} {total.text}"]
-        lines += self.continued(r"Z = \sum_{k} e^{a_{k}} &\approx ", pieces, self.width - 20)
+        shown_exactly = all(n.exact for n in exps)
+        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]],
+                  f"{self.relation(shown_exactly and total.exact)} {total.text}"]
+        lines += self.continued(rf"Z = \sum_{{k}} e^{{a_{{k}}}} &{self.relation(shown_exactly)} ", pieces,
+                                self.width - 20)
         for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
             number = format_number(w, self.digits)
+            parts = e.exact and total.exact
             lines.append(rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}} "
-                         rf"\approx \frac{{{e.text}}}{{{total.text}}} {self.relation(number.exact)} {number.text}")
+                         rf"{self.relation(parts)} \frac{{{e.text}}}{{{total.text}}} "
+                         rf"{self.relation(parts and number.exact)} {number.text}")
         logits = format_numbers(sm.logits, self.digits)
         weights = format_numbers(sm.weights, self.digits)
         lines += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
@@ -400,9 +411,10 @@ class LatexRenderer:
             factor = self.name(Name("w", step.tokens[j])) if symbolic else w.text
             lines += self.continued(f"{lead}{factor} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
         if not symbolic:
-            result = format_numbers(list(step.output), self.digits)
-            lines += self.continued(f"&{self.relation(all(n.exact for n in result))} ", self.vector_pieces(result),
-                                    self.width - 4)
+            result = format_numbers(list(step.output), self.digits, uniform=True)
+            values = [n for v in step.values for n in self.numbers(v)]
+            exact = all(n.exact for n in (*weights, *values, *result))
+            lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(lines)
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
@@ -412,8 +424,9 @@ class LatexRenderer:
         if form.scores.free_symbols:  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
-            lines = [r"S &= Q K^{\top} = " + self.bmatrix(step.Q) + self.bmatrix(transposed),
-                     "&" + self.matrix_relation(Shown(form.scores, uniform=False))]
+            factors = all(n.exact for n in (*self.numbers(step.Q), *self.numbers(step.K)))
+            lines = [rf"S &= Q K^{{\top}} {self.relation(factors)} " + self.bmatrix(step.Q) + self.bmatrix(transposed),
+                     "&" + self.matrix_relation(Shown(form.scores, uniform=False), factors)]
         parts.append(self.align(lines))
         if step.scaling != "none":
             denominator = (r"\sqrt{d_k}" if step.scaling == "sqrt_d_k" else self.value(step.scale)[0])
@@ -429,14 +442,18 @@ class LatexRenderer:
         parts.append(self.align(lines))
         lines = [r"\operatorname{Attention}(Q, K, V) &= A V"]
         if not form.output.free_symbols:
-            lines[0] += " " + self.bmatrix(Shown(form.weights)) + self.bmatrix(step.V)
-            lines.append("&" + self.matrix_relation(Shown(form.output)))
+            A, V = Shown(form.weights), step.V
+            factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
+            product = self.bmatrix(A) + self.bmatrix(V)
+            if visible_width(product) <= self.width - 24:  # A and V side by side only when they fit
+                lines[0] += f" {self.relation(factors)} " + product
+            lines.append("&" + self.matrix_relation(Shown(form.output), factors))
         parts.append(self.align(lines))
         return "\n".join(parts)
 
-    def matrix_relation(self, shown: Shown) -> str:
-        """'= [matrix]' or '≈ [matrix]', by whether every entry is shown exactly."""
-        exact = all(n.exact for n in self.numbers(shown))
+    def matrix_relation(self, shown: Shown, factors: bool = True) -> str:
+        """'= [matrix]' or '≈ [matrix]', by whether every entry (and what it came from) is shown exactly."""
+        exact = factors and all(n.exact for n in self.numbers(shown))
         return f"{self.relation(exact)} {self.bmatrix(shown)}"
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
@@ -444,13 +461,15 @@ class LatexRenderer:
         return self.align(lines)
 
     def _print_Concat(self, step: Concat) -> str:
-        lead = f"{self.name(step.name)} &= "
+        exact = all(n.exact for part in step.parts for n in self.numbers(part))
+        lead = f"{self.name(step.name)} &{self.relation(exact)} "
         lines = []
         for p, part in enumerate(step.parts):
             prefix = lead if p == 0 else r"&\quad \Vert\ "
             lines += self.continued(prefix, self.vector_pieces(self.numbers(part)), self.width - 14)
         value = self.numbers(step.value)
-        lines += self.continued("&= ", self.vector_pieces(value), self.width - 4)
+        lines += self.continued(f"&{self.relation(exact and all(n.exact for n in value))} ",
+                                self.vector_pieces(value), self.width - 4)
         return self.align(lines)
 
 

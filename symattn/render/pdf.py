@@ -30,6 +30,11 @@ def latex_environment() -> dict[str, str]:
 
 def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600) -> bytes:
     """Compile a complete .tex source and return the PDF's bytes; raise LatexError with the log's errors."""
+    return compile_with_log(tex_source, jobname, timeout)[0]
+
+
+def compile_with_log(tex_source: str, jobname: str = "document", timeout: float = 600) -> tuple[bytes, str]:
+    """Like compile_pdf, and also the LaTeX log (for checks such as overfull boxes)."""
     if not tex_available():
         raise TexNotFoundError(f"no TeX engine found (latexmk + lualatex); {INSTALL_HINT}")
     with tempfile.TemporaryDirectory(prefix="symattn-") as build:
@@ -47,7 +52,15 @@ def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600
             log = folder / f"{jobname}.log"
             text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else done.stdout + done.stderr
             raise LatexError("LaTeX failed: " + log_excerpt(text))
-        return pdf.read_bytes()
+        log = folder / f"{jobname}.log"
+        return pdf.read_bytes(), log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+
+
+def overfull_boxes(log: str, tolerance_pt: float = 1.0) -> list[str]:
+    """The 'Overfull \\hbox (12.3pt too wide)' lines of a log beyond the tolerance: text running off the page."""
+    found = re.findall(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\)[^\n]*", log)
+    lines = re.findall(r"Overfull \\hbox \(\d+(?:\.\d+)?pt too wide\)[^\n]*", log)
+    return [line for line, size in zip(lines, found, strict=True) if float(size) > tolerance_pt]
 
 
 def log_excerpt(log: str, context: int = 2, limit: int = 3) -> str:
