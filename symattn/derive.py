@@ -93,7 +93,7 @@ def divisor(scale: Scale, d_k: int) -> Expr:
 
 def _scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tokens: tuple[str, ...]) -> list[Step]:
     if scale.mode == "none":
-        return [Paragraph("attend.no_scaling")]
+        return [Paragraph("attend.no_scaling", {"a": Name("a"), "s": Name("s")})]
     if scale.mode == "number":
         intro = [Paragraph("attend.scale_by_number", {"c": Num(result.scale)})]
     else:
@@ -205,6 +205,8 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), spec.tokens, (QKV["Q"], QKV["K"], QKV["V"])),
     ]
     keys = {"scores": "self.step3", "softmax": "self.step4", "sum": "self.step5"}
+    if len(spec.focus) > 1:
+        keys.update(softmax="self.step4_of", sum="self.step5_of")
     for token in spec.focus:
         i = spec.tokens.index(token)
         query = result.queries[i]
@@ -265,6 +267,8 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     for j, token in enumerate(spec.memory_tokens):
         steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
     keys = {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}
+    if len(spec.focus) > 1:  # several decoder tokens: each heading says whose step it is
+        keys = {part: f"{key}_of" for part, key in keys.items()}
     for token in spec.focus:
         i = spec.tokens.index(token)
         query = result.queries[i]

@@ -241,3 +241,16 @@ def test_symbolic_documents_do_not_speak_of_rounding():
     assert "only the display is rounded" not in tex and "rounded to 4 places" not in tex
     assert "dummy values keep the computation" in tex  # the weights are still the article's dummies ...
     assert "Note: in practice the embeddings are learned" not in tex  # ... but X is symbolic
+
+
+def test_several_decoder_tokens_name_their_steps():
+    spec = parse_spec({"sections": [{
+        "kind": "cross_attention", "tokens": ["私は", "猫"], "X": [["1", "0"], ["0", "1"]],
+        "memory_tokens": ["a", "b"], "memory": [["1", "0"], ["0", "1"]], "W_Q": [["1", "0"], ["0", "1"]],
+        "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1"], ["2"]], "focus": ["私は", "猫"]}]})
+    tex = render_latex(derive_spec(spec, lang="en"))
+    for token in ("私は", "猫"):
+        assert rf"Step 5: Attention scores (\tok{{{token}}})" in tex
+        assert rf"Step 7: Weighted sum (\tok{{{token}}})" in tex
+    assert "Step 6: Softmax}" not in tex
+    assert r"$a$ = $s$ goes into the softmax" in _tex(scale=False)
