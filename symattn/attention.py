@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sympy import Add, Expr, ImmutableMatrix, Integer, exp, expand, sqrt
+from sympy import Add, Expr, ImmutableMatrix, Integer, S, cos, exp, expand, sin, sqrt
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,8 @@ def scale_factor(d_k: int) -> Expr:
 
 
 def softmax(logits: tuple[Expr, ...]) -> Softmax:
-    """Exact softmax sharing one denominator Z."""
-    exps = tuple(exp(a) for a in logits)
+    """Exact softmax sharing one denominator Z; a masked logit (−∞) has e^{−∞} = 0 and so weight exactly 0."""
+    exps = tuple(Integer(0) if a == S.NegativeInfinity else exp(a) for a in logits)
     total = Add(*exps)
     return Softmax(logits=tuple(logits), exps=exps, total=total, weights=tuple(e / total for e in exps))
 
@@ -94,10 +94,14 @@ def weighted_sum(weights: Softmax, V: ImmutableMatrix) -> ImmutableMatrix:
                                        for c in range(V.cols)])
 
 
-def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr) -> QueryAttention:
-    """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum."""
+def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr,
+           allowed: tuple[bool, ...] | None = None) -> QueryAttention:
+    """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
+
+    `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
+    """
     raw = scores(query, K)
-    scaled = tuple(s / scale for s in raw)
+    scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
     weights = softmax(scaled)
     return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights, V))
 
@@ -110,10 +114,32 @@ def attention(
     W_V: ImmutableMatrix,
     scale: Expr,
     focus: tuple[int, ...],
+    mask: ImmutableMatrix | None = None,
 ) -> Attention:
-    """Queries from X, keys and values from source (source is X for self-attention, the memory for cross)."""
+    """Queries from X, keys and values from source (source is X for self-attention, the memory for cross).
+
+    mask[i, j] = 1 lets query i attend to key j, 0 masks it (None: every key is visible).
+    """
     Q, K, V = project(X, W_Q), project(source, W_K), project(source, W_V)
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale) for i in focus})
+    def allowed(i: int) -> tuple[bool, ...] | None:
+        return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
+
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale, allowed(i)) for i in focus})
+
+
+def causal_mask(n: int) -> ImmutableMatrix:
+    """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal)."""
+    return ImmutableMatrix(n, n, lambda i, j: 1 if j <= i else 0)
+
+
+def sinusoidal_encoding(n: int, d: int) -> ImmutableMatrix:
+    """The original paper's PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(pos / 10000^{2i/d}),
+    exact (sin 1, cos(1/100), ...), positions counted from 0."""
+    def entry(pos: int, column: int) -> Expr:
+        angle = Integer(pos) / Integer(10000) ** (Integer(2 * (column // 2)) / d)
+        return sin(angle) if column % 2 == 0 else cos(angle)
+
+    return ImmutableMatrix(n, d, entry)
 
 
 def matrix_form(queries: list[QueryAttention]) -> MatrixForm:

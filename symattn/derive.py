@@ -15,8 +15,11 @@ from .model import (
     DerivedSection,
     DotProducts,
     Eq,
+    ExactMatrix,
+    FlowFigure,
     Heading,
     HeadWeights,
+    Heatmap,
     MatrixEquation,
     MatrixFormStep,
     Name,
@@ -55,7 +58,8 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None) 
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
     sections = tuple(_BUILDERS[type(section)](section) for section in spec.sections)
-    return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name)
+    return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name,
+                      opening=(FlowFigure(),))
 
 
 # ------------------------------------------------------------------ helpers
@@ -172,10 +176,11 @@ def _matrix_form_steps(spec: SelfAttentionSpec | CrossAttentionSpec, result: att
 
 
 def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
-    X = spec.X.values
+    X = spec.X.values if spec.P is None else ImmutableMatrix(spec.X.values + spec.P.values)
     result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values,
-                                 divisor(spec.scale, spec.d_k), tuple(spec.tokens.index(t) for t in spec.focus))
-    x = _shown(spec.X)
+                                 divisor(spec.scale, spec.d_k), tuple(spec.tokens.index(t) for t in spec.focus),
+                                 spec.mask)
+    x = _shown(spec.X) if spec.P is None else Shown(X, max(spec.X.decimals, spec.P.decimals))
     W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
     steps: list[Step] = [
@@ -186,9 +191,10 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)),
         *([] if spec.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
         Paragraph("self.x_is", {"X": Name("X")}),
+        *_positional_steps(spec, x),
         Heading(2, "self.step2"),
         Paragraph("self.projections"),
-        Paragraph("self.no_positional", note=True),
+        *([] if spec.P is not None else [Paragraph("self.no_positional", note=True)]),
         DefinitionTable(Name("X"), Name("X")),
         MatrixEquation(Name("W_Q"), W["Q"]),
         MatrixEquation(Name("W_K"), W["K"]),
@@ -207,6 +213,9 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
     keys = {"scores": "self.step3", "softmax": "self.step4", "sum": "self.step5"}
     if len(spec.focus) > 1:
         keys.update(softmax="self.step4_of", sum="self.step5_of")
+    if spec.mask is not None:
+        steps += [Heading(2, "mask.heading"), Paragraph("mask.causal" if spec.causal else "mask.given"),
+                  MatrixEquation(Name("M"), Shown(spec.mask)), Paragraph("mask.effect")]
     for token in spec.focus:
         i = spec.tokens.index(token)
         query = result.queries[i]
@@ -222,7 +231,30 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         ]
     if spec.all_tokens and len(spec.tokens) > 1:
         steps += _matrix_form_steps(spec, result, QKV["Q"], QKV["K"], QKV["V"])
+    steps += _heatmap(spec.focus, spec.tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
     return DerivedSection(spec.kind, spec, result, tuple(steps))
+
+
+def _positional_steps(spec: SelfAttentionSpec, x: Shown) -> list[Step]:
+    """Positional encodings P, exact and in decimals, and X + P: what the projections then use."""
+    if spec.P is None:
+        return []
+    return [
+        Heading(2, "pe.heading"),
+        Paragraph("pe.sinusoidal" if spec.sinusoidal else "pe.given", {"P": Name("P")}),
+        ExactMatrix(Name("P"), Shown(spec.P.values, spec.P.decimals, written=spec.P.written)),
+        Paragraph("pe.sum", {"X": Name("X"), "P": Name("P")}),
+        TokenTable(("table.token", "table.with_position"), spec.tokens, (x,)),
+    ]
+
+
+def _heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: attention.Attention,
+             rows: tuple[int, ...]) -> list[Step]:
+    """The weights of the derived queries as a heatmap (numbers only: symbols have no shade)."""
+    weights = ImmutableMatrix([list(result.queries[i].softmax.weights) for i in rows])
+    if weights.free_symbols:
+        return []
+    return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights)]
 
 
 def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
@@ -282,6 +314,7 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
         ]
     if spec.all_tokens and len(spec.tokens) > 1:
         steps += _matrix_form_steps(spec, result, Q, K, V)
+    steps += _heatmap(spec.focus, spec.memory_tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
     return DerivedSection(spec.kind, spec, result, tuple(steps))
 
 

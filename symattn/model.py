@@ -127,6 +127,14 @@ class MatrixEquation(Step):
 
 
 @dataclass(frozen=True)
+class ExactMatrix(Step):
+    """name = the matrix with exact entries (sin 1, ...) ≈ the same in decimals."""
+
+    name: Name
+    value: Shown
+
+
+@dataclass(frozen=True)
 class VectorEquation(Step):
     """name = [row vector]; with no name, just the vector; prefix names a function applied (softmax)."""
 
@@ -209,6 +217,20 @@ class MatrixFormStep(Step):
 
 
 @dataclass(frozen=True)
+class FlowFigure(Step):
+    """The article's Figure 1: X → Q, K, V → scores → ÷√d_k → softmax → weighted sum → output."""
+
+
+@dataclass(frozen=True)
+class Heatmap(Step):
+    """Attention weights as shaded cells with their values: queries down, keys across."""
+
+    queries: tuple[str, ...]
+    keys: tuple[str, ...]
+    weights: ImmutableMatrix
+
+
+@dataclass(frozen=True)
 class HeadWeights(Step):
     """(W_Q^{(h)}, W_K^{(h)}, W_V^{(h)}) for h = 1..count."""
 
@@ -243,6 +265,7 @@ class Derivation:
     digits: int
     sections: tuple[DerivedSection, ...]
     name: str = "spec"
+    opening: tuple[Step, ...] = ()  # steps before the sections (the flow figure)
 
     @property
     def symbolic(self) -> bool:
@@ -252,4 +275,4 @@ class Derivation:
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        return tuple(step for section in self.sections for step in section.steps)
+        return (*self.opening, *(step for section in self.sections for step in section.steps))

@@ -69,6 +69,8 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     value = sympify(value)
     if value.free_symbols:
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
+    if value.is_infinite:  # a masked score
+        return Number(r"-\infty" if value.is_extended_negative else r"\infty", exact=True)
     budget = max(digits, min_decimals)
     places = decimal_places(value)
     if places is not None and places <= budget:
@@ -102,6 +104,8 @@ def format_numbers(
     if uniform:
         needed = [min_decimals]
         for v in (values if whole is None else [sympify(w) for w in whole]):
+            if v.is_infinite:
+                continue
             places = decimal_places(v)
             if places is not None and places <= max(digits, min_decimals):
                 needed.append(places)

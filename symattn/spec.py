@@ -52,6 +52,10 @@ class SelfAttentionSpec:
     d_k: int
     scale: Scale = Scale()
     all_tokens: bool = False
+    mask: ImmutableMatrix | None = None  # 1 = query i may attend to key j, 0 = masked
+    causal: bool = False  # the mask is the decoder's causal mask
+    P: GivenMatrix | None = None  # positional encodings, added to X before the projections
+    sinusoidal: bool = False  # P is the original paper's sinusoidal encoding
     kind: str = "self_attention"
 
 

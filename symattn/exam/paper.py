@@ -6,6 +6,8 @@ leave writing space on the paper and are printed in the key (`\\printanswers`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pylatex import Document, NoEscape
 from sympy import ImmutableMatrix, exp
 
@@ -70,7 +72,7 @@ class ExamWriter:
         lines += [
             r"\end{parts}",
             r"\begin{solution}" + "\n" + rf"\textbf{{{text('exam.worked')}}}\par" + "\n"
-            + self.renderer.body(derivation) + "\n" + r"\end{solution}",
+            + self.renderer.body(replace(derivation, opening=())) + "\n" + r"\end{solution}",
             r"\end{questions}",
             r"\clearpage",
         ]

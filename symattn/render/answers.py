@@ -17,8 +17,12 @@ FIGURES = 30
 
 
 def _number(value: Expr) -> str | None:
-    """A decimal string with at least 30 significant digits; None for a symbolic value."""
-    return None if value.free_symbols else significant(value, FIGURES)
+    """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
+    if value.free_symbols:
+        return None
+    if value.is_infinite:  # a masked score
+        return "-inf" if value.is_extended_negative else "inf"
+    return significant(value, FIGURES)
 
 
 def _row(values) -> list[str | None]:

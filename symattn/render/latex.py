@@ -9,7 +9,7 @@ from typing import Any
 
 from pylatex import Document, NoEscape
 from pylatex.utils import escape_latex
-from sympy import Expr
+from sympy import Expr, S
 
 from .. import i18n
 from ..errors import RenderError
@@ -19,8 +19,11 @@ from ..model import (
     Derivation,
     DotProducts,
     Eq,
+    ExactMatrix,
+    FlowFigure,
     Heading,
     HeadWeights,
+    Heatmap,
     MatrixEquation,
     MatrixFormStep,
     Name,
@@ -45,7 +48,7 @@ from .templates import read_template
 NOTATION = {
     "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
-    "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}",
+    "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
 }
 # Fixed (non-token) subscripts.
 LABELS = {"concat": r"\text{concat}", "final": r"\text{final}"}
@@ -207,10 +210,11 @@ class LatexRenderer:
     def vector(self, numbers: list[Number]) -> str:
         return r",\ ".join(n.text for n in numbers).join("[]")
 
-    def bmatrix(self, shown: Shown) -> str:
-        numbers = self.numbers(shown)
+    def bmatrix(self, shown: Shown, entry=None) -> str:
+        """A bmatrix of the entries as shown (or as `entry` writes each value)."""
+        texts = [entry(v) for v in shown.values] if entry else [n.text for n in self.numbers(shown)]
         cols = shown.values.cols
-        rows = [" & ".join(n.text for n in numbers[r * cols:(r + 1) * cols]) for r in range(shown.values.rows)]
+        rows = [" & ".join(texts[r * cols:(r + 1) * cols]) for r in range(shown.values.rows)]
         return "\\begin{bmatrix}\n" + " \\\\\n".join(rows) + "\n\\end{bmatrix}"
 
     def align(self, lines: Iterable[str]) -> str:
@@ -294,6 +298,12 @@ class LatexRenderer:
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:
         return rf"\[ {self.name(step.name)} = {self.bmatrix(step.value)} \]"
 
+    def _print_ExactMatrix(self, step: ExactMatrix) -> str:
+        exact = self.bmatrix(step.value, lambda v: exact_latex(v, decimals=False))
+        rounded = self.numbers(step.value)
+        relation = self.relation(all(n.exact for n in rounded))
+        return rf"\[ {self.name(step.name)} = {exact} {relation} {self.bmatrix(step.value)} \]"
+
     def _print_VectorEquation(self, step: VectorEquation) -> str:
         numbers = self.numbers(step.value)
         lead = f"{self.name(step.name)} &{self.relation(all(n.exact for n in numbers))} " if step.name else "&"
@@ -356,6 +366,9 @@ class LatexRenderer:
         else:
             lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
         for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
+            if scaled == S.NegativeInfinity:  # masked: this key is not visible to the query
+                lines.append(rf"{self.name(Name('a', token))} &= -\infty \qquad (M = 0)")
+                continue
             numerator = format_number(score, self.digits, fraction=self.exact)
             line = (rf"{self.name(Name('a', token))} &{self.relation(numerator.exact)} "
                     rf"\frac{{{numerator.text}}}{{{denominator}}}")
@@ -378,9 +391,10 @@ class LatexRenderer:
                                                for i, t in enumerate(step.tokens)], self.width - 8)
             lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
             return self.align(lines)
-        for token, e in zip(step.tokens, sm.exps, strict=True):
+        for token, e, logit in zip(step.tokens, sm.exps, sm.logits, strict=True):
             text, exact = self.value(e)
-            lines.append(rf"e^{{{a[token]}}} &{self.relation(exact)} {text}")
+            masked = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
+            lines.append(rf"e^{{{a[token]}}}{masked} &{self.relation(exact)} {text}")
         exps = format_numbers(sm.exps, self.digits)
         total = format_number(sm.total, self.digits)
         shown_exactly = all(n.exact for n in exps)
@@ -455,6 +469,49 @@ class LatexRenderer:
         """'= [matrix]' or '≈ [matrix]', by whether every entry (and what it came from) is shown exactly."""
         exact = factors and all(n.exact for n in self.numbers(shown))
         return f"{self.relation(exact)} {self.bmatrix(shown)}"
+
+    def _print_FlowFigure(self, step: FlowFigure) -> str:
+        t = self.text
+        return "\n".join([
+            r"\begin{figure}[ht]", r"\centering",
+            r"\begin{tikzpicture}[node distance=5mm and 7mm, >=stealth, every node/.style={font=\small},"
+            r" box/.style={draw, rounded corners, align=center, fill=blue!6, minimum height=9mm, inner sep=3pt}]",
+            rf"\node[box] (X) {{$X$\\{t('figure.embeddings')}}};",
+            r"\node[box, right=of X] (K) {$K = X W_K$};",
+            r"\node[box, above=of K] (Q) {$Q = X W_Q$};",
+            r"\node[box, below=of K] (V) {$V = X W_V$};",
+            rf"\node[box, right=of K] (S) {{$Q K^{{\top}}$\\{t('figure.scores')}}};",
+            rf"\node[box, right=of S] (D) {{$\div \sqrt{{d_k}}$\\{t('figure.scaling')}}};",
+            rf"\node[box, right=of D] (A) {{softmax\\{t('figure.weights')}}};",
+            rf"\node[box] (Z) at (A |- V) {{$\sum_j w_j v_j$\\{t('figure.sum')}}};",
+            rf"\node[box, fill=orange!12, below=of Z] (O) {{$z$\\{t('figure.output')}}};",
+            r"\draw[->] (X) -- node[above, sloped] {\scriptsize $W_Q$} (Q);",
+            r"\draw[->] (X) -- node[above] {\scriptsize $W_K$} (K);",
+            r"\draw[->] (X) -- node[below, sloped] {\scriptsize $W_V$} (V);",
+            r"\draw[->] (Q) -| (S); \draw[->] (K) -- (S); \draw[->] (S) -- (D); \draw[->] (D) -- (A);",
+            r"\draw[->] (A) -- (Z); \draw[->] (V) -- (Z); \draw[->] (Z) -- (O);",
+            r"\end{tikzpicture}",
+            rf"\caption*{{{t('figure.caption')}}}",
+            r"\end{figure}",
+        ])
+
+    def _print_Heatmap(self, step: Heatmap) -> str:
+        """A table of shaded cells: the darker, the larger the weight; each cell also shows its value."""
+        cols = len(step.keys)
+        header = " & ".join(rf"\tok{{{escape(k)}}}" for k in step.keys)
+        lines = [r"\begin{center}", r"\setlength{\tabcolsep}{4pt}",
+                 r"\begin{tabular}{r|" + "c" * cols + "}",
+                 rf"\multicolumn{{1}}{{c}}{{}} & {header} \\", r"\hline"]
+        largest = max(step.weights)
+        for i, query in enumerate(step.queries):
+            cells = []
+            for j in range(cols):
+                w = step.weights[i, j]
+                shade = format_number(w / largest * 60, 0).text  # percent of the colour: 60 for the largest
+                cells.append(rf"\cellcolor{{blue!{shade}}}{format_number(w, self.digits).text}")
+            lines.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
+        lines += [r"\end{tabular}", r"\end{center}"]
+        return "\n".join(lines)
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
