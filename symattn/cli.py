@@ -137,9 +137,13 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.generate import check_request
     from .validate import parse_digits
 
-    check_request(args.count, args.kind, args.difficulty)
-    formats = parse_exam_formats(args.formats)
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else 4
+    check_request(args.count, args.kind, args.difficulty, digits)
+    formats = parse_exam_formats(args.formats)
+    if args.split and "pdf" not in formats:
+        from .errors import SpecError
+
+        raise SpecError("--split", "makes one PDF per version: add pdf to --format")
     options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
     if "pdf" in formats:
         _require_tex()

@@ -121,9 +121,20 @@ def test_moodle_xml_has_one_question_per_version_with_the_right_answers(exam_fil
         assert question.get("type") == "cloze"
         assert question.find("questiontext").get("format") == "html"
         text = question.find("questiontext/text").text
-        blanks = re.findall(r"\{1:NUMERICAL:=([-0-9.]+):([0-9.]+)\}", text)
-        assert blanks and all(tol == "0.00005" for _, tol in blanks)
+        found = re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):([0-9.]+)\}", text)
+        blanks = [(value, tolerance) for _, value, tolerance in found]
         assert text.count("{") == len(blanks)  # no stray brace that Moodle would read as a blank
+        assert question.find("defaultgrade").text == "14"
+        parts = text.split("<li>")[1:]
+        assert len(parts) == 5
+        tolerances = ["0.00005", "0.00005", "0.00005", "0.0001", "0.001"]  # exact, exact, exact, weights, outputs
+        points = [4, 2, 2, 3, 3]
+        for part, tolerance, worth in zip(parts, tolerances, points, strict=True):
+            weights = [int(w) for w, _, tol in re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):([0-9.]+)\}", part)
+                       if tol == tolerance]
+            assert weights and len(set(weights)) == 1
+            shares = [int(w) * part.count(":NUMERICAL:") for w in weights[:1]]
+            assert shares[0] * 14 == worth * sum(int(w) for w, _, _ in found)  # each part weighs its points
         expected = expected_answers(version["spec"])
         if "heads" in expected:
             flat = [x for Q, K, V, *_ in expected["heads"] for i in range(Q.shape[0])

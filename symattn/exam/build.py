@@ -46,7 +46,7 @@ def parse_exam_formats(text: str) -> tuple[str, ...]:
 
 def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], split: bool = False) -> list[Path]:
     """Write the requested files; everything is computed before anything is written."""
-    check_request(options.count, options.kind, options.difficulty)
+    check_request(options.count, options.kind, options.difficulty, options.digits)
     with Progress("generating versions", options.count) as bar:
         versions = generate(options.count, options.seed, options.kind, options.difficulty, options.lang)
         pairs: list[tuple[Version, Derivation]] = []

@@ -19,7 +19,7 @@ MIN_WEIGHT = 0.02
 
 VOCABULARY = {
     "en": ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "big", "red", "sun", "sky", "we", "see", "it"],
-    "ja": ["猫", "犬", "が", "を", "見た", "走る", "空", "青い", "私", "本", "読む", "赤い", "海", "山", "花"],
+    "ja": ["猫", "犬", "鳥", "川", "見た", "走る", "空", "青い", "私", "本", "読む", "赤い", "海", "山", "花"],
 }
 
 
@@ -53,8 +53,10 @@ class Version:
     spec: Spec
 
 
-def check_request(count: int, kind: str, difficulty: str) -> None:
+def check_request(count: int, kind: str, difficulty: str, digits: int = 4) -> None:
     """Impossible requests fail before any work, with the option named."""
+    if not 2 <= digits <= 10:
+        raise SpecError("--digits", f"expected 2 to 10 decimals for an exam's answers, got {digits}")
     if not 1 <= count <= MAX_COUNT:
         raise SpecError("--count", f"expected a whole number of versions from 1 to {MAX_COUNT}, got {count}")
     if kind not in (*KINDS, "mixed"):
@@ -118,7 +120,7 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
 
 
 def _hand_friendly(spec: Spec) -> bool:
-    """No all-zero rows anywhere; for every query asked about, one clear largest weight, scaled scores within
+    """No all-zero rows anywhere, no all-zero column in Q, K or V; for every query asked about, one clear largest weight, scaled scores within
     ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds away (each at least MIN_WEIGHT)."""
     from ..attention import attention
     from ..derive import divisor
@@ -140,6 +142,9 @@ def _hand_friendly(spec: Spec) -> bool:
         result = attention(X, source, W_Q, W_K, W_V, scale, (focus,))
         for matrix in (X, source, result.Q, result.K, result.V):
             if any(all(v == 0 for v in matrix.row(i)) for i in range(matrix.rows)):
+                return False
+        for matrix in (result.Q, result.K, result.V):  # a zero column makes an answer identically 0
+            if any(all(v == 0 for v in matrix.col(j)) for j in range(matrix.cols)):
                 return False
         query = result.queries[focus]
         if list(query.scores).count(max(query.scores)) > 1:

@@ -6,6 +6,7 @@ import html
 import string
 import xml.etree.ElementTree as ET
 from decimal import Decimal
+from math import lcm
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix
@@ -14,14 +15,27 @@ from .. import i18n
 from ..model import Derivation, Name, ScaleFactor, Token
 from ..numfmt import format_numbers, to_decimal
 from .generate import Version
-from .paper import POINTS, key_name
+from .paper import POINTS, part_key
 
 ANSWER_DECIMALS = 12
+_BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
 
 
-def tolerance(digits: int) -> str:
-    """Half a unit in the last place asked for: ±0.00005 at 4 decimals."""
-    return format(Decimal(5).scaleb(-(digits + 1)), "f")
+def tolerance(digits: int, part: str = "qkv") -> str:
+    """How far an answer may be from the exact value.
+
+    Exact values (Q, K, V, scores, scaled scores): half a unit in the last place asked for (±0.00005 at 4
+    decimals). Weights: one unit, as they are divided out of rounded e^x. Outputs: ten units, as students sum
+    rounded weights times the values.
+    """
+    units = {"weights": Decimal(10), "output": Decimal(100)}.get(part, Decimal(5))
+    return format(units.scaleb(-(digits + 1)).normalize(), "f")
+
+
+def weights_per_blank(counts: dict[str, int]) -> dict[str, int]:
+    """Integer cloze weights so that each part's blanks add up in proportion to its points."""
+    common = lcm(*counts.values())
+    return {part: POINTS[part] * common // count for part, count in counts.items()}
 
 
 class MoodleWriter:
@@ -30,7 +44,7 @@ class MoodleWriter:
     def __init__(self, lang: str, digits: int) -> None:
         self.lang = lang
         self.digits = digits
-        self.tolerance = tolerance(digits)
+
 
     def quiz(self, versions: list[tuple[Version, Derivation]]) -> str:
         quiz = ET.Element("quiz")
@@ -40,6 +54,7 @@ class MoodleWriter:
                 f"symattn {self.text('exam.version', {'label': version.label})}")
             body = ET.SubElement(question, "questiontext", format="html")
             ET.SubElement(body, "text").text = self.question_html(derivation)
+            ET.SubElement(question, "defaultgrade").text = str(sum(POINTS.values()))
             ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = ""
             ET.SubElement(question, "penalty").text = "0.3333333"
             ET.SubElement(question, "hidden").text = "0"
@@ -79,7 +94,8 @@ class MoodleWriter:
     def question_html(self, derivation: Derivation) -> str:
         section = derivation.sections[0]
         spec, result, kind = section.spec, section.result, section.kind
-        parts = [f"<p>{self.text('exam.instructions', {'digits': self.digits})}</p>"]
+        total = sum(POINTS.values())
+        parts = [f"<p>{self.text('exam.instructions', {'digits': self.digits, 'points': total})}</p>"]
         if kind == "cross_attention":
             parts.append(f"<p>{self.text('exam.given_cross', {'token': Token(spec.tokens[0])})}</p>")
             parts.append(self.table(["x"], [spec.tokens[0]], [given(spec.X)]))
@@ -96,10 +112,13 @@ class MoodleWriter:
         d_k = spec.heads[0].d_k if kind == "multi_head" else spec.d_k
         parts.append(f"<p>{self.text('exam.focus', {'token': Token(focus), 'd_k': ScaleFactor(d_k)})}</p>")
         parts.append(f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>")
+        answers = list(self.answers(kind, spec, result, focus))
+        weights = weights_per_blank({part: html_.count(_BLANK) for part, html_ in answers})
         parts.append("<ol type=\"a\">")
-        for part, answer in self.answers(kind, spec, result, focus):
+        for part, answer in answers:
             params = {"token": Token(focus), "W_O": Name("W_O")}
-            parts.append(f"<li>{self.text(key_name(kind, part), params)} ({POINTS[part]})<br>{answer}</li>")
+            blanks = answer.replace(_BLANK, str(weights[part])).replace(_TOLERANCE, tolerance(self.digits, part))
+            parts.append(f"<li>{self.text(part_key(kind, part), params)} ({POINTS[part]})<br>{blanks}</li>")
         parts.append("</ol>")
         return "\n".join(parts)
 
@@ -134,7 +153,7 @@ class MoodleWriter:
 
     def blank(self, value: Expr) -> str:
         answer = format(to_decimal(value, ANSWER_DECIMALS).normalize(), "f")
-        return f"{{1:NUMERICAL:={answer}:{self.tolerance}}}"
+        return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
     def blanks(self, values) -> str:
         return "[" + ", ".join(self.blank(v) for v in values) + "]"

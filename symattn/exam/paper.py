@@ -33,8 +33,8 @@ class ExamWriter:
     def document(self, versions: list[tuple[Version, Derivation]], key: bool) -> str:
         doc = Document(
             documentclass="exam", document_options=["a4paper", "11pt", "addpoints"],
-            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
-        )
+            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
+        )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(read_template(f"preamble-{self.lang}.tex")))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
@@ -59,7 +59,7 @@ class ExamWriter:
         lines = [
             rf"\begin{{center}}{{\large\examtitle}}\\[2pt]{{\Large\bfseries {label}}}\end{{center}}",
             rf"\noindent {text('exam.name_line')} \makebox[7cm]{{\hrulefill}}\par\medskip",
-            text("exam.instructions", {"digits": self.digits}),
+            text("exam.instructions", {"digits": self.digits, "points": sum(POINTS.values())}),
             r"\setcounter{question}{0}",
             r"\begin{questions}",
             r"\question " + self.given(section),
@@ -67,12 +67,14 @@ class ExamWriter:
         ]
         for part, answer in self.parts(section.kind, spec, section.result):
             key, params = part
-            lines.append(rf"\part[{POINTS[key]}] {text(key_name(section.kind, key), params)}")
+            lines.append(rf"\part[{POINTS[key]}] {text(part_key(section.kind, key), params)}")
             lines.append(rf"\begin{{solution}}[{SPACE[key]}]" + "\n" + answer + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
-            r"\begin{solution}" + "\n" + rf"\textbf{{{text('exam.worked')}}}\par" + "\n"
-            + self.renderer.body(replace(derivation, opening=())) + "\n" + r"\end{solution}",
+            # the worked solution, under its own title instead of the parts' "Answers:"
+            rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
+            r"\begin{solution}" + "\n" + self.renderer.body(replace(derivation, opening=())) + "\n"
+            + r"\end{solution}}",
             r"\end{questions}",
             r"\clearpage",
         ]
@@ -113,7 +115,7 @@ class ExamWriter:
         if root * root != d_k:
             return text("exam.softmax_calculator", {"digits": self.digits})
         values = sorted({a for scores in scaled_scores(section) for a in scores}, key=float)
-        rows = " \\\\\n".join(f"${format_number(a, self.digits).text}$ & ${format_number(exp(a), self.digits).text}$"
+        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$"
                              for a in values)
         table = ("\\begin{center}\n\\begin{tabular}{rr}\n\\toprule\n$x$ & $e^{x}$ \\\\\n\\midrule\n" + rows
                  + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
@@ -133,7 +135,8 @@ class ExamWriter:
                                   spec.tokens, (Shown(a.Q), Shown(a.K), Shown(a.V)))) for h, a in heads)
             for key, pick in (("scores", _scores), ("scaled", _scaled), ("weights", _weights)):
                 yield (key, {"token": Token(focus)}), "\n".join(
-                    render(VectorEquation(Name("s" if key != "weights" else "w", head=h), pick(a.queries[i])))
+                    render(VectorEquation(Name({"scores": "s", "scaled": "a", "weights": "w"}[key], head=h),
+                                          pick(a.queries[i])))
                     for h, a in heads)
             outputs = [render(VectorEquation(Name("z", focus, head=h), Shown(head))) for h, head in
                        enumerate(result.heads, start=1)]
@@ -160,8 +163,13 @@ class ExamWriter:
                                  (Shown(result.Q), Shown(result.K), Shown(result.V))))
 
 
-def key_name(kind: str, part: str) -> str:
-    return f"exam.part_{part}_heads" if kind == "multi_head" else f"exam.part_{part}"
+def part_key(kind: str, part: str) -> str:
+    """The language key of a part's question: multi-head parts speak of heads, cross-attention's (a) of both sides."""
+    if kind == "multi_head":
+        return f"exam.part_{part}_heads"
+    if kind == "cross_attention" and part == "qkv":
+        return "exam.part_qkv_cross"
+    return f"exam.part_{part}"
 
 
 def shown(given) -> Shown:

@@ -144,26 +144,46 @@ class LatexRenderer:
         """A language string with its literal parts escaped and its {params} rendered."""
         out = []
         for literal, field, _spec, _conv in string.Formatter().parse(i18n.text(self.lang, key)):
-            out.append(escape(literal))
+            out.append(self.escape_text(literal))
             if field is not None:
                 if params is None or field not in params:
                     raise RenderError(f"string {key!r} needs parameter {field!r}")
                 out.append(self.param(params[field]))
         return "".join(out)
 
+    # Hooks that other formats (Markdown, HTML) override; the math itself is shared.
+
+    def escape_text(self, text: str) -> str:
+        """Literal text made safe for the output format."""
+        return escape(text)
+
+    def math_text(self, text: str) -> str:
+        """User text inside \\text{} in math."""
+        return escape(text)
+
+    def token(self, name: str) -> str:
+        """A token name in running text or a table cell."""
+        return rf"\tok{{{escape(name)}}}"
+
+    def inline(self, math: str) -> str:
+        return f"${math}$"
+
+    def display(self, math: str) -> str:
+        return rf"\[ {math} \]"
+
     def param(self, value: Any) -> str:
         if isinstance(value, Token):
-            return rf"\tok{{{escape(value.name)}}}"
+            return self.token(value.name)
         if isinstance(value, Name):
-            return f"${self.name(value)}$"
+            return self.inline(self.name(value))
         if isinstance(value, Eq):
-            return f"${self.name(value.name)} = {value.value}$"
+            return self.inline(f"{self.name(value.name)} = {value.value}")
         if isinstance(value, ScaleFactor):
-            return f"${self.scale_equation(value.d_k)}$"
+            return self.inline(self.scale_equation(value.d_k))
         if isinstance(value, Num):
-            return f"${self.value(value.value)[0]}$"
+            return self.inline(self.value(value.value)[0])
         if isinstance(value, (int, str)):
-            return escape(str(value))
+            return self.escape_text(str(value))
         raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
 
     def name(self, name: Name) -> str:
@@ -171,7 +191,7 @@ class LatexRenderer:
         base = NOTATION.get(name.base)
         if base is None:
             raise RenderError(f"no notation for {name.base!r}")
-        sub = rf"\text{{{escape(name.token)}}}" if name.token is not None else LABELS.get(name.label or "", "")
+        sub = rf"\text{{{self.math_text(name.token)}}}" if name.token is not None else LABELS.get(name.label or "", "")
         sup = f"^{{({name.head})}}" if name.head is not None else ""
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 
@@ -249,14 +269,14 @@ class LatexRenderer:
         return rf"\note{{{sentence}}}" if step.note else sentence
 
     def _print_TokenTable(self, step: TokenTable) -> str:
-        header = [self.text(h) if isinstance(h, str) else f"${self.name(h)}$" for h in step.header]
+        header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
         # One count of decimals per column, as the article's tables have.
         cells = []
         for column in step.columns:
             shared = self.numbers(column)
             width = column.values.cols
-            cells.append([f"${self.vector(shared[i * width:(i + 1) * width])}$" for i in range(len(step.tokens))])
-        tokens = [rf"\tok{{{escape(token)}}}" for token in step.tokens]
+            cells.append([self.inline(self.vector(shared[i * width:(i + 1) * width])) for i in range(len(step.tokens))])
+        tokens = [self.token(token) for token in step.tokens]
         token_width = max(visible_width(t) for t in [*tokens, header[0]])
         widths = [max(visible_width(cell) for cell in column) for column in cells]
         groups = self.column_groups(widths, self.width - token_width)
@@ -287,7 +307,7 @@ class LatexRenderer:
         rows = []
         for letter, word in (("Q", "query"), ("K", "key"), ("V", "value")):
             source = step.query_source if letter == "Q" else step.key_source
-            formula = f"${letter} = {self.name(source)} \\cdot W_{letter}$"
+            formula = self.inline(f"{letter} = {self.name(source)} \\cdot W_{letter}")
             rows.append(f"{self.text('table.' + word)} & {formula} & {self.text('meaning.' + word)} \\\\")
         header = " & ".join(self.text(f"table.{k}") for k in ("component", "formula", "meaning"))
         return "\n".join([
@@ -296,13 +316,13 @@ class LatexRenderer:
         ])
 
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:
-        return rf"\[ {self.name(step.name)} = {self.bmatrix(step.value)} \]"
+        return self.display(f"{self.name(step.name)} = {self.bmatrix(step.value)}")
 
     def _print_ExactMatrix(self, step: ExactMatrix) -> str:
         exact = self.bmatrix(step.value, lambda v: exact_latex(v, decimals=False))
         rounded = self.numbers(step.value)
         relation = self.relation(all(n.exact for n in rounded))
-        return rf"\[ {self.name(step.name)} = {exact} {relation} {self.bmatrix(step.value)} \]"
+        return self.display(f"{self.name(step.name)} = {exact} {relation} {self.bmatrix(step.value)}")
 
     def _print_VectorEquation(self, step: VectorEquation) -> str:
         numbers = self.numbers(step.value)
