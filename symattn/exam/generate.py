@@ -120,8 +120,9 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
 
 
 def _hand_friendly(spec: Spec) -> bool:
-    """No all-zero rows anywhere, no all-zero column in Q, K or V; for every query asked about, one clear largest weight, scaled scores within
-    ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds away (each at least MIN_WEIGHT)."""
+    """No all-zero rows anywhere and no all-zero column in Q, K or V; for every query asked about, one clear
+    largest weight, scaled scores within ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds
+    away (each at least MIN_WEIGHT)."""
     from ..attention import attention
     from ..derive import divisor
 
