@@ -11,8 +11,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "derive": "symattn.derive",
-    "derive_spec": "symattn.derive",
+    "derive": "symattn.derivation",
+    "derive_spec": "symattn.derivation",
     "load_spec": "symattn.load",
     "load_example": "symattn.load",
     "Spec": "symattn.spec",

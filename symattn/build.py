@@ -6,15 +6,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .derive import derive_spec
+from .derivation import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
 from .render.answers import render_json
+from .render.html import render_html
 from .render.latex import render_latex
+from .render.markdown import render_markdown
 from .render.pdf import INSTALL_HINT, compile_pdf, tex_available
 from .spec import Spec
 
-FORMATS = ("tex", "pdf", "json")
+FORMATS = ("tex", "pdf", "json", "md", "html")
+# Every format but pdf is text made straight from the derivation.
+TEXT_RENDERERS: dict[str, Callable[..., str]] = {
+    "tex": render_latex, "md": render_markdown, "html": render_html,
+    "json": lambda derivation, exact: render_json(derivation),
+}
 
 
 @dataclass(frozen=True)
@@ -45,17 +52,14 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written).
     """
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    tex = render_latex(derivation, exact=exact) if {"tex", "pdf"} & set(formats) else ""
-    answers = render_json(derivation) if "json" in formats else ""
+    texts = {fmt: TEXT_RENDERERS[fmt](derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
     written: list[Path] = []
     stem = out_dir / derivation.name
-    if "json" in formats:
-        write_atomic(stem.with_suffix(".json"), answers)
-        written.append(stem.with_suffix(".json"))
-    if "tex" in formats:
-        write_atomic(stem.with_suffix(".tex"), tex)
-        written.append(stem.with_suffix(".tex"))
+    for fmt, text in texts.items():
+        write_atomic(stem.with_suffix(f".{fmt}"), text)
+        written.append(stem.with_suffix(f".{fmt}"))
     if "pdf" in formats:
+        tex = texts.get("tex") or render_latex(derivation, exact=exact)
         if not tex_available():
             if pdf_required:
                 raise TexNotFoundError(_no_tex_message())

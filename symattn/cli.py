@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
     render.add_argument("--lang", choices=("ja", "en"), help="language of the text (default: the spec's, else ja)")
     render.add_argument("--format", dest="formats", metavar="LIST",
-                        help="comma-separated output formats: tex, pdf, json (default: tex,pdf)")
+                        help="comma-separated output formats: tex, pdf, json, md, html (default: tex,pdf)")
     render.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     render.add_argument("--digits", metavar="N",
                         help="decimals shown for rounded values (default: the spec's, else 4)")
@@ -161,7 +161,7 @@ def _require_tex() -> None:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from .derive import derive_spec
+    from .derivation import derive_spec
     from .render.answers import render_json
 
     sys.stdout.write(render_json(derive_spec(_load(args))))

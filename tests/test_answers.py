@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symattn.cli import main
-from symattn.derive import derive, derive_spec
+from symattn.derivation import derive, derive_spec
 from symattn.render.answers import answers, render_json
 from symattn.validate import parse_spec
 

@@ -9,7 +9,7 @@ import pytest
 from sympy import Integer, S, cos, sin
 
 from symattn.attention import causal_mask, sinusoidal_encoding
-from symattn.derive import derive, derive_spec
+from symattn.derivation import derive, derive_spec
 from symattn.errors import SpecError
 from symattn.render.answers import answers, render_json
 from symattn.render.latex import escape, render_latex
@@ -98,3 +98,11 @@ def test_bad_masks_and_encodings(overrides, message):
     with pytest.raises(SpecError) as caught:
         spec(**overrides)
     assert str(caught.value).startswith(message)
+
+
+def test_embedding_table_shows_x_before_the_positions_are_added():
+    tex = render_latex(derive("decoder", lang="en"))
+    step1 = tex.split("Step 1: Token embeddings")[1].split("Positional encoding")[0]
+    assert r"\tok{私は} & $[0.8,\ 1.5]$" in step1
+    after = tex.split("Embedding + position")[1]
+    assert r"\tok{私は} & $[0.8000,\ 2.5000]$" in after

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from sympy import E, Rational, simplify, sqrt
 
-from symattn.derive import derive, derive_spec
+from symattn.derivation import derive, derive_spec
 from symattn.errors import RenderError
 from symattn.model import Step
 from symattn.render.latex import LatexRenderer, escape, render_latex, visible_width, wrap

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from symattn import build as build_module
 from symattn.cli import main
-from symattn.derive import derive_spec
+from symattn.derivation import derive_spec
 from symattn.errors import LatexError
 from symattn.render.latex import render_latex
 from symattn.render.pdf import compile_pdf, log_excerpt
@@ -149,7 +149,7 @@ def test_random_specs_compile(tmp_path, data, lang, exact):
 @pytest.mark.parametrize(("example", "lang", "exact"), [("mt", "ja", False), ("mt", "en", True),
                                                          ("matrix", "ja", True), ("symbolic", "en", False)])
 def test_nothing_runs_off_the_page(example, lang, exact):
-    from symattn.derive import derive
+    from symattn.derivation import derive
     from symattn.render.pdf import compile_with_log, overfull_boxes
 
     _, log = compile_with_log(render_latex(derive(example, lang=lang), exact=exact), jobname=example)

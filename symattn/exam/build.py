@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..derive import derive_spec
+from ..derivation import derive_spec
 from ..errors import SpecError
 from ..model import Derivation
 from ..output import write_atomic

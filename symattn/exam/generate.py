@@ -124,7 +124,7 @@ def _hand_friendly(spec: Spec) -> bool:
     largest weight, scaled scores within ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds
     away (each at least MIN_WEIGHT)."""
     from ..attention import attention
-    from ..derive import divisor
+    from ..derivation import divisor
 
     section = spec.sections[0]
     if section.kind == "multi_head":

@@ -271,14 +271,15 @@ class LatexRenderer:
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
         # One count of decimals per column, as the article's tables have.
-        cells = []
+        vectors = []  # the LaTeX of each cell: what the page width is measured in, whatever the output format
         for column in step.columns:
             shared = self.numbers(column)
             width = column.values.cols
-            cells.append([self.inline(self.vector(shared[i * width:(i + 1) * width])) for i in range(len(step.tokens))])
+            vectors.append([self.vector(shared[i * width:(i + 1) * width]) for i in range(len(step.tokens))])
+        cells = [[self.inline(vector) for vector in column] for column in vectors]
         tokens = [self.token(token) for token in step.tokens]
-        token_width = max(visible_width(t) for t in [*tokens, header[0]])
-        widths = [max(visible_width(cell) for cell in column) for column in cells]
+        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
+        widths = [max(visible_width(vector) + 2 for vector in column) for column in vectors]
         groups = self.column_groups(widths, self.width - token_width)
         return "\n".join(self.table([header[0], *[header[1 + c] for c in group]], tokens, [cells[c] for c in group])
                          for group in groups)

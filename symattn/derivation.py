@@ -188,7 +188,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         Paragraph("self.intro"),
         Paragraph("self.goal", {"token": Token(spec.focus[0])}),
         Heading(2, "self.step1"),
-        TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)),
+        TokenTable(("table.token", "table.embedding"), spec.tokens, (_shown(spec.X),)),
         *([] if spec.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
         Paragraph("self.x_is", {"X": Name("X")}),
         *_positional_steps(spec, x),

@@ -1,0 +1,100 @@
+"""Markdown with $…$ / $$…$$ math (KaTeX/MathJax: GitHub, Jupyter, MkDocs, tech-blog platforms), tables as tables.
+
+The math is the LaTeX renderer's own; only the text around it, tables, headings and figures are written anew.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..numfmt import format_number
+from .latex import LatexRenderer
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
+
+
+class MarkdownRenderer(LatexRenderer):
+    """The LaTeX renderer's math, in Markdown."""
+
+    def escape_text(self, text: str) -> str:
+        return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+    def token(self, name: str) -> str:
+        code = name.replace("|", "\\|")  # a pipe would end a table cell
+        return f"`` {code} ``" if "`" in name else f"`{code}`"
+
+    def inline(self, math: str) -> str:
+        return f"${math}$"
+
+    def display(self, math: str) -> str:
+        return f"$$\n{math}\n$$"
+
+    def align(self, lines) -> str:
+        return "$$\n\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n$$"
+
+    def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
+        rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for i, token in enumerate(tokens):
+            rows.append("| " + " | ".join([token, *[column[i] for column in columns]]) + " |")
+        return "\n".join(rows)
+
+    def body(self, derivation: Derivation) -> str:
+        return "\n\n".join(self.render(step) for step in derivation.steps)
+
+    def document(self, derivation: Derivation) -> str:
+        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
+                 else self.text("doc.untitled"))
+        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
+                             {"digits": self.digits})
+        return f"# {title}\n\n*{subtitle}*\n\n{self.body(derivation)}\n"
+
+    # ------------------------------------------------------------ steps with their own Markdown form
+
+    def _print_Heading(self, step: Heading) -> str:
+        return "#" * (step.level + 1) + " " + self.text(step.key, step.params)
+
+    def _print_Paragraph(self, step: Paragraph) -> str:
+        sentence = self.text(step.key, step.params)
+        return f"> {sentence}" if step.note else sentence
+
+    def _print_DefinitionTable(self, step: DefinitionTable) -> str:
+        header = [self.text(f"table.{k}") for k in ("component", "formula", "meaning")]
+        rows = []
+        for letter, word in (("Q", "query"), ("K", "key"), ("V", "value")):
+            source = step.query_source if letter == "Q" else step.key_source
+            rows.append([self.text("table." + word), self.inline(f"{letter} = {self.name(source)} \\cdot W_{letter}"),
+                         self.text("meaning." + word)])
+        lines = ["| " + " | ".join(header) + " |", "|---|---|---|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+
+    def _print_FlowFigure(self, step: FlowFigure) -> str:
+        t = self.text
+        chain = (rf"\underbrace{{X}}_{{\text{{{t('figure.embeddings')}}}}}"
+                 r"\xrightarrow{W_Q,\,W_K,\,W_V} Q,\ K,\ V"
+                 rf"\ \longrightarrow\ \underbrace{{Q K^{{\top}}}}_{{\text{{{t('figure.scores')}}}}}"
+                 r"\ \xrightarrow{\div\sqrt{d_k}}\ \operatorname{softmax}"
+                 rf"\ \longrightarrow\ \underbrace{{w}}_{{\text{{{t('figure.weights')}}}}}"
+                 rf"\ \longrightarrow\ \underbrace{{\textstyle\sum_j w_j v_j}}_{{\text{{{t('figure.sum')}}}}} = z")
+        return self.display(chain) + "\n\n" + f"*{t('figure.caption')}*"
+
+    def _print_Heatmap(self, step: Heatmap) -> str:
+        """The weights as a table; the largest of each row in bold."""
+        header = ["", *(self.token(k) for k in step.keys)]
+        rows = []
+        for i in range(len(step.queries)):
+            row = [step.weights[i, j] for j in range(len(step.keys))]
+            largest = max(row)
+            cells = [(f"**{format_number(w, self.digits).text}**" if w == largest
+                      else format_number(w, self.digits).text) for w in row]
+            rows.append(cells)
+        return self.table(header, [self.token(q) for q in step.queries], [list(c) for c in zip(*rows, strict=True)])
+
+
+def render_markdown(derivation: Derivation, **settings: Any) -> str:
+    """The derivation as one Markdown document."""
+    settings.setdefault("lang", derivation.lang)
+    settings.setdefault("digits", derivation.digits)
+    return MarkdownRenderer(**settings).document(derivation)
