@@ -172,3 +172,37 @@ def test_long_token_names_and_fractions_stay_on_the_page():
     for exact in (False, True):
         _, log = compile_with_log(render_latex(derive_spec(spec, lang="ja"), exact=exact), jobname="long")
         assert overfull_boxes(log) == []
+
+
+COMBINED = {"title": "masked, encoded, multi-head", "sections": [
+    {"kind": "self_attention", "tokens": ["私は", "猫", "が好き"], "X": [["0.8", "1.5"], ["1.1", "0.4"], ["0.3", "0.9"]],
+     "W_Q": [["0.9", "0.2"], ["0.3", "0.8"]], "W_K": [["0.5", "0.1"], ["-0.4", "1.1"]],
+     "W_V": [["1.1", "0.0"], ["-0.2", "0.9"]], "mask": "causal", "positional_encoding": "sinusoidal",
+     "focus": "all"},
+    {"kind": "multi_head", "focus": "猫", "tokens": ["私は", "猫", "が好き"],
+     "X": [["0.8", "1.5", "0.2", "1"], ["1.1", "0.4", "-0.5", "0"], ["0.3", "0.9", "1", "0.5"]],
+     "heads": [{"W_Q": [["1", "0"], ["0", "1"], ["0.5", "0"], ["0", "0.5"]],
+                "W_K": [["0", "1"], ["1", "0"], ["0", "0.5"], ["0.5", "0"]],
+                "W_V": [["1", "0"], ["0", "1"], ["1", "0"], ["0", "1"]]},
+               {"W_Q": [["0.2", "0"], ["0", "0.2"], ["1", "0"], ["0", "1"]],
+                "W_K": [["1", "1"], ["0", "1"], ["1", "0"], ["0", "0"]],
+                "W_V": [["0", "1"], ["1", "0"], ["0", "1"], ["1", "0"]]}],
+     "W_O": [["0.5", "0", "0", "0"], ["0", "0.5", "0", "0"], ["0", "0", "0.5", "0"], ["0", "0", "0", "0.5"]]},
+]}
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_mask_positions_and_computed_heads_in_every_format(tmp_path, lang):
+    import json
+
+    spec_file = tmp_path / "combined.json"
+    spec_file.write_text(json.dumps(COMBINED, ensure_ascii=False), encoding="utf-8")
+    assert main(["render", str(spec_file), "--lang", lang, "--format", "tex,pdf,md,html,json",
+                 "--out", str(tmp_path)]) == 0
+    text = pdf_text(tmp_path / "combined.pdf")
+    assert "私は" in text and "−∞" in text.replace("-∞", "−∞")
+    for name in ("combined.tex", "combined.md", "combined.html", "combined.json"):
+        assert (tmp_path / name).stat().st_size > 1000
+    data = json.loads((tmp_path / "combined.json").read_text(encoding="utf-8"))
+    heads = data["sections"][1]["head_details"]
+    assert len(heads) == 2 and all(h is not None for h in heads)
