@@ -175,7 +175,8 @@ def test_long_token_names_and_fractions_stay_on_the_page():
 
 
 COMBINED = {"title": "masked, encoded, multi-head", "sections": [
-    {"kind": "self_attention", "tokens": ["私は", "猫", "が好き"], "X": [["0.8", "1.5"], ["1.1", "0.4"], ["0.3", "0.9"]],
+    {"kind": "self_attention", "tokens": ["私は", "猫", "が好き"],
+     "X": [["0.8", "1.5"], ["1.1", "0.4"], ["0.3", "0.9"]],
      "W_Q": [["0.9", "0.2"], ["0.3", "0.8"]], "W_K": [["0.5", "0.1"], ["-0.4", "1.1"]],
      "W_V": [["1.1", "0.0"], ["-0.2", "0.9"]], "mask": "causal", "positional_encoding": "sinusoidal",
      "focus": "all"},

@@ -83,10 +83,7 @@ class HtmlRenderer(MarkdownRenderer):
         return "\n".join(self.render(step) for step in derivation.steps)
 
     def document(self, derivation: Derivation) -> str:
-        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
-                 else self.text("doc.untitled"))
-        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
-                             {"digits": self.digits})
+        title, subtitle = self.titles(derivation)
         return ("<!DOCTYPE html>\n"
                 f"<html lang=\"{self.lang}\">\n<head>\n<meta charset=\"utf-8\">\n"
                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

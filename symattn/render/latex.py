@@ -129,14 +129,20 @@ class LatexRenderer:
         )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(read_template(f"preamble-{self.lang}.tex")))
-        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
-                 else self.text("doc.untitled"))
+        title, subtitle = self.titles(derivation)
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
-        subtitle = ("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle")
-        doc.preamble.append(NoEscape(rf"\date{{{self.text(subtitle, {'digits': self.digits})}}}"))
+        doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
         doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + self.body(derivation)))
         return doc.dumps() + "\n"
+
+    def titles(self, derivation: Derivation) -> tuple[str, str]:
+        """The document's title and the line under it (which says how numbers are shown)."""
+        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
+                 else self.text("doc.untitled"))
+        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
+                             {"digits": self.digits})
+        return title, subtitle
 
     # ------------------------------------------------------------ pieces
 

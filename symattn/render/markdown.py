@@ -44,10 +44,7 @@ class MarkdownRenderer(LatexRenderer):
         return "\n\n".join(self.render(step) for step in derivation.steps)
 
     def document(self, derivation: Derivation) -> str:
-        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
-                 else self.text("doc.untitled"))
-        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
-                             {"digits": self.digits})
+        title, subtitle = self.titles(derivation)
         return f"# {title}\n\n*{subtitle}*\n\n{self.body(derivation)}\n"
 
     # ------------------------------------------------------------ steps with their own Markdown form
