@@ -387,6 +387,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
         SoftmaxStep(query.softmax, spec.tokens),
         WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, spec.tokens),
         VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),
+        *_heatmap((spec.focus,), spec.tokens, result, (i,))[-1:],  # the head's weights, without a heading
     ]
     return Shown(query.output), steps, result
 

@@ -106,3 +106,13 @@ def test_embedding_table_shows_x_before_the_positions_are_added():
     assert r"\tok{私は} & $[0.8,\ 1.5]$" in step1
     after = tex.split("Embedding + position")[1]
     assert r"\tok{私は} & $[0.8000,\ 2.5000]$" in after
+
+
+def test_computed_heads_get_a_heatmap_each():
+    identity = [["1", "0"], ["0", "1"]]
+    spec_ = parse_spec({"sections": [{
+        "kind": "multi_head", "focus": "a", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]],
+        "heads": [{"W_Q": identity, "W_K": identity, "W_V": identity}] * 2,
+        "W_O": [["1"], ["0"], ["0"], ["1"]]}]})
+    tex = render_latex(derive_spec(spec_, lang="en"))
+    assert tex.count(r"\cellcolor{blue!60}") == 2  # one heatmap row per head, its largest weight darkest
