@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sympy import Add, Expr, ImmutableMatrix, Integer, S, cos, exp, expand, sin, sqrt
+import mpmath
+from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, exp, expand, sin, sqrt
+from sympy.polys.matrices import DomainMatrix
+
+from . import approx
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,14 @@ class MultiHead:
 
 
 def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
-    """Row-wise projection X·W (each token's row vector times the weight matrix)."""
-    return ImmutableMatrix(X * W)
+    """Row-wise projection X·W (each token's row vector times the weight matrix).
+
+    Rational matrices multiply as DomainMatrix over QQ (exact, and much faster than Matrix at larger sizes).
+    """
+    if X.free_symbols or W.free_symbols or not all(v.is_Rational for v in (*X, *W)):
+        return ImmutableMatrix(X * W)
+    product = DomainMatrix.from_Matrix(X).convert_to(QQ) * DomainMatrix.from_Matrix(W).convert_to(QQ)
+    return ImmutableMatrix(product.to_Matrix())
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
@@ -94,6 +104,22 @@ def weighted_sum(weights: Softmax, V: ImmutableMatrix) -> ImmutableMatrix:
                                        for c in range(V.cols)])
 
 
+def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) -> None:
+    """Evaluate a row's softmax once (Z once, not once per weight) and file weights and outputs numerically."""
+    if output.free_symbols:
+        return
+    with mpmath.workdps(approx.WORKING_DIGITS + 10):
+        exps = [mpmath.mpf(0) if e == 0 else mpmath.exp(approx.to_mpf(a)) for e, a in zip(weights.exps,
+                                                                                         weights.logits, strict=True)]
+        total = mpmath.fsum(exps)
+        for w, e in zip(weights.weights, exps, strict=True):
+            approx.remember(w, e / total)
+        for c in range(V.cols):
+            column = [approx.to_mpf(V[j, c]) if not V[j, c].is_Rational else mpmath.mpf(V[j, c].p) / V[j, c].q
+                      for j in range(V.rows)]
+            approx.remember(output[c], mpmath.fdot(exps, column) / total)
+
+
 def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr,
            allowed: tuple[bool, ...] | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
@@ -103,7 +129,9 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale
     raw = scores(query, K)
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
     weights = softmax(scaled)
-    return QueryAttention(query, raw, scale, scaled, weights, weighted_sum(weights, V))
+    output = weighted_sum(weights, V)
+    _approximate(weights, output, V)
+    return QueryAttention(query, raw, scale, scaled, weights, output)
 
 
 def attention(

@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-from sympy import Add, Expr, N, Pow, Rational, Symbol, latex, sympify
+from sympy import Add, Expr, N, Pow, Rational, S, Symbol, latex, sympify
+
+from .approx import lookup as approx_lookup
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
@@ -51,9 +53,10 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
-    magnitude = max(0, Decimal(str(N(value, 15))).adjusted())
+    known = approx_lookup(value, 15)
+    magnitude = max(0, (known if known is not None else Decimal(str(N(value, 15)))).adjusted())
     figures = magnitude + digits + _GUARD_DIGITS
-    approx = Decimal(str(N(value, figures)))
+    approx = _evaluate(value, figures)
     with localcontext() as context:
         context.prec = figures + 10
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
@@ -69,8 +72,8 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     value = sympify(value)
     if value.free_symbols:
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
-    if value.is_infinite:  # a masked score
-        return Number(r"-\infty" if value.is_extended_negative else r"\infty", exact=True)
+    if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
+        return Number(r"-\infty" if value == S.NegativeInfinity else r"\infty", exact=True)
     budget = max(digits, min_decimals)
     places = decimal_places(value)
     if places is not None and places <= budget:
@@ -104,7 +107,7 @@ def format_numbers(
     if uniform:
         needed = [min_decimals]
         for v in (values if whole is None else [sympify(w) for w in whole]):
-            if v.is_infinite:
+            if v in (S.Infinity, S.NegativeInfinity):
                 continue
             places = decimal_places(v)
             if places is not None and places <= max(digits, min_decimals):
@@ -130,9 +133,15 @@ def significant(value: Expr, figures: int = 30) -> str:
         elif value.is_Rational:
             number, keep = Decimal(int(value.p)) / Decimal(int(value.q)), figures
         else:
-            number, keep = Decimal(str(N(value, figures + _GUARD_DIGITS))), figures
+            number, keep = _evaluate(value, figures + _GUARD_DIGITS), figures
         quantum = Decimal(1).scaleb(number.adjusted() - keep + 1)
         return _plain(number.quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+def _evaluate(value: Expr, figures: int) -> Decimal:
+    """`figures` significant digits of an irrational value: the engine's filed approximation, else evalf."""
+    known = approx_lookup(value, figures)
+    return known if known is not None else Decimal(str(N(value, figures)))
 
 
 def exact_latex(value: Expr, decimals: bool = True) -> str:
@@ -142,15 +151,31 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
     return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
 
 
-def exact_sum_latex(terms: Iterable[Expr]) -> str:
-    """Terms added in the order given (token order), each exact: e^{a_1} + e^{a_2} - ..."""
-    text = " + ".join(exact_latex(term, decimals=False) for term in terms)
-    return text.replace("+ -", "- ")
+def softmax_latex(exps: Iterable[Expr], values: Iterable[Iterable[Expr]]) -> tuple[list[str], list[str]]:
+    """The exact softmax forms of one row, in token order: each weight e^{a_j} / Σ_k e^{a_k}, and each output
+    entry (Σ_j v_j e^{a_j}) / Σ_k e^{a_k}. Each e^{a_j} is printed once and the shared sum reused, so a row of
+    n weights costs n conversions, not n²."""
+    exps = list(exps)
+    terms = [exact_latex(e, decimals=False) for e in exps]
+    denominator = _joined([term for e, term in zip(exps, terms, strict=True) if e != 0])  # masked keys add 0
+    weights = ["0" if e == 0 else rf"\frac{{{term}}}{{{denominator}}}" for e, term in zip(exps, terms, strict=True)]
+    outputs = []
+    for column in values:
+        numerator = [term if v == 1 else f"{_factor(v)} {term}"
+                     for v, e, term in zip(column, exps, terms, strict=True) if v != 0 and e != 0]
+        outputs.append(rf"\frac{{{_joined(numerator) or '0'}}}{{{denominator}}}")
+    return weights, outputs
 
 
-def exact_ratio_latex(numerator: Iterable[Expr], denominator: Iterable[Expr]) -> str:
-    """\\frac{Σ numerator}{Σ denominator}, both sums in the order given: the softmax form e^{a_j} / Σ_k e^{a_k}."""
-    return rf"\frac{{{exact_sum_latex(numerator)}}}{{{exact_sum_latex(denominator)}}}"
+def _factor(value: Expr) -> str:
+    """An exact coefficient, in parentheses when it is a sum (1.2 + sin 1)."""
+    text = exact_latex(value, decimals=False)
+    return rf"\left({text}\right)" if value.is_Add else text
+
+
+def _joined(terms: list[str]) -> str:
+    """a + b - c: terms added in the order given."""
+    return " + ".join(terms).replace("+ -", "- ")
 
 
 def _decimal_coefficients(value: Expr) -> Expr:

@@ -82,3 +82,19 @@ def test_multi_head_concatenates_in_order():
     result = attention.multi_head(heads, W_O)
     assert list(result.concat) == [1, 2, 3]
     assert list(result.output) == [4, 5]
+
+
+def test_filed_approximations_match_evalf_to_many_digits():
+    from decimal import Decimal
+
+    from sympy import N
+
+    from symattn import approx
+
+    X = ImmutableMatrix([[Rational(8, 10), Rational(12, 10)], [Rational(1), Rational(1, 2)]])
+    result = attention.attention(X, X, X, X, X, sqrt(3), (0, 1))
+    for query in result.queries.values():
+        for value in (*query.softmax.weights, *query.output):
+            filed = approx.lookup(value, 60)
+            assert filed is not None
+            assert abs(filed - Decimal(str(N(value, 70)))) < Decimal("1e-60")

@@ -6,12 +6,12 @@ import json
 import re
 from typing import Any
 
-from sympy import Expr, ImmutableMatrix
+from sympy import Expr, ImmutableMatrix, S
 
 from .. import __version__
 from ..attention import Attention, MultiHead, QueryAttention
 from ..model import Derivation, DerivedSection
-from ..numfmt import exact_latex, exact_ratio_latex, significant
+from ..numfmt import exact_latex, significant, softmax_latex
 
 FIGURES = 30
 
@@ -20,8 +20,8 @@ def _number(value: Expr) -> str | None:
     """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
     if value.free_symbols:
         return None
-    if value.is_infinite:  # a masked score
-        return "-inf" if value.is_extended_negative else "inf"
+    if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
+        return "-inf" if value == S.NegativeInfinity else "inf"
     return significant(value, FIGURES)
 
 
@@ -47,10 +47,8 @@ def _query(query: QueryAttention, V: ImmutableMatrix) -> dict[str, Any]:
     answer: dict[str, Any] = {key: _row(values) for key, values in parts.items()}
     answer["exact"] = {key: _exact_row(parts[key]) for key in ("scores", "scaled_scores")}
     # The softmax forms, in token order: e^{a_j} / Σ_k e^{a_k} and (Σ_j v_j e^{a_j}) / Σ_k e^{a_k}.
-    exps = query.softmax.exps
-    answer["exact"]["weights"] = [exact_ratio_latex([e], exps) for e in exps]
-    answer["exact"]["output"] = [exact_ratio_latex([V[j, c] * e for j, e in enumerate(exps) if V[j, c] != 0] or [0],
-                                                   exps) for c in range(V.cols)]
+    columns = [[V[j, c] for j in range(V.rows)] for c in range(V.cols)]
+    answer["exact"]["weights"], answer["exact"]["output"] = softmax_latex(query.softmax.exps, columns)
     return answer
 
 

@@ -1,0 +1,36 @@
+"""Numeric values of exact expressions, computed once by the engine and read by the number formatter.
+
+The softmax of a row shares one denominator Z; evaluating every weight e^{a_j}/Z (and every output
+Σ_j e^{a_j} v_j / Z) on its own would evaluate Z again each time (cost ~n⁴ for a whole matrix). The engine
+therefore evaluates each row once with mpmath, at far more digits than any display asks for, and files the
+results here, keyed by the exact expression they approximate.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import mpmath
+from sympy import Expr
+
+WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
+_known: dict[Expr, mpmath.mpf] = {}
+
+
+def remember(value: Expr, approximation: mpmath.mpf) -> None:
+    """File a numeric approximation (WORKING_DIGITS correct digits) of an exact expression."""
+    _known[value] = approximation
+
+
+def lookup(value: Expr, figures: int) -> Decimal | None:
+    """The filed approximation with at least `figures` significant digits, or None if there is none."""
+    approximation = _known.get(value)
+    if approximation is None or figures > WORKING_DIGITS - 20:
+        return None
+    return Decimal(mpmath.nstr(approximation, figures + 10, strip_zeros=False))
+
+
+def to_mpf(value: Expr) -> mpmath.mpf:
+    """An exact expression (a scaled score: a rational times a surd) as an mpmath number."""
+    with mpmath.workdps(WORKING_DIGITS + 10):
+        return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))
