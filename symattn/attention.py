@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, exp, expand, sin, sqrt
+from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, Mul, Pow, S, cos, exp, expand, sin, sqrt
 from sympy.polys.matrices import DomainMatrix
 
 from . import approx
@@ -99,9 +99,19 @@ def softmax(logits: tuple[Expr, ...]) -> Softmax:
 
 
 def weighted_sum(weights: Softmax, V: ImmutableMatrix) -> ImmutableMatrix:
-    """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z."""
-    return ImmutableMatrix(1, V.cols, [Add(*(e * V[j, c] for j, e in enumerate(weights.exps))) / weights.total
-                                       for c in range(V.cols)])
+    """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z.
+
+    Built unevaluated: the value is exact either way, and SymPy's canonical sorting of n products per entry
+    would cost far more than the whole rest of the row (numbers come from the row's filed approximation).
+    """
+    def entry(c: int) -> Expr:
+        terms = [Mul(V[j, c], e, evaluate=False) for j, e in enumerate(weights.exps) if V[j, c] != 0 and e != 0]
+        return Mul(Add(*terms, evaluate=False) if terms else Integer(0), Pow(weights.total, -1), evaluate=False)
+
+    if V.free_symbols or any(e.free_symbols for e in weights.exps):  # formulas: let SymPy tidy them
+        return ImmutableMatrix(1, V.cols, [Add(*(e * V[j, c] for j, e in enumerate(weights.exps))) / weights.total
+                                           for c in range(V.cols)])
+    return ImmutableMatrix(1, V.cols, [entry(c) for c in range(V.cols)])
 
 
 def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) -> None:
@@ -121,12 +131,12 @@ def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) 
 
 
 def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr,
-           allowed: tuple[bool, ...] | None = None) -> QueryAttention:
+           allowed: tuple[bool, ...] | None = None, raw: tuple[Expr, ...] | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
     """
-    raw = scores(query, K)
+    raw = scores(query, K) if raw is None else raw
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
     weights = softmax(scaled)
     output = weighted_sum(weights, V)
@@ -152,7 +162,12 @@ def attention(
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale, allowed(i)) for i in focus})
+    # All raw scores at once (QKᵀ: one exact product) when the entries are rational.
+    S_ = project(Q, ImmutableMatrix(K.T)) if all(v.is_Rational for v in (*Q, *K)) else None
+    def raw(i: int) -> tuple[Expr, ...] | None:
+        return None if S_ is None else tuple(S_.row(i))
+
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale, allowed(i), raw(i)) for i in focus})
 
 
 def causal_mask(n: int) -> ImmutableMatrix:
