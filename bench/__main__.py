@@ -69,7 +69,7 @@ def fitted_exponent(sizes: list[int], seconds: list[float]) -> float:
     """Slope of log(time) against log(n), least squares."""
     xs, ys = [math.log(n) for n in sizes], [math.log(t) for t in seconds]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
 
 
 def main() -> int:
@@ -121,9 +121,9 @@ def main() -> int:
         data = json.loads((work / f"random-{n}.json").read_text())["sections"][0]
         exact = [Matrix([[Rational(x) for x in row] for row in data[k]]) for k in ("X", "W_Q", "W_K", "W_V")]
         floats = [np.array(data[k], dtype=float) for k in ("X", "W_Q", "W_K", "W_V")]
-        rows.append((f"numpy float64, n = {n}", in_process(lambda: numpy_attention(*floats), 20), "", ""))
+        rows.append((f"numpy float64, n = {n}", in_process(lambda f=floats: numpy_attention(*f), 20), "", ""))
         if n <= (8 if args.quick else 16):  # the naive pipeline takes minutes beyond this
-            rows.append((f"naive sympy.Matrix, n = {n}", in_process(lambda: naive_attention(*exact), 1), "", ""))
+            rows.append((f"naive sympy.Matrix, n = {n}", in_process(lambda e=exact: naive_attention(*e), 1), "", ""))
 
     for count, formats in ((30, "tex,json,moodle"), (300, "tex,json,moodle"), (30, "pdf,tex,json,moodle")):
         if args.quick and count == 300:
