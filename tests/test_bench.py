@@ -1,0 +1,26 @@
+"""The benchmark's baselines compute what symattn computes (a fast wrong baseline would prove nothing)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sympy import Matrix, Rational
+
+from bench.__main__ import fitted_exponent
+from bench.naive import naive_attention, numpy_attention
+from symattn import attention
+
+
+def test_baselines_agree_with_the_engine():
+    rows = [[Rational(v, 10) for v in row] for row in ([8, 12], [10, 5], [-3, 7])]
+    W = [[Rational(v, 10) for v in row] for row in ([10, 2], [1, 9])]
+    X, WM = Matrix(rows), Matrix(W)
+    naive = np.array(naive_attention(X, WM, WM, WM).tolist(), dtype=float)
+    floats = np.array(rows, dtype=float), *(np.array(W, dtype=float),) * 3
+    assert np.allclose(naive, numpy_attention(*floats), atol=1e-12)
+    result = attention.attention(X, X, WM, WM, WM, attention.scale_factor(2), (0, 1, 2))
+    exact = np.array([[float(v) for v in result.queries[i].output] for i in range(3)])
+    assert np.allclose(exact, naive, atol=1e-12)
+
+
+def test_fitted_exponent():
+    assert abs(fitted_exponent([4, 8, 16], [1.0, 8.0, 64.0]) - 3) < 1e-12
