@@ -71,4 +71,4 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
 
 
 def _no_tex_message() -> str:
-    return f"no TeX engine found (latexmk + lualatex), so no PDF; {INSTALL_HINT}"
+    return f"no TeX engine found (lualatex), so no PDF; {INSTALL_HINT}"

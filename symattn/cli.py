@@ -157,7 +157,7 @@ def _require_tex() -> None:
     from .render.pdf import INSTALL_HINT, tex_available
 
     if not tex_available():
-        raise TexNotFoundError(f"no TeX engine found (latexmk + lualatex); {INSTALL_HINT}, or leave out pdf")
+        raise TexNotFoundError(f"no TeX engine found (lualatex); {INSTALL_HINT}, or leave out pdf")
 
 
 def _solve(args: argparse.Namespace) -> int:

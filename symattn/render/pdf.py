@@ -1,4 +1,4 @@
-"""Compiling LaTeX to PDF with latexmk + LuaLaTeX: no shell escape, file reads restricted, log excerpts on error."""
+"""Compiling LaTeX to PDF with LuaLaTeX: no shell escape, file reads restricted, log excerpts on error."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ _ERROR_LINE = re.compile(r"^(! |.*:\d+: )")
 
 
 def tex_available() -> bool:
-    """Whether latexmk and lualatex are on the PATH."""
-    return shutil.which("latexmk") is not None and shutil.which("lualatex") is not None
+    """Whether lualatex is on the PATH."""
+    return shutil.which("lualatex") is not None
 
 
 def latex_environment() -> dict[str, str]:
@@ -36,12 +36,14 @@ def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600
 def compile_with_log(tex_source: str, jobname: str = "document", timeout: float = 600) -> tuple[bytes, str]:
     """Like compile_pdf, and also the LaTeX log (for checks such as overfull boxes)."""
     if not tex_available():
-        raise TexNotFoundError(f"no TeX engine found (latexmk + lualatex); {INSTALL_HINT}")
+        raise TexNotFoundError(f"no TeX engine found (lualatex); {INSTALL_HINT}")
     with tempfile.TemporaryDirectory(prefix="symattn-") as build:
         folder = Path(build)
         (folder / f"{jobname}.tex").write_text(tex_source, encoding="utf-8")
-        command = ["latexmk", "-lualatex", "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error",
-                   "-file-line-error", "-quiet", f"{jobname}.tex"]
+        # One LuaLaTeX pass is enough: symattn's documents have no cross-references (latexmk would run a second
+        # pass only because the first one created the .aux file). `latexmk -lualatex` works on the .tex as usual.
+        command = ["lualatex", "--no-shell-escape", "--interaction=nonstopmode", "--halt-on-error",
+                   "--file-line-error", f"{jobname}.tex"]
         try:
             done = subprocess.run(command, cwd=folder, env=latex_environment(), capture_output=True, text=True,
                                   timeout=timeout, stdin=subprocess.DEVNULL)
