@@ -119,9 +119,15 @@ def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) 
     if output.free_symbols:
         return
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        exps = [mpmath.mpf(0) if e == 0 else mpmath.exp(approx.to_mpf(a)) for e, a in zip(weights.exps,
-                                                                                         weights.logits, strict=True)]
+        logits = [None if e == 0 else approx.to_mpf(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
+        exps = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in logits]
         total = mpmath.fsum(exps)
+        for a, value in zip(weights.logits, logits, strict=True):  # shown again and again: in lines, vectors, tables
+            if value is not None and not a.is_Rational:
+                approx.remember(a, value)
+        for e, value in zip(weights.exps, exps, strict=True):
+            approx.remember(e, value)
+        approx.remember(weights.total, total)
         for w, e in zip(weights.weights, exps, strict=True):
             approx.remember(w, e / total)
         for c in range(V.cols):
