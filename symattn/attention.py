@@ -69,7 +69,8 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
 
     Rational matrices multiply as DomainMatrix over QQ (exact, and much faster than Matrix at larger sizes).
     """
-    if X.free_symbols or W.free_symbols or not all(v.is_Rational for v in (*X, *W)):
+    small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
+    if small or X.free_symbols or W.free_symbols or not all(v.is_Rational for v in (*X, *W)):
         return ImmutableMatrix(X * W)
     product = DomainMatrix.from_Matrix(X).convert_to(QQ) * DomainMatrix.from_Matrix(W).convert_to(QQ)
     return ImmutableMatrix(product.to_Matrix())

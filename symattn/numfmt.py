@@ -118,6 +118,12 @@ def format_numbers(
     return [format_number(v, digits, min_decimals, fraction=fractions) for v in values]
 
 
+def percent(value: Expr, whole: Expr, scale: int = 100) -> str:
+    """round(value / whole × scale) as text, from the values' decimals (a shade for a heatmap cell)."""
+    fraction = to_decimal(value, 12) / to_decimal(whole, 12) if whole != 0 else Decimal(0)
+    return _plain((fraction * scale).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
 def significant(value: Expr, figures: int = 30) -> str:
     """The value rounded half-up to `figures` significant digits (more when an exact decimal needs them)."""
     value = sympify(value)

@@ -56,8 +56,7 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     paper = ExamWriter(options.lang, options.digits)
     files: dict[str, str] = {}
     if {"tex", "pdf"} & set(formats):
-        files["exam.tex"] = paper.document(pairs, key=False)
-        files["key.tex"] = paper.document(pairs, key=True)
+        files["exam.tex"], files["key.tex"] = paper.documents(pairs)
     if "json" in formats:
         files["exam.json"] = exam_json(options, pairs)
     if "moodle" in formats:
@@ -77,8 +76,8 @@ def _compile(paper: ExamWriter, pairs, files: dict[str, str], split: bool) -> di
     jobs = {"exam.pdf": files["exam.tex"], "key.pdf": files["key.tex"]}
     if split:
         for version, derivation in pairs:
-            jobs[f"exam-{version.label}.pdf"] = paper.document([(version, derivation)], key=False)
-            jobs[f"key-{version.label}.pdf"] = paper.document([(version, derivation)], key=True)
+            exam, key = paper.documents([(version, derivation)])
+            jobs[f"exam-{version.label}.pdf"], jobs[f"key-{version.label}.pdf"] = exam, key
     results: dict[str, bytes] = {}
     with Progress("compiling PDFs", len(jobs)) as bar, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         futures = {name: pool.submit(compile_pdf, source, name.removesuffix(".pdf")) for name, source in jobs.items()}

@@ -30,7 +30,13 @@ class ExamWriter:
         self.digits = digits
         self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True)
 
-    def document(self, versions: list[tuple[Version, Derivation]], key: bool) -> str:
+    def documents(self, versions: list[tuple[Version, Derivation]]) -> tuple[str, str]:
+        """The exam and its key: one body, typeset once; the key adds only \\printanswers."""
+        body = "\n\n".join(self.version(version, derivation) for version, derivation in versions)
+        return self.document(body, key=False), self.document(body, key=True)
+
+    def document(self, body: str, key: bool) -> str:
+        """A complete exam-class document around the versions' LaTeX."""
         doc = Document(
             documentclass="exam", document_options=["a4paper", "11pt", "addpoints"],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
@@ -46,7 +52,7 @@ class ExamWriter:
         doc.preamble.append(NoEscape(rf"\pointpoints{{{text('exam.point')}}}{{{text('exam.points')}}}"))
         doc.preamble.append(NoEscape(rf"\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.answers')}:}}"
                                      r"\enspace}"))
-        doc.append(NoEscape("\n\n".join(self.version(version, derivation) for version, derivation in versions)))
+        doc.append(NoEscape(body))
         return doc.dumps() + "\n"
 
     # ------------------------------------------------------------ one version

@@ -9,8 +9,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from sympy import Rational
+
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from ..numfmt import format_number
+from ..numfmt import format_number, percent
 from .markdown import MarkdownRenderer
 
 STYLE = """
@@ -121,7 +123,7 @@ class HtmlRenderer(MarkdownRenderer):
             cells = []
             for j in range(len(step.keys)):
                 w = step.weights[i, j]
-                alpha = format_number(w / largest * 6 / 10, 2).text
+                alpha = format_number(Rational(int(percent(w, largest, 60)), 100), 2).text  # 0.6 for the largest
                 cells.append(f"<td style=\"background: rgba(40, 90, 200, {alpha})\">"
                              f"{format_number(w, self.digits).text}</td>")
             rows.append(f"<tr><th>{self.token(query)}</th>{''.join(cells)}</tr>")

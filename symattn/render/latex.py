@@ -41,7 +41,7 @@ from ..model import (
     VectorList,
     WeightedSum,
 )
-from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers
+from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, percent
 from .templates import read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
@@ -534,7 +534,7 @@ class LatexRenderer:
             cells = []
             for j in range(cols):
                 w = step.weights[i, j]
-                shade = format_number(w / largest * 60, 0).text  # percent of the colour: 60 for the largest
+                shade = percent(w, largest, 60)  # percent of the colour: 60 for the largest
                 cells.append(rf"\cellcolor{{blue!{shade}}}{format_number(w, self.digits).text}")
             lines.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
         lines += [r"\end{tabular}", r"\end{center}"]
