@@ -65,8 +65,19 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None) 
 # ------------------------------------------------------------------ helpers
 
 
-def _shown(given: GivenMatrix) -> Shown:
+def shown(given: GivenMatrix) -> Shown:
+    """An input matrix as shown: each entry as it was typed."""
     return Shown(given.values, given.decimals, written=given.written)
+
+
+def given_weights(owner) -> dict[str, Shown]:
+    """W_Q, W_K, W_V of a section or a head, as shown."""
+    return {letter: shown(getattr(owner, f"W_{letter}")) for letter in "QKV"}
+
+
+def weight_equations(W: dict[str, Shown], head: int | None = None) -> list[Step]:
+    """W_Q = [...], W_K = [...], W_V = [...] (of head h, if given)."""
+    return [MatrixEquation(Name(f"W_{letter}", head=head), W[letter]) for letter in "QKV"]
 
 
 def _product(left: Shown, right: Shown, values: ImmutableMatrix) -> Shown:
@@ -180,15 +191,15 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
     result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values,
                                  divisor(spec.scale, spec.d_k), tuple(spec.tokens.index(t) for t in spec.focus),
                                  spec.mask)
-    x = _shown(spec.X) if spec.P is None else Shown(X, max(spec.X.decimals, spec.P.decimals))
-    W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
+    x = shown(spec.X) if spec.P is None else Shown(X, max(spec.X.decimals, spec.P.decimals))
+    W = given_weights(spec)
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
     steps: list[Step] = [
         Heading(1, "self.heading"),
         Paragraph("self.intro"),
         Paragraph("self.goal", {"token": Token(spec.focus[0])}),
         Heading(2, "self.step1"),
-        TokenTable(("table.token", "table.embedding"), spec.tokens, (_shown(spec.X),)),
+        TokenTable(("table.token", "table.embedding"), spec.tokens, (shown(spec.X),)),
         *([] if spec.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
         Paragraph("self.x_is", {"X": Name("X")}),
         *_positional_steps(spec, x),
@@ -196,9 +207,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
         Paragraph("self.projections"),
         *([] if spec.P is not None else [Paragraph("self.no_positional", note=True)]),
         DefinitionTable(Name("X"), Name("X")),
-        MatrixEquation(Name("W_Q"), W["Q"]),
-        MatrixEquation(Name("W_K"), W["K"]),
-        MatrixEquation(Name("W_V"), W["V"]),
+        *weight_equations(W),
         Paragraph("note.dummy_weights", note=True),
     ]
     for token in spec.focus:
@@ -261,8 +270,8 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     result = attention.attention(spec.X.values, spec.memory.values, spec.W_Q.values, spec.W_K.values,
                                  spec.W_V.values, divisor(spec.scale, spec.d_k),
                                  tuple(spec.tokens.index(t) for t in spec.focus))
-    x, memory = _shown(spec.X), _shown(spec.memory)
-    W = {"Q": _shown(spec.W_Q), "K": _shown(spec.W_K), "V": _shown(spec.W_V)}
+    x, memory = shown(spec.X), shown(spec.memory)
+    W = given_weights(spec)
     Q = _product(x, W["Q"], result.Q)
     K = _product(memory, W["K"], result.K)
     V = _product(memory, W["V"], result.V)
@@ -283,9 +292,7 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     steps += [
         Paragraph("cross.weights"),
         DefinitionTable(Name("X"), Name("memory")),
-        MatrixEquation(Name("W_Q"), W["Q"]),
-        MatrixEquation(Name("W_K"), W["K"]),
-        MatrixEquation(Name("W_V"), W["V"]),
+        *weight_equations(W),
         Paragraph("note.dummy_weights", note=True),
         Heading(2, "cross.step3"),
     ]
@@ -329,24 +336,24 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
     ]
     if spec.X is not None:  # heads computed from weights work on the section's embeddings
         steps += [Paragraph("multi.embeddings", {"X": Name("X")}),
-                  TokenTable(("table.token", "table.embedding"), spec.tokens, (_shown(spec.X),))]
+                  TokenTable(("table.token", "table.embedding"), spec.tokens, (shown(spec.X),))]
     outputs: list[Shown] = []
     head_results: list[attention.Attention | None] = []
     if any(head.output is not None for head in spec.heads):
         steps.append(Paragraph("multi.assume", {"token": Token(token)}))
     for h, head in enumerate(spec.heads, start=1):
         if head.output is not None:
-            shown = _shown(head.output)
-            steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), shown)]
+            output = shown(head.output)
+            steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), output)]
             head_results.append(None)
         else:
-            shown, head_steps, result = _computed_head(spec, h, head)
+            output, head_steps, result = _computed_head(spec, h, head)
             steps += head_steps
             head_results.append(result)
-        outputs.append(shown)
+        outputs.append(output)
     mh = attention.multi_head(tuple(o.values for o in outputs), spec.W_O.values, tuple(head_results))
     concat = Shown(mh.concat, max(o.decimals for o in outputs))
-    W_O = _shown(spec.W_O)
+    W_O = shown(spec.W_O)
     steps += [
         Heading(2, "multi.step2"),
         Paragraph("multi.concat"),
@@ -372,12 +379,12 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
     d_k = head.d_k
     result = attention.attention(spec.X.values, spec.X.values, head.W_Q.values, head.W_K.values,
                                  head.W_V.values, divisor(head.scale, d_k), (i,))
-    x = _shown(spec.X)
-    W = {"Q": _shown(head.W_Q), "K": _shown(head.W_K), "V": _shown(head.W_V)}
+    x = shown(spec.X)
+    W = given_weights(head)
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
     query = result.queries[i]
     steps: list[Step] = [Paragraph("multi.head_label", {"h": h})]
-    steps += [MatrixEquation(Name(f"W_{letter}", head=h), W[letter]) for letter in "QKV"]
+    steps += weight_equations(W, head=h)
     steps.append(TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
                             spec.tokens, (QKV["Q"], QKV["K"], QKV["V"])))
     key_names = tuple(Name("K", t, head=h) for t in spec.tokens)

@@ -12,6 +12,7 @@ from pylatex import Document, NoEscape
 from sympy import ImmutableMatrix, exp
 
 from ..attention import Attention, MultiHead
+from ..derivation import given_weights, shown, weight_equations
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
 from ..render.latex import LatexRenderer
@@ -102,12 +103,11 @@ class ExamWriter:
             steps.append(TokenTable(("table.token", "table.embedding"), spec.tokens, (shown(spec.X),)))
         if kind == "multi_head":
             for h, head in enumerate(spec.heads, start=1):
-                steps += [MatrixEquation(Name(f"W_{letter}", head=h), shown(getattr(head, f"W_{letter}")))
-                          for letter in "QKV"]
+                steps += weight_equations(given_weights(head), head=h)
             steps.append(MatrixEquation(Name("W_O"), shown(spec.W_O)))
             focus, d_k = spec.focus, spec.heads[0].d_k
         else:
-            steps += [MatrixEquation(Name(f"W_{letter}"), shown(getattr(spec, f"W_{letter}"))) for letter in "QKV"]
+            steps += weight_equations(given_weights(spec))
             focus, d_k = spec.focus[0], spec.d_k
         body = [intro, *(render(step) for step in steps)]
         body.append(text("exam.focus", {"token": Token(focus), "d_k": ScaleFactor(d_k)}))
@@ -176,10 +176,6 @@ def part_key(kind: str, part: str) -> str:
     if kind == "cross_attention" and part == "qkv":
         return "exam.part_qkv_cross"
     return f"exam.part_{part}"
-
-
-def shown(given) -> Shown:
-    return Shown(given.values, given.decimals, written=given.written)
 
 
 def _row(values) -> ImmutableMatrix:
