@@ -31,6 +31,8 @@ def lookup(value: Expr, figures: int) -> Decimal | None:
 
 
 def to_mpf(value: Expr) -> mpmath.mpf:
-    """An exact expression (a scaled score: a rational times a surd) as an mpmath number."""
+    """An exact expression (a rational, a scaled score such as a rational times a surd) as an mpmath number."""
     with mpmath.workdps(WORKING_DIGITS + 10):
+        if value.is_Rational:  # exact division, no evalf
+            return mpmath.mpf(int(value.p)) / int(value.q)
         return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, Mul, Pow, S, cos, exp, expand, sin, sqrt
+from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, Tuple, cos, exp, expand, sin, sqrt
 from sympy.polys.matrices import DomainMatrix
 
 from . import approx
+from .symbols import any_symbolic, is_symbolic
+from .weighted import WeightedAverage
 
 
 @dataclass(frozen=True)
@@ -67,19 +69,21 @@ class MultiHead:
 def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
     """Row-wise projection X·W (each token's row vector times the weight matrix).
 
-    Rational matrices multiply as DomainMatrix over QQ (exact, and much faster than Matrix at larger sizes).
+    Rational matrices multiply as dense DomainMatrices over QQ: exact, and with python-flint installed SymPy
+    stores them as flint matrices, which multiply 64 × 64 rationals in about a millisecond (pure Python: ~0.3 s).
     """
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
-    if small or X.free_symbols or W.free_symbols or not all(v.is_Rational for v in (*X, *W)):
+    if small or not all(v.is_Rational for v in (*X, *W)):
         return ImmutableMatrix(X * W)
-    product = DomainMatrix.from_Matrix(X).convert_to(QQ) * DomainMatrix.from_Matrix(W).convert_to(QQ)
+    left, right = (DomainMatrix.from_Matrix(M).convert_to(QQ).to_dense() for M in (X, W))
+    product = left * right
     return ImmutableMatrix(product.to_Matrix())
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
     """Dot product of two row vectors (expanded into a polynomial when the entries are symbolic)."""
     total = Add(*(a * b for a, b in zip(u, v, strict=True)))
-    return expand(total) if total.free_symbols else total
+    return expand(total) if is_symbolic(total) else total
 
 
 def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
@@ -99,25 +103,41 @@ def softmax(logits: tuple[Expr, ...]) -> Softmax:
     return Softmax(logits=tuple(logits), exps=exps, total=total, weights=tuple(e / total for e in exps))
 
 
-def weighted_sum(weights: Softmax, V: ImmutableMatrix) -> ImmutableMatrix:
+@dataclass(frozen=True)
+class Values:
+    """The value matrix V read once for all queries: its columns as shared exact Tuples and, when numeric,
+    as mpmath numbers (each read of a matrix entry converts it back from the matrix's domain)."""
+
+    rows: list[list[Expr]]
+    columns: list[Tuple]
+    numeric: list[list[mpmath.mpf]] | None
+
+    @classmethod
+    def of(cls, V: ImmutableMatrix) -> Values:
+        rows = V.tolist()
+        columns = [Tuple(*column) for column in zip(*rows, strict=True)] if rows else []
+        numeric = None if any(any_symbolic(row) for row in rows) else [[approx.to_mpf(v) for v in column]
+                                                                        for column in columns]
+        return cls(rows, columns, numeric)
+
+
+def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z.
 
-    Built unevaluated: the value is exact either way, and SymPy's canonical sorting of n products per entry
-    would cost far more than the whole rest of the row (numbers come from the row's filed approximation).
+    Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
     """
-    def entry(c: int) -> Expr:
-        terms = [Mul(V[j, c], e, evaluate=False) for j, e in enumerate(weights.exps) if V[j, c] != 0 and e != 0]
-        return Mul(Add(*terms, evaluate=False) if terms else Integer(0), Pow(weights.total, -1), evaluate=False)
+    if V.numeric is None or any_symbolic(weights.exps):
+        return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
+                                                   / weights.total for column in V.columns])
+    exps = Tuple(*weights.exps)
+    return ImmutableMatrix(1, len(V.columns), [WeightedAverage(exps, column, weights.total)
+                                               if any(v is not S.Zero for v in column) else S.Zero
+                                               for column in V.columns])
 
-    if V.free_symbols or any(e.free_symbols for e in weights.exps):  # formulas: let SymPy tidy them
-        return ImmutableMatrix(1, V.cols, [Add(*(e * V[j, c] for j, e in enumerate(weights.exps))) / weights.total
-                                           for c in range(V.cols)])
-    return ImmutableMatrix(1, V.cols, [entry(c) for c in range(V.cols)])
 
-
-def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) -> None:
+def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
     """Evaluate a row's softmax once (Z once, not once per weight) and file weights and outputs numerically."""
-    if output.free_symbols:
+    if V.numeric is None or any_symbolic(weights.exps):
         return
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
         logits = [None if e == 0 else approx.to_mpf(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
@@ -131,19 +151,18 @@ def _approximate(weights: Softmax, output: ImmutableMatrix, V: ImmutableMatrix) 
         approx.remember(weights.total, total)
         for w, e in zip(weights.weights, exps, strict=True):
             approx.remember(w, e / total)
-        for c in range(V.cols):
-            column = [approx.to_mpf(V[j, c]) if not V[j, c].is_Rational else mpmath.mpf(V[j, c].p) / V[j, c].q
-                      for j in range(V.rows)]
-            approx.remember(output[c], mpmath.fdot(exps, column) / total)
+        for entry, column in zip(output, V.numeric, strict=True):
+            approx.remember(entry, mpmath.fdot(exps, column) / total)
 
 
-def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix, scale: Expr,
+def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Values, scale: Expr,
            allowed: tuple[bool, ...] | None = None, raw: tuple[Expr, ...] | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
     """
     raw = scores(query, K) if raw is None else raw
+    V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
     weights = softmax(scaled)
     output = weighted_sum(weights, V)
@@ -174,7 +193,8 @@ def attention(
     def raw(i: int) -> tuple[Expr, ...] | None:
         return None if S_ is None else tuple(S_.row(i))
 
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, V, scale, allowed(i), raw(i)) for i in focus})
+    values = Values.of(V)
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw(i)) for i in focus})
 
 
 def causal_mask(n: int) -> ImmutableMatrix:

@@ -164,7 +164,7 @@ def _solve(args: argparse.Namespace) -> int:
     from .derivation import derive_spec
     from .render.answers import render_json
 
-    sys.stdout.write(render_json(derive_spec(_load(args))))
+    sys.stdout.write(render_json(derive_spec(_load(args), steps=False)))
     return 0
 
 

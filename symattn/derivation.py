@@ -39,6 +39,7 @@ from .model import (
 )
 from .numfmt import DEFAULT_DIGITS
 from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, Scale, SelfAttentionSpec, Spec
+from .symbols import any_symbolic
 
 
 def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
@@ -52,14 +53,43 @@ def derive(source: str | Path | Spec, lang: str | None = None, digits: int | Non
     return derive_spec(spec, lang=lang, digits=digits)
 
 
-def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
-    """Compute every section of the spec exactly and build its steps."""
+def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, steps: bool = True) -> Derivation:
+    """Compute every section of the spec exactly and build its steps (steps=False: results only, for answers)."""
     lang = lang or spec.lang or "ja"
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
-    sections = tuple(_BUILDERS[type(section)](section) for section in spec.sections)
+    sections = tuple(_section(section, steps) for section in spec.sections)
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name,
                       opening=(FlowFigure(),))
+
+
+def _section(spec: SelfAttentionSpec | CrossAttentionSpec | MultiHeadSpec, steps: bool) -> DerivedSection:
+    result = compute(spec)
+    return DerivedSection(spec.kind, spec, result, tuple(_BUILDERS[type(spec)](spec, result)) if steps else ())
+
+
+def compute(spec: SelfAttentionSpec | CrossAttentionSpec | MultiHeadSpec) -> attention.Attention | attention.MultiHead:
+    """The engine's exact result for one section of a spec."""
+    if isinstance(spec, MultiHeadSpec):
+        i = spec.tokens.index(spec.focus) if spec.tokens else 0
+        heads = [None if head.output is not None else attention.attention(
+                     spec.X.values, spec.X.values, head.W_Q.values, head.W_K.values, head.W_V.values,
+                     divisor(head.scale, head.d_k), (i,)) for head in spec.heads]
+        outputs = tuple(head.output.values if result is None else result.queries[i].output
+                        for head, result in zip(spec.heads, heads, strict=True))
+        return attention.multi_head(outputs, spec.W_O.values, tuple(heads))
+    focus = tuple(spec.tokens.index(t) for t in spec.focus)
+    if isinstance(spec, CrossAttentionSpec):
+        return attention.attention(spec.X.values, spec.memory.values, spec.W_Q.values, spec.W_K.values,
+                                   spec.W_V.values, divisor(spec.scale, spec.d_k), focus)
+    X = _positioned(spec)
+    return attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values,
+                               divisor(spec.scale, spec.d_k), focus, spec.mask)
+
+
+def _positioned(spec: SelfAttentionSpec) -> ImmutableMatrix:
+    """X, or X + P with positional encodings."""
+    return spec.X.values if spec.P is None else ImmutableMatrix(spec.X.values + spec.P.values)
 
 
 # ------------------------------------------------------------------ helpers
@@ -121,21 +151,21 @@ def _scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tok
 
 def _raw_scores(scores: tuple[Expr, ...]) -> list[Step]:
     """The raw scores as one vector (symbolic scores are long: the dot products already show them)."""
-    if any(s.free_symbols for s in scores):
+    if any_symbolic(scores):
         return []
     return [Paragraph("attend.raw_scores"), VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False))]
 
 
 def _result(name: Name, output: ImmutableMatrix) -> Step:
     """The output vector; a symbolic one is the weighted sum of Step 5, too long to repeat."""
-    if output.free_symbols:
+    if any_symbolic(output):
         return Paragraph("attend.symbolic_result", {"z": name})
     return VectorEquation(name, Shown(output))
 
 
 def _strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...]) -> str | None:
     """The token with the largest weight (the largest score), when there is exactly one."""
-    if any(s.free_symbols for s in scores) or list(scores).count(max(scores)) > 1:
+    if any_symbolic(scores) or list(scores).count(max(scores)) > 1:
         return None
     return tokens[list(scores).index(max(scores))]
 
@@ -166,7 +196,7 @@ def _attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown
         Heading(2, step_keys["sum"], {"token": Token(focus)}),
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
-        Paragraph("attend.weighted_sum_symbolic" if result.output.free_symbols else "attend.weighted_sum"),
+        Paragraph("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum"),
         WeightedSum(weights, V.rows, result.output, key_tokens),
     ]
     return steps
@@ -186,11 +216,8 @@ def _matrix_form_steps(spec: SelfAttentionSpec | CrossAttentionSpec, result: att
 # ------------------------------------------------------------------ sections
 
 
-def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
-    X = spec.X.values if spec.P is None else ImmutableMatrix(spec.X.values + spec.P.values)
-    result = attention.attention(X, X, spec.W_Q.values, spec.W_K.values, spec.W_V.values,
-                                 divisor(spec.scale, spec.d_k), tuple(spec.tokens.index(t) for t in spec.focus),
-                                 spec.mask)
+def _self_attention(spec: SelfAttentionSpec, result: attention.Attention) -> list[Step]:
+    X = _positioned(spec)
     x = shown(spec.X) if spec.P is None else Shown(X, max(spec.X.decimals, spec.P.decimals))
     W = given_weights(spec)
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
@@ -241,7 +268,7 @@ def _self_attention(spec: SelfAttentionSpec) -> DerivedSection:
     if spec.all_tokens and len(spec.tokens) > 1:
         steps += _matrix_form_steps(spec, result, QKV["Q"], QKV["K"], QKV["V"])
     steps += _heatmap(spec.focus, spec.tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
-    return DerivedSection(spec.kind, spec, result, tuple(steps))
+    return steps
 
 
 def _positional_steps(spec: SelfAttentionSpec, x: Shown) -> list[Step]:
@@ -261,15 +288,12 @@ def _heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: attention.
              rows: tuple[int, ...]) -> list[Step]:
     """The weights of the derived queries as a heatmap (numbers only: symbols have no shade)."""
     weights = ImmutableMatrix([list(result.queries[i].softmax.weights) for i in rows])
-    if weights.free_symbols:
+    if any_symbolic(weights):
         return []
     return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights)]
 
 
-def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
-    result = attention.attention(spec.X.values, spec.memory.values, spec.W_Q.values, spec.W_K.values,
-                                 spec.W_V.values, divisor(spec.scale, spec.d_k),
-                                 tuple(spec.tokens.index(t) for t in spec.focus))
+def _cross_attention(spec: CrossAttentionSpec, result: attention.Attention) -> list[Step]:
     x, memory = shown(spec.X), shown(spec.memory)
     W = given_weights(spec)
     Q = _product(x, W["Q"], result.Q)
@@ -322,10 +346,10 @@ def _cross_attention(spec: CrossAttentionSpec) -> DerivedSection:
     if spec.all_tokens and len(spec.tokens) > 1:
         steps += _matrix_form_steps(spec, result, Q, K, V)
     steps += _heatmap(spec.focus, spec.memory_tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
-    return DerivedSection(spec.kind, spec, result, tuple(steps))
+    return steps
 
 
-def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
+def _multi_head(spec: MultiHeadSpec, mh: attention.MultiHead) -> list[Step]:
     token = spec.focus
     steps: list[Step] = [
         Heading(1, "multi.heading"),
@@ -338,20 +362,16 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
         steps += [Paragraph("multi.embeddings", {"X": Name("X")}),
                   TokenTable(("table.token", "table.embedding"), spec.tokens, (shown(spec.X),))]
     outputs: list[Shown] = []
-    head_results: list[attention.Attention | None] = []
     if any(head.output is not None for head in spec.heads):
         steps.append(Paragraph("multi.assume", {"token": Token(token)}))
-    for h, head in enumerate(spec.heads, start=1):
-        if head.output is not None:
+    for h, (head, result) in enumerate(zip(spec.heads, mh.attentions, strict=True), start=1):
+        if result is None:
             output = shown(head.output)
             steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), output)]
-            head_results.append(None)
         else:
-            output, head_steps, result = _computed_head(spec, h, head)
+            output, head_steps = _computed_head(spec, h, head, result)
             steps += head_steps
-            head_results.append(result)
         outputs.append(output)
-    mh = attention.multi_head(tuple(o.values for o in outputs), spec.W_O.values, tuple(head_results))
     concat = Shown(mh.concat, max(o.decimals for o in outputs))
     W_O = shown(spec.W_O)
     steps += [
@@ -369,16 +389,14 @@ def _multi_head(spec: MultiHeadSpec) -> DerivedSection:
         VectorEquation(Name("z", label="final"), _product(concat, W_O, mh.output)),
         Paragraph("multi.result_meaning"),
     ]
-    return DerivedSection(spec.kind, spec, mh, tuple(steps))
+    return steps
 
 
-def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step], attention.Attention]:
+def _computed_head(spec: MultiHeadSpec, h: int, head, result: attention.Attention) -> tuple[Shown, list[Step]]:
     """A head with its own weights: its projections and its attention for the focus token, compactly."""
     assert spec.X is not None
     i = spec.tokens.index(spec.focus)
     d_k = head.d_k
-    result = attention.attention(spec.X.values, spec.X.values, head.W_Q.values, head.W_K.values,
-                                 head.W_V.values, divisor(head.scale, d_k), (i,))
     x = shown(spec.X)
     W = given_weights(head)
     QKV = {letter: _product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
@@ -396,7 +414,7 @@ def _computed_head(spec: MultiHeadSpec, h: int, head) -> tuple[Shown, list[Step]
         VectorEquation(Name("z", spec.focus, head=h), Shown(query.output)),
         *_heatmap((spec.focus,), spec.tokens, result, (i,))[-1:],  # the head's weights, without a heading
     ]
-    return Shown(query.output), steps, result
+    return Shown(query.output), steps
 
 
 _BUILDERS = {

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
 from .attention import MatrixForm, Softmax
+from .symbols import any_symbolic
 
 
 @dataclass(frozen=True)
@@ -44,13 +46,15 @@ class Shown:
     whole: ImmutableMatrix | None = None  # for a row: the matrix whose decimals it shares
 
     def row(self, i: int) -> Shown:
-        cols = self.values.cols
-        return Shown(self.values.row(i), self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols],
-                     self.whole if self.whole is not None else self.values)
+        return self.rows[i]
 
-    @property
+    @cached_property
     def rows(self) -> tuple[Shown, ...]:
-        return tuple(self.row(i) for i in range(self.values.rows))
+        """Each row as a Shown (made once: reading a matrix's entries converts each of them)."""
+        cols, whole = self.values.cols, self.whole if self.whole is not None else self.values
+        return tuple(Shown(ImmutableMatrix(1, cols, row), self.decimals, self.uniform,
+                           self.written[i * cols:(i + 1) * cols], whole)
+                     for i, row in enumerate(self.values.tolist()))
 
 
 @dataclass(frozen=True)
@@ -293,7 +297,7 @@ class Derivation:
     @property
     def symbolic(self) -> bool:
         """Whether any input holds symbols (then nothing is rounded)."""
-        return any(getattr(section.result, name).free_symbols for section in self.sections
+        return any(any_symbolic(getattr(section.result, name)) for section in self.sections
                    for name in ("V", "output") if hasattr(section.result, name))
 
     @property

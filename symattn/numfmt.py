@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-from sympy import Add, Expr, N, Pow, Rational, S, Symbol, latex, sympify
+from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
 
 from .approx import lookup as approx_lookup
+from .symbols import is_symbolic
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
@@ -70,7 +71,7 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
     """
     value = sympify(value)
-    if value.free_symbols:
+    if is_symbolic(value):
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
     if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
         return Number(r"-\infty" if value == S.NegativeInfinity else r"\infty", exact=True)
@@ -154,23 +155,44 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
     """The exact value as LaTeX (579√2/1000 as \\frac{579 \\sqrt{2}}{1000}); with decimals=True, terminating
     rational coefficients are written as decimals (0.1 x_{11} rather than x_{11}/10)."""
     value = sympify(value)
+    if not decimals:
+        quick = _quick_latex(value)
+        if quick is not None:
+            return quick
     return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
 
 
-def softmax_latex(exps: Iterable[Expr], values: Iterable[Iterable[Expr]]) -> tuple[list[str], list[str]]:
-    """The exact softmax forms of one row, in token order: each weight e^{a_j} / Σ_k e^{a_k}, and each output
-    entry (Σ_j v_j e^{a_j}) / Σ_k e^{a_k}. Each e^{a_j} is printed once and the shared sum reused, so a row of
-    n weights costs n conversions, not n²."""
+def _quick_latex(value: Expr) -> str | None:
+    """SymPy's LaTeX of a rational or of e^{rational}, written directly (SymPy's printer costs ~20 µs a call,
+    and a large answer key prints hundreds of thousands of them); None for anything else."""
+    if value.is_Rational:
+        if value.q == 1:
+            return str(value.p)
+        return rf"{'- ' if value.p < 0 else ''}\frac{{{abs(value.p)}}}{{{value.q}}}"
+    if isinstance(value, exp) and value.args[0].is_Rational:
+        return f"e^{{{_quick_latex(value.args[0])}}}"
+    return None
+
+
+def coefficients_latex(columns: Iterable[Iterable[Expr]]) -> list[list[str | None]]:
+    """Each value as a coefficient of e^{a_j} in an output's exact form: "" for 1, None for 0, else the exact
+    value and a space (a sum in parentheses). Made once per value matrix, read by every query's softmax_latex."""
+    return [[None if v == 0 else "" if v == 1 else f"{_factor(v)} " for v in column] for column in columns]
+
+
+def softmax_latex(exps: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
+    """The exact softmax forms of one row, in token order: Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each
+    output entry (Σ_j v_j e^{a_j}) / Z. Z is named, not repeated: each form stays n terms long, not 2n."""
     exps = list(exps)
-    terms = [exact_latex(e, decimals=False) for e in exps]
-    denominator = _joined([term for e, term in zip(exps, terms, strict=True) if e != 0])  # masked keys add 0
-    weights = ["0" if e == 0 else rf"\frac{{{term}}}{{{denominator}}}" for e, term in zip(exps, terms, strict=True)]
+    terms = [None if e == 0 else exact_latex(e, decimals=False) for e in exps]  # masked keys add 0
+    total = _joined([term for term in terms if term is not None]) or "0"
+    weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
     outputs = []
-    for column in values:
-        numerator = [term if v == 1 else f"{_factor(v)} {term}"
-                     for v, e, term in zip(column, exps, terms, strict=True) if v != 0 and e != 0]
-        outputs.append(rf"\frac{{{_joined(numerator) or '0'}}}{{{denominator}}}")
-    return weights, outputs
+    for column in coefficients:
+        numerator = [factor + term for factor, term in zip(column, terms, strict=True)
+                     if factor is not None and term is not None]
+        outputs.append(rf"\frac{{{_joined(numerator) or '0'}}}{{Z}}")
+    return total, weights, outputs
 
 
 def _factor(value: Expr) -> str:

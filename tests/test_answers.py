@@ -29,12 +29,18 @@ def test_schema_of_mt():
         assert set(section["exact"]) == {"Q", "K", "V"}
     love = self_attention["queries"]["love"]
     assert set(love) == {"scores", "scaled_scores", "weights", "output", "exact"}
-    assert set(love["exact"]) == {"scores", "scaled_scores", "weights", "output"}
+    assert set(love["exact"]) == {"scores", "scaled_scores", "Z", "weights", "output"}
     assert list(cross["queries"]) == ["私は"]
     assert set(multi) >= {"kind", "heads", "concat", "output", "exact"}
     assert multi["output"][1].startswith("0.923000")
     assert love["exact"]["scores"][0] == r"\frac{579}{500}"
     assert love["exact"]["scaled_scores"][0] == r"\frac{579 \sqrt{2}}{1000}"
+    # Z is named once per query; each weight and output entry divides by it instead of repeating the sum.
+    terms = [rf"e^{{{a}}}" for a in love["exact"]["scaled_scores"]]
+    assert love["exact"]["Z"] == " + ".join(terms)
+    assert love["exact"]["weights"] == [rf"\frac{{{term}}}{{Z}}" for term in terms]
+    assert love["exact"]["output"][0] == (r"\frac{\frac{11}{10} " + terms[0] + r" + \frac{18}{25} " + terms[1]
+                                          + r" + \frac{83}{50} " + terms[2] + r" + \frac{9}{25} " + terms[3] + "}{Z}")
 
 
 def test_every_number_has_30_significant_digits():

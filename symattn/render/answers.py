@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix, S
@@ -11,14 +10,15 @@ from sympy import Expr, ImmutableMatrix, S
 from .. import __version__
 from ..attention import Attention, MultiHead, QueryAttention
 from ..model import Derivation, DerivedSection
-from ..numfmt import exact_latex, significant, softmax_latex
+from ..numfmt import coefficients_latex, exact_latex, significant, softmax_latex
+from ..symbols import is_symbolic
 
 FIGURES = 30
 
 
 def _number(value: Expr) -> str | None:
     """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
-    if value.free_symbols:
+    if is_symbolic(value):
         return None
     if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
         return "-inf" if value == S.NegativeInfinity else "inf"
@@ -30,7 +30,7 @@ def _row(values) -> list[str | None]:
 
 
 def _matrix(matrix: ImmutableMatrix) -> list[list[str | None]]:
-    return [_row(matrix.row(i)) for i in range(matrix.rows)]
+    return [_row(row) for row in matrix.tolist()]
 
 
 def _exact_row(values) -> list[str]:
@@ -38,25 +38,26 @@ def _exact_row(values) -> list[str]:
 
 
 def _exact_matrix(matrix: ImmutableMatrix) -> list[list[str]]:
-    return [_exact_row(matrix.row(i)) for i in range(matrix.rows)]
+    return [_exact_row(row) for row in matrix.tolist()]
 
 
-def _query(query: QueryAttention, V: ImmutableMatrix) -> dict[str, Any]:
+def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[str, Any]:
     parts = {"scores": query.scores, "scaled_scores": query.scaled, "weights": query.softmax.weights,
              "output": tuple(query.output)}
     answer: dict[str, Any] = {key: _row(values) for key, values in parts.items()}
     answer["exact"] = {key: _exact_row(parts[key]) for key in ("scores", "scaled_scores")}
-    # The softmax forms, in token order: e^{a_j} / Σ_k e^{a_k} and (Σ_j v_j e^{a_j}) / Σ_k e^{a_k}.
-    columns = [[V[j, c] for j in range(V.rows)] for c in range(V.cols)]
-    answer["exact"]["weights"], answer["exact"]["output"] = softmax_latex(query.softmax.exps, columns)
+    # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
+    exact = answer["exact"]
+    exact["Z"], exact["weights"], exact["output"] = softmax_latex(query.softmax.exps, coefficients)
     return answer
 
 
 def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
     """Q, K, V and the focus queries of one attention computation."""
+    coefficients = coefficients_latex(result.V.T.tolist())
     return {
         "Q": _matrix(result.Q), "K": _matrix(result.K), "V": _matrix(result.V),
-        "queries": {tokens[i]: _query(q, result.V) for i, q in result.queries.items()},
+        "queries": {tokens[i]: _query(q, coefficients) for i, q in result.queries.items()},
         "exact": {"Q": _exact_matrix(result.Q), "K": _exact_matrix(result.K), "V": _exact_matrix(result.V)},
     }
 
@@ -97,11 +98,17 @@ def answers(derivation: Derivation) -> dict[str, Any]:
 
 def render_json(derivation: Derivation) -> str:
     """The answers as indented JSON text (UTF-8, token names as they are), one vector per line."""
-    text = json.dumps(answers(derivation), ensure_ascii=False, indent=2)
-    return _FLAT_LIST.sub(lambda m: "[" + ", ".join(item.strip() for item in m.group(1).split(",\n")) + "]",
-                          text) + "\n"
+    return _dumps(answers(derivation)) + "\n"
 
 
-# A list holding only scalars (strings, numbers, null): raw ",\n" separates its items (JSON escapes newlines).
-_SCALAR = r'(?:"(?:[^"\\]|\\.)*"|[-+.\deE]+|null|true|false)'
-_FLAT_LIST = re.compile(rf"\[\n\s+((?:{_SCALAR},\n\s+)*{_SCALAR})\n\s*\]")
+def _dumps(value: Any, depth: int = 0) -> str:
+    """JSON indented by two spaces, except that a list of scalars stays on one line."""
+    if isinstance(value, dict) and value:
+        pad = "  " * (depth + 1)
+        items = [f"{pad}{json.dumps(key, ensure_ascii=False)}: {_dumps(item, depth + 1)}"
+                 for key, item in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * depth + "}"
+    if isinstance(value, list) and any(isinstance(item, dict | list) for item in value):
+        pad = "  " * (depth + 1)
+        return "[\n" + ",\n".join(pad + _dumps(item, depth + 1) for item in value) + "\n" + "  " * depth + "]"
+    return json.dumps(value, ensure_ascii=False)

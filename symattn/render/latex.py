@@ -42,6 +42,7 @@ from ..model import (
     WeightedSum,
 )
 from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, percent
+from ..symbols import any_symbolic, is_symbolic
 from .templates import read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
@@ -399,11 +400,11 @@ class LatexRenderer:
             numerator = format_number(score, self.digits, fraction=self.exact)
             line = (rf"{self.name(Name('a', token))} &{self.relation(numerator.exact)} "
                     rf"\frac{{{numerator.text}}}{{{denominator}}}")
-            if not scaled.free_symbols:
+            if not is_symbolic(scaled):
                 text, exact = self.value(scaled)
                 line += f" {self.relation(exact)} {text}"
             lines.append(line)
-        if not any(a.free_symbols for a in step.scaled):
+        if not any_symbolic(step.scaled):
             numbers = format_numbers(step.scaled, self.digits)
             lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
                                     self.width - 4)
@@ -413,7 +414,7 @@ class LatexRenderer:
         sm = step.softmax
         a = {token: self.name(Name("a", token)) for token in step.tokens}
         lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
-        if any(e.free_symbols for e in sm.exps):  # symbolic: the formulas are the answer
+        if any_symbolic(sm.exps):  # symbolic: the formulas are the answer
             lines += self.continued(r"Z &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
                                                for i, t in enumerate(step.tokens)], self.width - 8)
             lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
@@ -444,7 +445,7 @@ class LatexRenderer:
         return self.align(lines)
 
     def _print_WeightedSum(self, step: WeightedSum) -> str:
-        symbolic = any(w.free_symbols for w in step.weights)
+        symbolic = any_symbolic(step.weights)
         weights = format_numbers(step.weights, self.digits)
         lines = []
         for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
@@ -462,7 +463,7 @@ class LatexRenderer:
         form = step.form
         transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform)
         parts = []
-        if form.scores.free_symbols:  # symbolic: entries are in the per-token steps; show the formulas
+        if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
             factors = all(n.exact for n in (*self.numbers(step.Q), *self.numbers(step.K)))
@@ -472,17 +473,17 @@ class LatexRenderer:
         if step.scaling != "none":
             denominator = (r"\sqrt{d_k}" if step.scaling == "sqrt_d_k" else self.value(step.scale)[0])
             lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
-            if not form.scaled.free_symbols:
+            if not any_symbolic(form.scaled):
                 lines.append("&" + self.matrix_relation(Shown(form.scaled)))
             parts.append(self.align(lines))
         source = "S'" if step.scaling != "none" else "S"
         lines = [rf"A &= \operatorname{{softmax}}_{{\text{{row}}}}({source}), \qquad "
                  rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
-        if not form.weights.free_symbols:
+        if not any_symbolic(form.weights):
             lines.append("&" + self.matrix_relation(Shown(form.weights)))
         parts.append(self.align(lines))
         lines = [r"\operatorname{Attention}(Q, K, V) &= A V"]
-        if not form.output.free_symbols:
+        if not any_symbolic(form.output):
             A, V = Shown(form.weights), step.V
             factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
             product = self.bmatrix(A) + self.bmatrix(V)

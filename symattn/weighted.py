@@ -1,0 +1,54 @@
+"""One entry of an attention output, (Σ_j e^{a_j} v_j) / Z, kept exact as its parts.
+
+Writing the n-term sum out for every one of the n·d output entries builds n²·d SymPy nodes (262,144 at
+n = d = 64), which costs far more than the rest of the computation. A WeightedAverage holds the row's e^{a_j}
+(one shared Tuple per query), the value column (one shared Tuple per column) and Z, and writes the sum out only
+when asked: for printing, for evalf and for doit().
+"""
+
+from __future__ import annotations
+
+from sympy import Add, Expr, Integer, Mul, Pow, S, Tuple
+
+
+class WeightedAverage(Expr):
+    """(Σ_j e^{a_j} v_j) / Z over the visible keys; equal to the written-out sum, which `expanded` returns."""
+
+    is_commutative = True
+
+    def __new__(cls, exps: Tuple, column: Tuple, total: Expr) -> WeightedAverage:
+        return Expr.__new__(cls, exps, column, total)  # no sympify, no canonical sorting: the parts are exact
+
+    @property
+    def exps(self) -> Tuple:
+        return self.args[0]
+
+    @property
+    def column(self) -> Tuple:
+        return self.args[1]
+
+    @property
+    def total(self) -> Expr:
+        return self.args[2]
+
+    def expanded(self) -> Expr:
+        """The sum written out (unevaluated, terms in key order) over Z."""
+        terms = [Mul(v, e, evaluate=False) for v, e in zip(self.column, self.exps, strict=True)
+                 if v is not S.Zero and e is not S.Zero]
+        return Mul(Add(*terms, evaluate=False) if terms else Integer(0), Pow(self.total, -1), evaluate=False)
+
+    def doit(self, **hints) -> Expr:
+        return Add(*(v * e for v, e in zip(self.column, self.exps, strict=True))) / self.total
+
+    def _eval_evalf(self, prec: int) -> Expr:
+        return self.expanded()._eval_evalf(prec)
+
+    @property
+    def is_number(self) -> bool:
+        return all(part.is_number for part in (*self.exps, *self.column, self.total))
+
+    def _latex(self, printer) -> str:
+        return printer._print(self.expanded())
+
+    def _sympystr(self, printer) -> str:
+        return printer._print(self.expanded())
