@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, Tuple, cos, exp, expand, sin, sqrt
+from sympy import QQ, ZZ, Add, Expr, ImmutableMatrix, Integer, Mul, Pow, S, Tuple, cos, exp, expand, sin, sqrt
+from sympy.core.mul import _mulsort
 from sympy.polys.matrices import DomainMatrix
 
 from . import approx
@@ -73,11 +76,16 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
     stores them as flint matrices, which multiply 64 × 64 rationals in about a millisecond (pure Python: ~0.3 s).
     """
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
-    if small or not all(v.is_Rational for v in (*X, *W)):
+    if small or not (_is_rational(X) and _is_rational(W)):
         return ImmutableMatrix(X * W)
     left, right = (DomainMatrix.from_Matrix(M).convert_to(QQ).to_dense() for M in (X, W))
     product = left * right
-    return ImmutableMatrix(product.to_Matrix())
+    return product.to_Matrix().as_immutable()
+
+
+def _is_rational(M: ImmutableMatrix) -> bool:
+    """Whether every entry is rational, read off the matrix's storage domain (no entry is converted)."""
+    return DomainMatrix.from_Matrix(M).domain in (ZZ, QQ)
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
@@ -100,25 +108,50 @@ def softmax(logits: tuple[Expr, ...]) -> Softmax:
     """Exact softmax sharing one denominator Z; a masked logit (−∞) has e^{−∞} = 0 and so weight exactly 0."""
     exps = tuple(Integer(0) if a == S.NegativeInfinity else exp(a) for a in logits)
     total = Add(*exps)
-    return Softmax(logits=tuple(logits), exps=exps, total=total, weights=tuple(e / total for e in exps))
+    if total.is_Add and not any_symbolic(exps):
+        # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
+        # evaluation of each quotient would find nothing to simplify, and costs ~0.2 ms a weight.
+        inverse = Pow(total, -1)
+        weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else _quotient(e, inverse) for e in exps)
+    else:
+        weights = tuple(e / total for e in exps)
+    return Softmax(logits=tuple(logits), exps=exps, total=total, weights=weights)
 
 
 @dataclass(frozen=True)
 class Values:
-    """The value matrix V read once for all queries: its columns as shared exact Tuples and, when numeric,
-    as mpmath numbers (each read of a matrix entry converts it back from the matrix's domain)."""
+    """The value matrix V read once for all queries (each read of a matrix entry converts it from the matrix's
+    domain): its columns as shared exact Tuples and, for the numbers, each column either as integers over one
+    common denominator (rational V) or as mpmath numbers (V with surds, sines, ...); None for symbols."""
 
-    rows: list[list[Expr]]
     columns: list[Tuple]
+    integers: list[tuple[int, list[int]]] | None
     numeric: list[list[mpmath.mpf]] | None
 
     @classmethod
     def of(cls, V: ImmutableMatrix) -> Values:
         rows = V.tolist()
         columns = [Tuple(*column) for column in zip(*rows, strict=True)] if rows else []
-        numeric = None if any(any_symbolic(row) for row in rows) else [[approx.to_mpf(v) for v in column]
-                                                                        for column in columns]
-        return cls(rows, columns, numeric)
+        if any(any_symbolic(row) for row in rows):
+            return cls(columns, None, None)
+        if all(v.is_Rational for row in rows for v in row):
+            integers = []
+            for column in columns:
+                denominator = math.lcm(*(int(v.q) for v in column))
+                integers.append((denominator, [int(v.p) * (denominator // int(v.q)) for v in column]))
+            return cls(columns, integers, None)
+        return cls(columns, None, [[approx.to_mpf(v) for v in column] for column in columns])
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.integers is not None or self.numeric is not None
+
+
+def _quotient(e: Expr, inverse: Expr) -> Expr:
+    """e · Z⁻¹ built as SymPy's own evaluation would build it (the same two factors in canonical order)."""
+    factors = [e, inverse]
+    _mulsort(factors)
+    return Mul._from_args(factors)
 
 
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
@@ -126,7 +159,7 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
 
     Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
     """
-    if V.numeric is None or any_symbolic(weights.exps):
+    if not V.is_numeric or any_symbolic(weights.exps):
         return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])
     exps = Tuple(*weights.exps)
@@ -137,7 +170,7 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
 
 def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
     """Evaluate a row's softmax once (Z once, not once per weight) and file weights and outputs numerically."""
-    if V.numeric is None or any_symbolic(weights.exps):
+    if not V.is_numeric or any_symbolic(weights.exps):
         return
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
         logits = [None if e == 0 else approx.to_mpf(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
@@ -151,8 +184,16 @@ def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
         approx.remember(weights.total, total)
         for w, e in zip(weights.weights, exps, strict=True):
             approx.remember(w, e / total)
-        for entry, column in zip(output, V.numeric, strict=True):
-            approx.remember(entry, mpmath.fdot(exps, column) / total)
+        if V.integers is None:
+            for entry, column in zip(output, V.numeric, strict=True):
+                approx.remember(entry, mpmath.fdot(exps, column) / total)
+            return
+        # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
+        low = min((e.exp for e in exps if e.man), default=0)
+        mantissas = [e.man << (e.exp - low) if e.man else 0 for e in exps]
+        for entry, (denominator, numerators) in zip(output, V.integers, strict=True):
+            numerator = sum(map(operator.mul, mantissas, numerators))
+            approx.remember(entry, mpmath.ldexp(mpmath.mpf(numerator), low) / (total * denominator))
 
 
 def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Values, scale: Expr,
@@ -189,9 +230,10 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     # All raw scores at once (QKᵀ: one exact product) when the entries are rational.
-    S_ = project(Q, ImmutableMatrix(K.T)) if all(v.is_Rational for v in (*Q, *K)) else None
+    rational = _is_rational(Q) and _is_rational(K)
+    S_ = project(Q, K.T).tolist() if rational else None
     def raw(i: int) -> tuple[Expr, ...] | None:
-        return None if S_ is None else tuple(S_.row(i))
+        return None if S_ is None else tuple(S_[i])
 
     values = Values.of(V)
     return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw(i)) for i in focus})
