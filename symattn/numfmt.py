@@ -119,10 +119,14 @@ def format_numbers(
     return [format_number(v, digits, min_decimals, fraction=fractions) for v in values]
 
 
-def percent(value: Expr, whole: Expr, scale: int = 100) -> str:
-    """round(value / whole × scale) as text, from the values' decimals (a shade for a heatmap cell)."""
-    fraction = to_decimal(value, 12) / to_decimal(whole, 12) if whole != 0 else Decimal(0)
-    return _plain((fraction * scale).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+def shades(values: Iterable[Expr], scale: int = 100) -> list[int]:
+    """round(value / largest × scale) for each value, from their decimals (heatmap shades: the largest gets
+    `scale`). Compared as decimals: SymPy cannot always order two exact softmax weights."""
+    decimals = [to_decimal(v, 12) for v in values]
+    largest = max(decimals, default=Decimal(0))
+    if largest == 0:
+        return [0 for _ in decimals]
+    return [int((d / largest * scale).quantize(Decimal(1), rounding=ROUND_HALF_UP)) for d in decimals]
 
 
 def significant(value: Expr, figures: int = 30) -> str:

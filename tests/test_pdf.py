@@ -207,3 +207,30 @@ def test_mask_positions_and_computed_heads_in_every_format(tmp_path, lang):
     data = json.loads((tmp_path / "combined.json").read_text(encoding="utf-8"))
     heads = data["sections"][1]["head_details"]
     assert len(heads) == 2 and all(h is not None for h in heads)
+
+
+def test_a_16_token_handout_stays_on_the_page():
+    """Matrices wider than the page are split into labelled column blocks and wide heatmaps are scaled down; the
+    steps that hold whole matrices (W, the matrix form, the heatmap) are compiled and checked for overflow."""
+    import dataclasses
+    import random
+
+    from symattn.model import Heading, Heatmap, MatrixEquation, MatrixFormStep
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    rng = random.Random(16)
+
+    def matrix() -> list[list[str]]:
+        return [[f"{rng.randint(-2000, 2000) / 100}" for _ in range(16)] for _ in range(16)]
+
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": [f"w{i}" for i in range(16)], "X": matrix(),
+                                     "W_Q": matrix(), "W_K": matrix(), "W_V": matrix(), "focus": "all"}]})
+    derivation = derive_spec(spec, lang="en")
+    wide = (Heading, MatrixEquation, MatrixFormStep, Heatmap)
+    section = dataclasses.replace(derivation.sections[0],
+                                  steps=tuple(s for s in derivation.sections[0].steps if isinstance(s, wide)))
+    derivation = dataclasses.replace(derivation, sections=(section,))
+    latex = render_latex(derivation)
+    assert "(columns 1–" in latex and r"\resizebox{\linewidth}" in latex
+    _, log = compile_with_log(latex, jobname="wide")
+    assert overfull_boxes(log) == []

@@ -12,7 +12,7 @@ from typing import Any
 from sympy import Rational
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from ..numfmt import format_number, percent
+from ..numfmt import format_number, shades
 from .markdown import MarkdownRenderer
 
 STYLE = """
@@ -116,14 +116,14 @@ class HtmlRenderer(MarkdownRenderer):
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """Shaded cells: the darker the blue, the larger the weight; every cell shows its value."""
-        largest = max(step.weights)
         head = "<th></th>" + "".join(f"<th>{self.token(k)}</th>" for k in step.keys)
         rows = []
-        for i, query in enumerate(step.queries):
+        weights = step.weights.tolist()
+        shade = iter(shades([w for row in weights for w in row], 60))  # 60 % blue for the largest
+        for query, row in zip(step.queries, weights, strict=True):
             cells = []
-            for j in range(len(step.keys)):
-                w = step.weights[i, j]
-                alpha = format_number(Rational(int(percent(w, largest, 60)), 100), 2).text  # 0.6 for the largest
+            for w in row:
+                alpha = format_number(Rational(next(shade), 100), 2).text
                 cells.append(f"<td style=\"background: rgba(40, 90, 200, {alpha})\">"
                              f"{format_number(w, self.digits).text}</td>")
             rows.append(f"<tr><th>{self.token(query)}</th>{''.join(cells)}</tr>")

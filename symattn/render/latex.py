@@ -41,7 +41,7 @@ from ..model import (
     VectorList,
     WeightedSum,
 )
-from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, percent
+from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, shades
 from ..symbols import any_symbolic, is_symbolic
 from .templates import read_template
 
@@ -70,6 +70,9 @@ def visible_width(latex: str) -> int:
     plain = _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " "))
     plain = re.sub(r"[{}^_&]", "", plain)
     return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
+
+
+_LABEL_WIDTH = 12  # "(columns 10–16)" beside a block of a split matrix
 
 
 def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[str]:
@@ -239,10 +242,31 @@ class LatexRenderer:
 
     def bmatrix(self, shown: Shown, entry=None) -> str:
         """A bmatrix of the entries as shown (or as `entry` writes each value)."""
-        texts = [entry(v) for v in shown.values] if entry else [n.text for n in self.numbers(shown)]
-        cols = shown.values.cols
-        rows = [" & ".join(texts[r * cols:(r + 1) * cols]) for r in range(shown.values.rows)]
+        return self._bmatrix(self._entry_texts(shown, entry), shown.values.cols, range(shown.values.cols))
+
+    def _entry_texts(self, shown: Shown, entry=None) -> list[str]:
+        return [entry(v) for v in shown.values] if entry else [n.text for n in self.numbers(shown)]
+
+    @staticmethod
+    def _bmatrix(texts: list[str], cols: int, columns: range) -> str:
+        rows = [" & ".join(texts[r * cols + c] for c in columns) for r in range(len(texts) // cols)]
         return "\\begin{bmatrix}\n" + " \\\\\n".join(rows) + "\n\\end{bmatrix}"
+
+    def matrix_blocks(self, shown: Shown, room: int, entry=None) -> list[str]:
+        """The matrix as one bmatrix if it fits `room`, else split into blocks of whole columns that each fit,
+        each labelled with its columns: a 16 × 16 score matrix never runs off the page."""
+        texts, cols = self._entry_texts(shown, entry), shown.values.cols
+        widths = [max((visible_width(texts[r * cols + c]) for r in range(shown.values.rows)), default=0) - 3
+                  for c in range(cols)]  # column_groups adds 4 per column: the gap between columns is about 1
+        groups = self.column_groups(widths, room)
+        if len(groups) == 1:
+            return [self._bmatrix(texts, cols, range(cols))]
+        groups = self.balanced_groups(widths, room - _LABEL_WIDTH)
+        blocks = []
+        for group in groups:
+            label = self.text("matrix.columns", {"first": group[0] + 1, "last": group[-1] + 1})
+            blocks.append(self._bmatrix(texts, cols, range(group[0], group[-1] + 1)) + rf" \quad \text{{{label}}}")
+        return blocks
 
     def align(self, lines: Iterable[str]) -> str:
         return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
@@ -303,6 +327,17 @@ class LatexRenderer:
             used += width + 4
         return groups
 
+    def balanced_groups(self, widths: list[int], room: int) -> list[list[int]]:
+        """As few groups of consecutive columns as fit `room`, of nearly equal sizes (16 columns: 8 + 8, not
+        13 + 3)."""
+        for count in range(len(self.column_groups(widths, room)), len(widths) + 1):
+            size, extra = divmod(len(widths), count)
+            bounds = [c * size + min(c, extra) for c in range(count + 1)]
+            groups = [list(range(bounds[c], bounds[c + 1])) for c in range(count)]
+            if all(len(self.column_groups([widths[c] for c in group], room)) == 1 for group in groups):
+                return groups
+        return [[c] for c in range(len(widths))]
+
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         lines = [r"\begin{center}", r"\begin{tabular}{l" + "c" * len(columns) + "}", r"\toprule",
                  " & ".join(header) + r" \\", r"\midrule"]
@@ -324,13 +359,20 @@ class LatexRenderer:
         ])
 
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:
-        return self.display(f"{self.name(step.name)} = {self.bmatrix(step.value)}")
+        blocks = self.matrix_blocks(step.value, self.width - 8)
+        if len(blocks) == 1:
+            return self.display(f"{self.name(step.name)} = {blocks[0]}")
+        return self.align([f"{self.name(step.name)} &= {blocks[0]}", *(f"&\\phantom{{=}} {b}" for b in blocks[1:])])
 
     def _print_ExactMatrix(self, step: ExactMatrix) -> str:
-        exact = self.bmatrix(step.value, lambda v: exact_latex(v, decimals=False))
-        rounded = self.numbers(step.value)
-        relation = self.relation(all(n.exact for n in rounded))
-        return self.display(f"{self.name(step.name)} = {exact} {relation} {self.bmatrix(step.value)}")
+        exact = self.matrix_blocks(step.value, self.width - 8, lambda v: exact_latex(v, decimals=False))
+        rounded = self.matrix_blocks(step.value, self.width - 8)
+        relation = self.relation(all(n.exact for n in self.numbers(step.value)))
+        if len(exact) == 1 and visible_width(exact[0] + rounded[0]) <= self.width - 8:
+            return self.display(f"{self.name(step.name)} = {exact[0]} {relation} {rounded[0]}")
+        lines = [f"{self.name(step.name)} &= {exact[0]}", *(f"&\\phantom{{=}} {b}" for b in exact[1:])]
+        lines += [f"&{relation} {rounded[0]}", *(f"&\\phantom{{{relation}}} {b}" for b in rounded[1:])]
+        return self.align(lines)
 
     def _print_VectorEquation(self, step: VectorEquation) -> str:
         numbers = self.numbers(step.value)
@@ -467,36 +509,42 @@ class LatexRenderer:
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
             factors = all(n.exact for n in (*self.numbers(step.Q), *self.numbers(step.K)))
-            lines = [rf"S &= Q K^{{\top}} {self.relation(factors)} " + self.bmatrix(step.Q) + self.bmatrix(transposed),
-                     "&" + self.matrix_relation(Shown(form.scores, uniform=False), factors)]
+            product = self.bmatrix(step.Q) + self.bmatrix(transposed)
+            lines = [r"S &= Q K^{\top}"
+                     + (f" {self.relation(factors)} {product}" if visible_width(product) <= self.width - 12 else ""),
+                     *self.matrix_relation(Shown(form.scores, uniform=False), factors)]
         parts.append(self.align(lines))
         if step.scaling != "none":
             denominator = (r"\sqrt{d_k}" if step.scaling == "sqrt_d_k" else self.value(step.scale)[0])
             lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
             if not any_symbolic(form.scaled):
-                lines.append("&" + self.matrix_relation(Shown(form.scaled)))
+                lines += self.matrix_relation(Shown(form.scaled))
             parts.append(self.align(lines))
         source = "S'" if step.scaling != "none" else "S"
         lines = [rf"A &= \operatorname{{softmax}}_{{\text{{row}}}}({source}), \qquad "
                  rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
         if not any_symbolic(form.weights):
-            lines.append("&" + self.matrix_relation(Shown(form.weights)))
+            lines += self.matrix_relation(Shown(form.weights))
         parts.append(self.align(lines))
-        lines = [r"\operatorname{Attention}(Q, K, V) &= A V"]
+        lead = r"\operatorname{Attention}(Q, K, V)"
+        lines = [rf"{lead} &= A V"]
         if not any_symbolic(form.output):
             A, V = Shown(form.weights), step.V
             factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
             product = self.bmatrix(A) + self.bmatrix(V)
             if visible_width(product) <= self.width - 24:  # A and V side by side only when they fit
                 lines[0] += f" {self.relation(factors)} " + product
-            lines.append("&" + self.matrix_relation(Shown(form.output), factors))
+            lines += self.matrix_relation(Shown(form.output), factors, lead)
         parts.append(self.align(lines))
         return "\n".join(parts)
 
-    def matrix_relation(self, shown: Shown, factors: bool = True) -> str:
-        """'= [matrix]' or '≈ [matrix]', by whether every entry (and what it came from) is shown exactly."""
+    def matrix_relation(self, shown: Shown, factors: bool = True, lead: str = "") -> list[str]:
+        """'&= [matrix]' or '&≈ [matrix]' (by whether every entry, and what it came from, is shown exactly), in
+        column blocks on lines of their own when the matrix is wider than what `lead` (left of &) leaves."""
         exact = factors and all(n.exact for n in self.numbers(shown))
-        return f"{self.relation(exact)} {self.bmatrix(shown)}"
+        relation = self.relation(exact)
+        blocks = self.matrix_blocks(shown, self.width - 4 - visible_width(lead))
+        return [f"&{relation} {blocks[0]}", *(rf"&\phantom{{{relation}}} {block}" for block in blocks[1:])]
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         t = self.text
@@ -524,22 +572,22 @@ class LatexRenderer:
         ])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
-        """A table of shaded cells: the darker, the larger the weight; each cell also shows its value."""
+        """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table
+        wider than the page (16 tokens and more) is scaled down to the page width."""
         cols = len(step.keys)
         header = " & ".join(rf"\tok{{{escape(k)}}}" for k in step.keys)
-        lines = [r"\begin{center}", r"\setlength{\tabcolsep}{4pt}",
-                 r"\begin{tabular}{r|" + "c" * cols + "}",
-                 rf"\multicolumn{{1}}{{c}}{{}} & {header} \\", r"\hline"]
-        largest = max(step.weights)
-        for i, query in enumerate(step.queries):
-            cells = []
-            for j in range(cols):
-                w = step.weights[i, j]
-                shade = percent(w, largest, 60)  # percent of the colour: 60 for the largest
-                cells.append(rf"\cellcolor{{blue!{shade}}}{format_number(w, self.digits).text}")
-            lines.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
-        lines += [r"\end{tabular}", r"\end{center}"]
-        return "\n".join(lines)
+        rows = []
+        weights = step.weights.tolist()
+        shade = iter(shades([w for row in weights for w in row], 60))  # percent of the colour: 60 for the largest
+        for query, row in zip(step.queries, weights, strict=True):
+            cells = [rf"\cellcolor{{blue!{next(shade)}}}{format_number(w, self.digits).text}" for w in row]
+            rows.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
+        table = [r"\begin{tabular}{r|" + "c" * cols + "}", rf"\multicolumn{{1}}{{c}}{{}} & {header} \\", r"\hline",
+                 *rows, r"\end{tabular}"]
+        names = max(visible_width(escape(name)) for name in (*step.keys, *step.queries))
+        if names + cols * (max(names, self.digits + 2) + 2) > self.width:
+            table = [r"\resizebox{\linewidth}{!}{%", *table, "}"]
+        return "\n".join([r"\begin{center}", r"\setlength{\tabcolsep}{4pt}", *table, r"\end{center}"])
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
