@@ -234,3 +234,20 @@ def test_a_16_token_handout_stays_on_the_page():
     assert "(columns 1–" in latex and r"\resizebox{\linewidth}" in latex
     _, log = compile_with_log(latex, jobname="wide")
     assert overfull_boxes(log) == []
+
+
+@pytest.mark.parametrize(("tokens", "cjk"), [(["the", "cat", "sat"], False), (["the", "猫", "sat"], True),
+                                             (["α", "β", "γ"], True)])
+def test_english_documents_load_luatexja_only_for_non_latin_text(tokens, cjk):
+    """luatexja slows every page, so an English document loads it only for letters Latin Modern lacks;
+    either way no character goes missing."""
+    from symattn.render.pdf import compile_with_log
+
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": tokens,
+                                     "X": [["1", "0.5"], ["0.8", "1.2"], ["-0.3", "0.7"]],
+                                     "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["0.5", "1"], ["1", "0.5"]],
+                                     "W_V": [["1", "1"], ["0", "1"]]}]})
+    latex = render_latex(derive_spec(spec, lang="en"))
+    assert (r"\usepackage{luatexja}" in latex) is cjk
+    _, log = compile_with_log(latex, jobname="latin")
+    assert "Missing character" not in log

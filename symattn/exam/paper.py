@@ -16,7 +16,7 @@ from ..derivation import given_weights, shown, weight_equations
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
 from ..render.latex import LatexRenderer
-from ..render.templates import read_template
+from ..render.templates import language_preamble, read_template
 from .generate import Version
 
 POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
@@ -43,7 +43,7 @@ class ExamWriter:
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(read_template(f"preamble-{self.lang}.tex")))
+        doc.preamble.append(NoEscape(language_preamble(self.lang, body)))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
             doc.preamble.append(NoEscape(r"\printanswers"))

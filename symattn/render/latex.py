@@ -43,7 +43,7 @@ from ..model import (
 )
 from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, shades
 from ..symbols import any_symbolic, is_symbolic
-from .templates import read_template
+from .templates import language_preamble, read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
 NOTATION = {
@@ -131,13 +131,14 @@ class LatexRenderer:
             documentclass=DOCUMENT_CLASS[self.lang], document_options=["a4paper", "11pt"],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
         )
-        doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(read_template(f"preamble-{self.lang}.tex")))
         title, subtitle = self.titles(derivation)
+        body = self.body(derivation)
+        doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
+        doc.preamble.append(NoEscape(language_preamble(self.lang, title + subtitle + body)))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
         doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
-        doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + self.body(derivation)))
+        doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + body))
         return doc.dumps() + "\n"
 
     def titles(self, derivation: Derivation) -> tuple[str, str]:
