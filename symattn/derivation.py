@@ -53,18 +53,21 @@ def derive(source: str | Path | Spec, lang: str | None = None, digits: int | Non
     return derive_spec(spec, lang=lang, digits=digits)
 
 
-def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, steps: bool = True) -> Derivation:
-    """Compute every section of the spec exactly and build its steps (steps=False: results only, for answers)."""
+def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, steps: bool = True,
+                results: tuple | None = None) -> Derivation:
+    """Compute every section of the spec exactly and build its steps (steps=False: results only, for answers;
+    `results`: the sections' results when they were computed already, as by compute())."""
     lang = lang or spec.lang or "ja"
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
-    sections = tuple(_section(section, steps) for section in spec.sections)
+    results = results if results is not None else tuple(compute(section) for section in spec.sections)
+    sections = tuple(_section(section, result, steps) for section, result in zip(spec.sections, results, strict=True))
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name,
                       opening=(FlowFigure(),))
 
 
-def _section(spec: SelfAttentionSpec | CrossAttentionSpec | MultiHeadSpec, steps: bool) -> DerivedSection:
-    result = compute(spec)
+def _section(spec: SelfAttentionSpec | CrossAttentionSpec | MultiHeadSpec, result: attention.Attention |
+             attention.MultiHead, steps: bool) -> DerivedSection:
     return DerivedSection(spec.kind, spec, result, tuple(_BUILDERS[type(spec)](spec, result)) if steps else ())
 
 

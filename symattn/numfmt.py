@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
+from functools import lru_cache
 
 from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
 
@@ -64,6 +65,7 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
     return result.copy_abs() if result.is_zero() else result
 
 
+@lru_cache(maxsize=1 << 16)  # a document shows the same values in several steps (tables, products, vectors)
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
                   fraction: bool = False) -> Number:
     """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded.

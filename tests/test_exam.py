@@ -200,3 +200,22 @@ def test_exam_and_key_pdfs(tmp_path):
         "exam-01.pdf", "exam-02.pdf", "exam-03.pdf", "key-01.pdf", "key-02.pdf", "key-03.pdf"]
     single = subprocess.run(["pdftotext", str(tmp_path / "exam-02.pdf"), "-"], capture_output=True, text=True).stdout
     assert "Version 02" in single and "Version 01" not in single
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "standard"])
+def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
+    """The Fraction/float pre-check that skips most candidates must never reject a problem the exact check
+    accepts (that would change which versions a seed gives); on these candidates it decides exactly alike."""
+    import random
+
+    from symattn.derivation import compute
+    from symattn.exam.generate import KINDS, _hand_friendly, _plausible, _problem
+
+    rng = random.Random(f"pre-check:{difficulty}")
+    decisions = []
+    for i in range(240):
+        data = _problem(rng, KINDS[i % len(KINDS)], LEVELS[difficulty], "en")
+        spec = parse_spec(data)
+        decisions.append((_plausible(data["sections"][0]), _hand_friendly(spec.sections[0], compute(spec.sections[0]))))
+    assert all(quick == exact for quick, exact in decisions)
+    assert {exact for _, exact in decisions} == {True, False}  # both kinds of candidate were seen

@@ -51,7 +51,8 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
         versions = generate(options.count, options.seed, options.kind, options.difficulty, options.lang)
         pairs: list[tuple[Version, Derivation]] = []
         for version in versions:
-            pairs.append((version, derive_spec(version.spec, lang=options.lang, digits=options.digits)))
+            pairs.append((version, derive_spec(version.spec, lang=options.lang, digits=options.digits,
+                                                  results=version.results or None)))
             bar.advance()
     paper = ExamWriter(options.lang, options.digits)
     files: dict[str, str] = {}

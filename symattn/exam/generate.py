@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from ..errors import SpecError
-from ..spec import Spec
+from ..spec import SectionSpec, Spec
 from ..validate import parse_spec
 
 KINDS = ("self_attention", "cross_attention", "multi_head")
@@ -51,6 +54,7 @@ class Version:
     label: str
     data: dict[str, Any]
     spec: Spec
+    results: tuple = ()  # the engine's result of each section, computed once for the filter and the derivation
 
 
 def check_request(count: int, kind: str, difficulty: str, digits: int = 4) -> None:
@@ -68,6 +72,8 @@ def check_request(count: int, kind: str, difficulty: str, digits: int = 4) -> No
 def generate(count: int, seed: int, kind: str = "self_attention", difficulty: str = "easy",
              lang: str = "en") -> list[Version]:
     """`count` different hand-friendly problems; the same arguments always give the same problems."""
+    from ..derivation import compute
+
     check_request(count, kind, difficulty)
     rng = random.Random(f"symattn-exam:{seed}:{kind}:{difficulty}:{lang}")
     level = LEVELS[difficulty]
@@ -78,15 +84,16 @@ def generate(count: int, seed: int, kind: str = "self_attention", difficulty: st
         section_kind = KINDS[len(versions) % len(KINDS)] if kind == "mixed" else kind
         data = _problem(rng, section_kind, level, lang)
         key = json.dumps(data["sections"], sort_keys=True)
-        if key in seen:
+        if key in seen or not _plausible(data["sections"][0]):
             continue
         label = f"{len(versions) + 1:0{width}d}"
         data = {"title": f"Version {label}", "lang": lang, **data}
         spec = parse_spec(data, name=f"version-{label}")
-        if not _hand_friendly(spec):
+        result = compute(spec.sections[0])  # kept: the derivation reuses it
+        if not _hand_friendly(spec.sections[0], result):
             continue
         seen.add(key)
-        versions.append(Version(label, data, spec))
+        versions.append(Version(label, data, spec, (result,)))
     return versions
 
 
@@ -119,37 +126,75 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
     return {"sections": [section]}
 
 
-def _hand_friendly(spec: Spec) -> bool:
+def _plausible(section: dict[str, Any]) -> bool:
+    """A quick pre-check that throws out most unfriendly candidates before the SymPy parse and computation
+    (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: zero rows and columns and
+    tied scores are found exactly with Fractions, and the float checks of scaled scores and weights keep
+    margins far above float error."""
+    def exact(matrix: list[list[str]]) -> list[list[Fraction]]:
+        return [[Fraction(v) for v in row] for row in matrix]
+
+    def product(left: list[list[Fraction]], right: list[list[Fraction]]) -> list[list[Fraction]]:
+        return [[sum((a * b for a, b in zip(row, column, strict=True)), Fraction(0))
+                 for column in zip(*right, strict=True)] for row in left]
+
+    X = exact(section["X"])
+    if section["kind"] == "multi_head":
+        runs = [(X, X, exact(h["W_Q"]), exact(h["W_K"]), exact(h["W_V"])) for h in section["heads"]]
+    else:
+        source = exact(section["memory"]) if section["kind"] == "cross_attention" else X
+        runs = [(X, source, exact(section["W_Q"]), exact(section["W_K"]), exact(section["W_V"]))]
+    focus = section["tokens"].index(section["focus"])
+    for queries, source, W_Q, W_K, W_V in runs:
+        Q, K, V = product(queries, W_Q), product(source, W_K), product(source, W_V)
+        for matrix in (queries, source, Q, K, V):
+            if any(all(v == 0 for v in row) for row in matrix):
+                return False
+        for matrix in (Q, K, V):
+            if any(all(v == 0 for v in column) for column in zip(*matrix, strict=True)):
+                return False
+        scores = [sum((a * b for a, b in zip(Q[focus], k, strict=True)), Fraction(0)) for k in K]
+        if scores.count(max(scores)) > 1:
+            return False
+        scaled = [float(s) / math.sqrt(len(W_K[0])) for s in scores]
+        if any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
+            return False
+        exps = [math.exp(a - max(scaled)) for a in scaled]
+        if any(e / sum(exps) < MIN_WEIGHT - 1e-9 for e in exps):
+            return False
+    return True
+
+
+def _hand_friendly(section: SectionSpec, result: Any) -> bool:
     """No all-zero rows anywhere and no all-zero column in Q, K or V; for every query asked about, one clear
     largest weight, scaled scores within ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds
-    away (each at least MIN_WEIGHT)."""
-    from ..attention import attention
-    from ..derivation import divisor
+    away (each at least MIN_WEIGHT). Judged on the section's computed result, which the version then keeps."""
+    from ..attention import MultiHead
+    from ..numfmt import to_decimal
 
-    section = spec.sections[0]
-    if section.kind == "multi_head":
-        X = section.X.values
-        runs = [(X, X, head.W_Q.values, head.W_K.values, head.W_V.values, divisor(head.scale, head.d_k))
-                for head in section.heads]
-        focus = section.tokens.index(section.focus)
-        if all(v == 0 for v in section.W_O.values):
+    if isinstance(result, MultiHead):
+        if all(v == 0 for row in section.W_O.values.tolist() for v in row):
             return False
+        runs = [(section.X.values, section.X.values, attention) for attention in result.attentions]
+        focus = section.tokens.index(section.focus)
     else:
         source = section.memory.values if section.kind == "cross_attention" else section.X.values
-        runs = [(section.X.values, source, section.W_Q.values, section.W_K.values, section.W_V.values,
-                 divisor(section.scale, section.d_k))]
+        runs = [(section.X.values, source, result)]
         focus = section.tokens.index(section.focus[0])
-    for X, source, W_Q, W_K, W_V, scale in runs:
-        result = attention(X, source, W_Q, W_K, W_V, scale, (focus,))
-        for matrix in (X, source, result.Q, result.K, result.V):
-            if any(all(v == 0 for v in matrix.row(i)) for i in range(matrix.rows)):
+    for X, source, attention in runs:
+        for matrix in (X, source, attention.Q, attention.K, attention.V):
+            rows = matrix.tolist()
+            if any(all(v == 0 for v in row) for row in rows):
                 return False
-        for matrix in (result.Q, result.K, result.V):  # a zero column makes an answer identically 0
-            if any(all(v == 0 for v in matrix.col(j)) for j in range(matrix.cols)):
-                return False
-        query = result.queries[focus]
+            computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V
+            if computed and any(all(v == 0 for v in column) for column in zip(*rows, strict=True)):
+                return False  # a zero column of Q, K or V makes an answer identically 0
+        query = attention.queries[focus]
         if list(query.scores).count(max(query.scores)) > 1:
             return False
-        if any(abs(a) > MAX_LOGIT for a in query.scaled) or any(w < MIN_WEIGHT for w in query.softmax.weights):
+        # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
+        if any(abs(to_decimal(a, 12)) > MAX_LOGIT for a in query.scaled):
+            return False
+        if any(to_decimal(w, 12) < Decimal(str(MIN_WEIGHT)) for w in query.softmax.weights):
             return False
     return True
