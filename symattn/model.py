@@ -43,15 +43,20 @@ class Shown:
     decimals: int = 0
     uniform: bool = True
     written: tuple[int | None, ...] = ()
-    whole: ImmutableMatrix | None = None  # for a row: the matrix whose decimals it shares
+    whole: tuple[Expr, ...] | None = None  # for a row: the entries of the matrix whose decimals it shares
 
     def row(self, i: int) -> Shown:
         return self.rows[i]
 
     @cached_property
+    def entries(self) -> tuple[Expr, ...]:
+        """The entries row by row, read once (each read of a matrix entry converts it from its domain)."""
+        return tuple(v for row in self.values.tolist() for v in row)
+
+    @cached_property
     def rows(self) -> tuple[Shown, ...]:
         """Each row as a Shown (made once: reading a matrix's entries converts each of them)."""
-        cols, whole = self.values.cols, self.whole if self.whole is not None else self.values
+        cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
         return tuple(Shown(ImmutableMatrix(1, cols, row), self.decimals, self.uniform,
                            self.written[i * cols:(i + 1) * cols], whole)
                      for i, row in enumerate(self.values.tolist()))

@@ -225,7 +225,7 @@ class LatexRenderer:
 
     def numbers(self, shown: Shown) -> list[Number]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
-        return format_numbers(list(shown.values), self.digits, shown.decimals, uniform=shown.uniform,
+        return format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
                               fractions=self.exact, written=shown.written, whole=shown.whole)
 
     def relation(self, exact: bool) -> str:
@@ -246,7 +246,7 @@ class LatexRenderer:
         return self._bmatrix(self._entry_texts(shown, entry), shown.values.cols, range(shown.values.cols))
 
     def _entry_texts(self, shown: Shown, entry=None) -> list[str]:
-        return [entry(v) for v in shown.values] if entry else [n.text for n in self.numbers(shown)]
+        return [entry(v) for v in shown.entries] if entry else [n.text for n in self.numbers(shown)]
 
     @staticmethod
     def _bmatrix(texts: list[str], cols: int, columns: range) -> str:
