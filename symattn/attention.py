@@ -14,7 +14,7 @@ from sympy.polys.matrices import DomainMatrix
 
 from . import approx
 from .symbols import any_symbolic, is_symbolic
-from .weighted import WeightedAverage
+from .weighted import Parts, WeightedAverage
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class Values:
     @classmethod
     def of(cls, V: ImmutableMatrix) -> Values:
         rows = V.tolist()
-        columns = [Tuple(*column) for column in zip(*rows, strict=True)] if rows else []
+        columns = [Parts(*column) for column in zip(*rows, strict=True)] if rows else []
         if any(any_symbolic(row) for row in rows):
             return cls(columns, None, None)
         if all(v.is_Rational for row in rows for v in row):
@@ -174,7 +174,7 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     if not V.is_numeric or any_symbolic(weights.exps):
         return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])
-    exps = Tuple(*weights.exps)
+    exps = Parts(*weights.exps)
     return ImmutableMatrix(1, len(V.columns), [WeightedAverage(exps, column, weights.total)
                                                if any(v is not S.Zero for v in column) else S.Zero
                                                for column in V.columns])

@@ -137,6 +137,13 @@ def significant(value: Expr, figures: int = 30) -> str:
     if value == 0:
         return "0." + "0" * (figures - 1)
     places = decimal_places(value)
+    if places is not None:  # an exact decimal: all its digits, padded with zeros to `figures` (integers only)
+        scaled = abs(int(value.p)) * (10**places // int(value.q))  # the value × 10^places, exactly
+        digits = str(scaled)
+        decimals = places + max(0, figures - len(digits))
+        text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
+        whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
+        return ("-" if value.p < 0 else "") + whole
     with localcontext() as context:
         context.prec = figures + _GUARD_DIGITS
         if places is not None:

@@ -11,6 +11,17 @@ from __future__ import annotations
 from sympy import Add, Expr, Integer, Mul, Pow, S, Tuple
 
 
+class Parts(Tuple):
+    """A Tuple whose hash is computed once: SymPy's Tuple hashes all its entries on every call, and a row's
+    e^{a_j} and a value column are shared by d and n WeightedAverages respectively."""
+
+    def __hash__(self) -> int:
+        h = self._mhash
+        if h is None:
+            h = self._mhash = hash(self.args)
+        return h
+
+
 class WeightedAverage(Expr):
     """(Σ_j e^{a_j} v_j) / Z over the visible keys; equal to the written-out sum, which `expanded` returns."""
 

@@ -20,8 +20,8 @@ def _number(value: Expr) -> str | None:
     """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
     if is_symbolic(value):
         return None
-    if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
-        return "-inf" if value == S.NegativeInfinity else "inf"
+    if value is S.Infinity or value is S.NegativeInfinity:  # a masked score (singletons: no evaluation)
+        return "-inf" if value is S.NegativeInfinity else "inf"
     return significant(value, FIGURES)
 
 
