@@ -14,11 +14,17 @@ import mpmath
 from sympy import Expr
 
 WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
+LIMIT = 1 << 20  # values kept; a 64 × 64 document files about 12,000, a long notebook session many more
 _known: dict[Expr, mpmath.mpf] = {}
 
 
 def remember(value: Expr, approximation: mpmath.mpf) -> None:
-    """File a numeric approximation (WORKING_DIGITS correct digits) of an exact expression."""
+    """File a numeric approximation (WORKING_DIGITS correct digits) of an exact expression. Beyond LIMIT the
+    older half is forgotten: a value not found is evaluated again (correct, only slower)."""
+    if len(_known) >= LIMIT:
+        newer = list(_known.items())[len(_known) - LIMIT // 2:]
+        _known.clear()
+        _known.update(newer)
     _known[value] = approximation
 
 

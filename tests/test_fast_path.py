@@ -75,3 +75,22 @@ def test_pure_python_ground_types_give_identical_answers(tmp_path):
         return done.stdout
 
     assert solve("python") == solve("flint")
+
+
+def test_the_approximation_cache_is_bounded(monkeypatch):
+    """A long session does not grow the cache without end; forgotten values are evaluated again, the same."""
+    from symattn import approx
+
+    X = exact([["0.8", "1.2"], ["1.0", "0.5"]])
+    W = exact([["1", "0.2"], ["0.1", "0.9"]])
+    query = attention.attention(X, X, W, W, W, attention.scale_factor(2), (0,)).queries[0]
+    before = significant(query.softmax.weights[0])
+    monkeypatch.setattr(approx, "LIMIT", 8)
+    monkeypatch.setattr(approx, "_known", dict(list(approx._known.items())[-20:]))  # a full cache
+    for i in range(20):
+        approx.remember(Rational(i, 7), approx.to_mpf(Rational(i, 7)))
+    size = len(approx._known)  # (compared outside the assert: pytest would print every filed expression)
+    assert size <= 8
+    assert approx.lookup(Rational(19, 7), 30) is not None  # the newest values are kept
+    assert approx.lookup(query.softmax.weights[0], 30) is None
+    assert significant(query.softmax.weights[0]) == before

@@ -7,7 +7,6 @@ import math
 import random
 from dataclasses import dataclass
 from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 from ..errors import SpecError
@@ -129,14 +128,19 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
 def _plausible(section: dict[str, Any]) -> bool:
     """A quick pre-check that throws out most unfriendly candidates before the SymPy parse and computation
     (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: zero rows and columns and
-    tied scores are found exactly with Fractions, and the float checks of scaled scores and weights keep
+    tied scores are found exactly in integers, and the float checks of scaled scores and weights keep
     margins far above float error."""
-    def exact(matrix: list[list[str]]) -> list[list[Fraction]]:
-        return [[Fraction(v) for v in row] for row in matrix]
+    # Every entry as an integer count of 10^-places: products and sums stay exact, in plain integers.
+    matrices = [section["X"], *(section[k] for k in ("memory", "W_Q", "W_K", "W_V") if k in section),
+                *(h[k] for h in section.get("heads", ()) for k in ("W_Q", "W_K", "W_V"))]
+    places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
 
-    def product(left: list[list[Fraction]], right: list[list[Fraction]]) -> list[list[Fraction]]:
-        return [[sum((a * b for a, b in zip(row, column, strict=True)), Fraction(0))
-                 for column in zip(*right, strict=True)] for row in left]
+    def exact(matrix: list[list[str]]) -> list[list[int]]:
+        return [[int(Decimal(v).scaleb(places)) for v in row] for row in matrix]
+
+    def product(left: list[list[int]], right: list[list[int]]) -> list[list[int]]:
+        return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
+                for row in left]
 
     X = exact(section["X"])
     if section["kind"] == "multi_head":
@@ -153,10 +157,10 @@ def _plausible(section: dict[str, Any]) -> bool:
         for matrix in (Q, K, V):
             if any(all(v == 0 for v in column) for column in zip(*matrix, strict=True)):
                 return False
-        scores = [sum((a * b for a, b in zip(Q[focus], k, strict=True)), Fraction(0)) for k in K]
+        scores = [sum(a * b for a, b in zip(Q[focus], k, strict=True)) for k in K]  # × 10^(4·places)
         if scores.count(max(scores)) > 1:
             return False
-        scaled = [float(s) / math.sqrt(len(W_K[0])) for s in scores]
+        scaled = [s / 10 ** (4 * places) / math.sqrt(len(W_K[0])) for s in scores]
         if any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
             return False
         exps = [math.exp(a - max(scaled)) for a in scaled]
