@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,19 +10,23 @@ from pathlib import Path
 from .derivation import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
-from .render.answers import render_json
-from .render.html import render_html
-from .render.latex import render_latex
-from .render.markdown import render_markdown
 from .render.pdf import INSTALL_HINT, compile_pdf, tex_available
 from .spec import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
-# Every format but pdf is text made straight from the derivation.
-TEXT_RENDERERS: dict[str, Callable[..., str]] = {
-    "tex": render_latex, "md": render_markdown, "html": render_html,
-    "json": lambda derivation, exact: render_json(derivation),
+# Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported
+# only when its format is asked for (a `render --format tex` need not load the HTML and MathML code).
+TEXT_RENDERERS: dict[str, tuple[str, str]] = {
+    "tex": ("symattn.render.latex", "render_latex"), "md": ("symattn.render.markdown", "render_markdown"),
+    "html": ("symattn.render.html", "render_html"), "json": ("symattn.render.answers", "render_json"),
 }
+
+
+def text_renderer(fmt: str) -> Callable[..., str]:
+    """The function that renders a derivation as `fmt` text (keyword `exact` for all but json)."""
+    module, name = TEXT_RENDERERS[fmt]
+    function = getattr(importlib.import_module(module), name)
+    return (lambda derivation, exact: function(derivation)) if fmt == "json" else function
 
 
 @dataclass(frozen=True)
@@ -52,14 +57,14 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written).
     """
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    texts = {fmt: TEXT_RENDERERS[fmt](derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
+    texts = {fmt: text_renderer(fmt)(derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
     written: list[Path] = []
     stem = out_dir / derivation.name
     for fmt, text in texts.items():
         write_atomic(stem.with_suffix(f".{fmt}"), text)
         written.append(stem.with_suffix(f".{fmt}"))
     if "pdf" in formats:
-        tex = texts.get("tex") or render_latex(derivation, exact=exact)
+        tex = texts.get("tex") or text_renderer("tex")(derivation, exact=exact)
         if not tex_available():
             if pdf_required:
                 raise TexNotFoundError(_no_tex_message())
