@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import mpmath
-from sympy import Expr
+from sympy import Expr, S
 
 WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
 LIMIT = 1 << 20  # values kept; a 64 × 64 document files about 12,000, a long notebook session many more
@@ -41,4 +41,7 @@ def to_mpf(value: Expr) -> mpmath.mpf:
     with mpmath.workdps(WORKING_DIGITS + 10):
         if value.is_Rational:  # exact division, no evalf
             return mpmath.mpf(int(value.p)) / int(value.q)
+        coefficient, rest = value.as_coeff_Mul()
+        if rest.is_Pow and rest.base.is_Integer and rest.exp == S.Half:  # c·√m: a score scaled by √d_k
+            return mpmath.mpf(int(coefficient.p)) / int(coefficient.q) * mpmath.sqrt(int(rest.base))
         return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))
