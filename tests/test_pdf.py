@@ -65,7 +65,9 @@ def test_latex_failure_reports_log_lines():
 
 def test_latex_failure_leaves_no_pdf(tmp_path, capsys, monkeypatch):
     broken = "\\documentclass{article}\\begin{document}\\undefinedmacro\\end{document}"
-    monkeypatch.setattr(build_module, "render_latex", lambda derivation, **settings: broken)
+    original = build_module.text_renderer
+    monkeypatch.setattr(build_module, "text_renderer",
+                        lambda fmt: (lambda derivation, **settings: broken) if fmt == "tex" else original(fmt))
     status = main(["render", "--example", "mt", "--format", "pdf", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert status == 2 and "Undefined control sequence" in err
