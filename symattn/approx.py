@@ -41,7 +41,16 @@ def to_mpf(value: Expr) -> mpmath.mpf:
     with mpmath.workdps(WORKING_DIGITS + 10):
         if value.is_Rational:  # exact division, no evalf
             return mpmath.mpf(int(value.p)) / int(value.q)
-        coefficient, rest = value.as_coeff_Mul()
-        if rest.is_Pow and rest.base.is_Integer and rest.exp == S.Half:  # c·√m: a score scaled by √d_k
-            return mpmath.mpf(int(coefficient.p)) / int(coefficient.q) * mpmath.sqrt(int(rest.base))
+        surd = rational_times_root(value)
+        if surd is not None:  # c·√m: a score scaled by √d_k
+            coefficient, radicand = surd
+            return mpmath.mpf(int(coefficient.p)) / int(coefficient.q) * mpmath.sqrt(radicand)
         return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))
+
+
+def rational_times_root(value: Expr) -> tuple[Expr, int] | None:
+    """(c, m) when value is c·√m with c rational and m an integer (a raw score divided by √d_k), else None."""
+    coefficient, rest = value.as_coeff_Mul()
+    if coefficient.is_Rational and rest.is_Pow and rest.base.is_Integer and rest.exp == S.Half:
+        return coefficient, int(rest.base)
+    return None
