@@ -172,6 +172,8 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
         quick = _quick_latex(value)
         if quick is not None:
             return quick
+        if not is_symbolic(value):  # a number: its terms in SymPy's own order (sorting them evaluates each one)
+            return latex(value, order="none")
     return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
 
 
