@@ -227,7 +227,8 @@ def _self_attention(spec: SelfAttentionSpec, result: attention.Attention) -> lis
     steps: list[Step] = [
         Heading(1, "self.heading"),
         Paragraph("self.intro"),
-        Paragraph("self.goal", {"token": Token(spec.focus[0])}),
+        Paragraph("matrix.only", note=True) if spec.matrix_only
+        else Paragraph("self.goal", {"token": Token(spec.focus[0])}),
         Heading(2, "self.step1"),
         TokenTable(("table.token", "table.embedding"), spec.tokens, (shown(spec.X),)),
         *([] if spec.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
@@ -240,7 +241,8 @@ def _self_attention(spec: SelfAttentionSpec, result: attention.Attention) -> lis
         *weight_equations(W),
         Paragraph("note.dummy_weights", note=True),
     ]
-    for token in spec.focus:
+    per_token = () if spec.matrix_only else spec.focus  # focus = "matrix": all tokens at once only
+    for token in per_token:
         i = spec.tokens.index(token)
         steps += [Paragraph("self.for_example", {"token": Token(token)}),
                   VectorEquation(Name("x", token), x.row(i))]
@@ -255,7 +257,7 @@ def _self_attention(spec: SelfAttentionSpec, result: attention.Attention) -> lis
     if spec.mask is not None:
         steps += [Heading(2, "mask.heading"), Paragraph("mask.causal" if spec.causal else "mask.given"),
                   MatrixEquation(Name("M"), Shown(spec.mask)), Paragraph("mask.effect")]
-    for token in spec.focus:
+    for token in per_token:
         i = spec.tokens.index(token)
         query = result.queries[i]
         steps += _attention_steps(Name("Q", token), spec.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
@@ -268,7 +270,7 @@ def _self_attention(spec: SelfAttentionSpec, result: attention.Attention) -> lis
             _result(Name("z", token), query.output),
             Paragraph("self.result_meaning"),
         ]
-    if spec.all_tokens and len(spec.tokens) > 1:
+    if spec.matrix_only or (spec.all_tokens and len(spec.tokens) > 1):
         steps += _matrix_form_steps(spec, result, QKV["Q"], QKV["K"], QKV["V"])
     steps += _heatmap(spec.focus, spec.tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
     return steps
@@ -306,6 +308,7 @@ def _cross_attention(spec: CrossAttentionSpec, result: attention.Attention) -> l
     steps: list[Step] = [
         Heading(1, "cross.heading"),
         Paragraph("cross.intro"),
+        *([Paragraph("matrix.only", note=True)] if spec.matrix_only else []),
         Paragraph("cross.roles", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
         Heading(2, "cross.step1"),
         Paragraph("cross.encoder_outputs"),
@@ -313,7 +316,10 @@ def _cross_attention(spec: CrossAttentionSpec, result: attention.Attention) -> l
         Paragraph("cross.encoder_note", note=True),
         Heading(2, "cross.step2"),
     ]
-    for token in spec.focus:
+    per_token = () if spec.matrix_only else spec.focus  # focus = "matrix": all tokens at once only
+    if spec.matrix_only:
+        steps.append(TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)))
+    for token in per_token:
         steps += [Paragraph("cross.decoder_state", {"token": Token(token)}),
                   VectorEquation(Name("x", token), x.row(spec.tokens.index(token)))]
     steps += [
@@ -321,21 +327,13 @@ def _cross_attention(spec: CrossAttentionSpec, result: attention.Attention) -> l
         DefinitionTable(Name("X"), Name("memory")),
         *weight_equations(W),
         Paragraph("note.dummy_weights", note=True),
-        Heading(2, "cross.step3"),
     ]
-    for token in spec.focus:
-        i = spec.tokens.index(token)
-        steps.append(RowTimesMatrix(Name("Q", token), Name("x", token), x.row(i), Name("W_Q"), W["Q"], Q.row(i)))
-    steps += [Heading(2, "cross.step4"), Paragraph("cross.encoder_again"), memory_table, Paragraph("cross.keys")]
-    for j, token in enumerate(spec.memory_tokens):
-        steps.append(RowTimesMatrix(Name("K", token), Name("x", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
-    steps.append(Paragraph("cross.values"))
-    for j, token in enumerate(spec.memory_tokens):
-        steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
+    if not spec.matrix_only:
+        steps += _cross_projection_steps(spec, x, memory, memory_table, W, Q, K, V)
     keys = {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}
     if len(spec.focus) > 1:  # several decoder tokens: each heading says whose step it is
         keys = {part: f"{key}_of" for part, key in keys.items()}
-    for token in spec.focus:
+    for token in per_token:
         i = spec.tokens.index(token)
         query = result.queries[i]
         steps += _attention_steps(Name("Q", token), spec.memory_tokens, Q.row(i), K, V, query, spec.d_k,
@@ -346,9 +344,25 @@ def _cross_attention(spec: CrossAttentionSpec, result: attention.Attention) -> l
             _result(Name("z", token), query.output),
             Paragraph("cross.result_meaning", {"token": Token(token)}),
         ]
-    if spec.all_tokens and len(spec.tokens) > 1:
+    if spec.matrix_only or (spec.all_tokens and len(spec.tokens) > 1):
         steps += _matrix_form_steps(spec, result, Q, K, V)
     steps += _heatmap(spec.focus, spec.memory_tokens, result, tuple(spec.tokens.index(t) for t in spec.focus))
+    return steps
+
+
+def _cross_projection_steps(spec: CrossAttentionSpec, x: Shown, memory: Shown, memory_table: Step,
+                            W: dict[str, Shown], Q: Shown, K: Shown, V: Shown) -> list[Step]:
+    """Steps 3 and 4 of cross-attention: each query, then each key and value, written out term by term."""
+    steps: list[Step] = [Heading(2, "cross.step3")]
+    for token in spec.focus:
+        i = spec.tokens.index(token)
+        steps.append(RowTimesMatrix(Name("Q", token), Name("x", token), x.row(i), Name("W_Q"), W["Q"], Q.row(i)))
+    steps += [Heading(2, "cross.step4"), Paragraph("cross.encoder_again"), memory_table, Paragraph("cross.keys")]
+    for j, token in enumerate(spec.memory_tokens):
+        steps.append(RowTimesMatrix(Name("K", token), Name("x", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
+    steps.append(Paragraph("cross.values"))
+    for j, token in enumerate(spec.memory_tokens):
+        steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
     return steps
 
 

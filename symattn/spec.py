@@ -52,6 +52,7 @@ class SelfAttentionSpec:
     d_k: int
     scale: Scale = Scale()
     all_tokens: bool = False
+    matrix_only: bool = False  # focus = "matrix": the matrix form without the per-token steps
     mask: ImmutableMatrix | None = None  # 1 = query i may attend to key j, 0 = masked
     causal: bool = False  # the mask is the decoder's causal mask
     P: GivenMatrix | None = None  # positional encodings, added to X before the projections
@@ -74,6 +75,7 @@ class CrossAttentionSpec:
     d_k: int
     scale: Scale = Scale()
     all_tokens: bool = False
+    matrix_only: bool = False  # focus = "matrix": the matrix form without the per-token steps
     kind: str = "cross_attention"
 
 

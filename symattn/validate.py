@@ -99,12 +99,12 @@ def _parse_self(data: dict[str, Any], field: str) -> SelfAttentionSpec:
                                 "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
     _rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
     _check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
-    focus, all_tokens = _focus(data.get("focus", "all"), tokens, f"{field}.focus")
+    focus, all_tokens, matrix_only = _focus(data.get("focus", "all"), tokens, f"{field}.focus")
     mask, causal = _mask(data, len(tokens), field)
     P, sinusoidal = _positional(data, m["X"], field)
     return SelfAttentionSpec(tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"], focus=focus,
                              d_k=_d_k(data, m["W_K"], field), scale=_scale(data, field), all_tokens=all_tokens,
-                             mask=mask, causal=causal, P=P, sinusoidal=sinusoidal)
+                             matrix_only=matrix_only, mask=mask, causal=causal, P=P, sinusoidal=sinusoidal)
 
 
 def _mask(data: dict[str, Any], n: int, field: str) -> tuple[ImmutableMatrix | None, bool]:
@@ -154,11 +154,11 @@ def _parse_cross(data: dict[str, Any], field: str) -> CrossAttentionSpec:
     _rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
     _rows_match(m["memory"], len(memory_tokens), f"{field}.memory", "memory_tokens")
     _check_projections(m, field, m["X"].shape[1], m["memory"].shape[1], "memory")
-    focus, all_tokens = _focus(data.get("focus", "all"), tokens, f"{field}.focus")
+    focus, all_tokens, matrix_only = _focus(data.get("focus", "all"), tokens, f"{field}.focus")
     return CrossAttentionSpec(
         tokens=tokens, X=m["X"], memory_tokens=memory_tokens, memory=m["memory"], W_Q=m["W_Q"], W_K=m["W_K"],
         W_V=m["W_V"], focus=focus, d_k=_d_k(data, m["W_K"], field), scale=_scale(data, field),
-        all_tokens=all_tokens,
+        all_tokens=all_tokens, matrix_only=matrix_only,
     )
 
 
@@ -272,17 +272,18 @@ def _tokens(value: Any, field: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _focus(value: Any, tokens: tuple[str, ...], field: str) -> tuple[tuple[str, ...], bool]:
-    """The focus tokens, and whether all tokens were asked for ("all": the full matrix form too)."""
-    if value == "all":
-        return tokens, True
+def _focus(value: Any, tokens: tuple[str, ...], field: str) -> tuple[tuple[str, ...], bool, bool]:
+    """The focus tokens, whether all tokens were asked for ("all": the full matrix form too), and whether only
+    the matrix form was ("matrix"). A token named "all" or "matrix" is asked for as a list: ["matrix"]."""
+    if value in ("all", "matrix"):
+        return tokens, True, value == "matrix"
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not names:
-        raise SpecError(field, 'expected a token, a list of tokens, or "all"')
+        raise SpecError(field, 'expected a token, a list of tokens, "all" or "matrix"')
     for name in names:
         if name not in tokens:
             raise SpecError(field, f"no token {name!r} in tokens{suggest(str(name), tokens)}")
-    return tuple(dict.fromkeys(names)), False
+    return tuple(dict.fromkeys(names)), False, False
 
 
 def _matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, str]],

@@ -73,6 +73,9 @@ class HtmlRenderer(MarkdownRenderer):
                         f"<td class=\"right\">{self.mathml(right, 'inline')}</td></tr>")
         return "<table class=\"eq\">" + "".join(rows) + "</table>"
 
+    def cell_lines(self, lines: list[str]) -> str:
+        return "<br>".join(lines)
+
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         head = "".join(f"<th>{h}</th>" for h in header)
         body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in [token, *[col[i] for col in columns]]) + "</tr>"

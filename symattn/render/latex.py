@@ -303,18 +303,30 @@ class LatexRenderer:
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
         # One count of decimals per column, as the article's tables have.
+        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
+        room = self.width - token_width - 4
         vectors = []  # the LaTeX of each cell: what the page width is measured in, whatever the output format
+        cells = []
         for column in step.columns:
             shared = self.numbers(column)
             width = column.values.cols
-            vectors.append([self.vector(shared[i * width:(i + 1) * width]) for i in range(len(step.tokens))])
-        cells = [[self.inline(vector) for vector in column] for column in vectors]
+            rows = [shared[i * width:(i + 1) * width] for i in range(len(step.tokens))]
+            vectors.append([self.vector(row) for row in rows])
+            if max(visible_width(vector) for vector in vectors[-1]) + 2 <= room:
+                cells.append([self.inline(vector) for vector in vectors[-1]])
+            else:  # a vector wider than the page (16 entries and more): on several lines within its cell
+                lines = [wrap(self.vector_pieces(row), room - 2) for row in rows]
+                cells.append([self.cell_lines([self.inline(line) for line in cell]) for cell in lines])
+                vectors[-1] = [max(cell, key=visible_width) for cell in lines]
         tokens = [self.token(token) for token in step.tokens]
-        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
         widths = [max(visible_width(vector) + 2 for vector in column) for column in vectors]
         groups = self.column_groups(widths, self.width - token_width)
         return "\n".join(self.table([header[0], *[header[1 + c] for c in group]], tokens, [cells[c] for c in group])
                          for group in groups)
+
+    def cell_lines(self, lines: list[str]) -> str:
+        """Several lines inside one table cell."""
+        return r"\begin{tabular}[t]{@{}l@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
     def column_groups(self, widths: list[int], room: int) -> list[list[int]]:
         """Columns packed into as few tables as fit the page side by side (a too wide table is split)."""

@@ -34,6 +34,9 @@ class MarkdownRenderer(LatexRenderer):
     def align(self, lines) -> str:
         return "$$\n\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n$$"
 
+    def cell_lines(self, lines: list[str]) -> str:
+        return "<br>".join(lines)
+
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         for i, token in enumerate(tokens):
