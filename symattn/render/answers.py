@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sympy import Expr, ImmutableMatrix, S
+from sympy import Expr, S
 
 from .. import __version__
 from ..attention import Attention, MultiHead, QueryAttention
@@ -29,16 +29,8 @@ def _row(values) -> list[str | None]:
     return [_number(v) for v in values]
 
 
-def _matrix(matrix: ImmutableMatrix) -> list[list[str | None]]:
-    return [_row(row) for row in matrix.tolist()]
-
-
 def _exact_row(values) -> list[str]:
     return [exact_latex(v, decimals=False) for v in values]
-
-
-def _exact_matrix(matrix: ImmutableMatrix) -> list[list[str]]:
-    return [_exact_row(row) for row in matrix.tolist()]
 
 
 def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[str, Any]:
@@ -54,11 +46,12 @@ def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[
 
 def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
     """Q, K, V and the focus queries of one attention computation."""
-    coefficients = coefficients_latex(result.V.T.tolist())
+    rows = {name: getattr(result, name).tolist() for name in "QKV"}  # entries read once (each read converts)
+    coefficients = coefficients_latex(list(zip(*rows["V"], strict=True)))
     return {
-        "Q": _matrix(result.Q), "K": _matrix(result.K), "V": _matrix(result.V),
+        **{name: [_row(row) for row in rows[name]] for name in "QKV"},
         "queries": {tokens[i]: _query(q, coefficients) for i, q in result.queries.items()},
-        "exact": {"Q": _exact_matrix(result.Q), "K": _exact_matrix(result.K), "V": _exact_matrix(result.V)},
+        "exact": {name: [_exact_row(row) for row in rows[name]] for name in "QKV"},
     }
 
 
