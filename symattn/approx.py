@@ -28,6 +28,17 @@ def remember(value: Expr, approximation: mpmath.mpf) -> None:
     _known[value] = approximation
 
 
+def known(value: Expr) -> mpmath.mpf | None:
+    """The filed approximation of a value, or None."""
+    return _known.get(value)
+
+
+def number(value: Expr) -> mpmath.mpf:
+    """The value as an mpmath number: the filed approximation if there is one, else evaluated."""
+    known = _known.get(value)
+    return known if known is not None else to_mpf(value)
+
+
 def lookup(value: Expr, figures: int) -> Decimal | None:
     """The filed approximation with at least `figures` significant digits, or None if there is none."""
     approximation = _known.get(value)

@@ -160,7 +160,7 @@ class Values:
                 denominator = math.lcm(*(int(v.q) for v in column))
                 integers.append((denominator, [int(v.p) * (denominator // int(v.q)) for v in column]))
             return cls(columns, integers, None)
-        return cls(columns, None, [[approx.to_mpf(v) for v in column] for column in columns])
+        return cls(columns, None, [[approx.number(v) for v in column] for column in columns])
 
     @property
     def is_numeric(self) -> bool:
@@ -218,7 +218,7 @@ def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
     if not V.is_numeric or any_symbolic(weights.exps):
         return
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        logits = [None if e == 0 else approx.to_mpf(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
+        logits = [None if e == 0 else approx.number(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
         exps = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in logits]
         total = mpmath.fsum(exps)
         for a, value in zip(weights.logits, logits, strict=True):  # shown again and again: in lines, vectors, tables
@@ -250,6 +250,11 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Valu
     raw = scores(query, K) if raw is None else raw
     V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
+    for s, a in zip(raw, scaled, strict=True):  # a score whose number is filed: its scaled score's number too
+        known = approx.known(s) if a is not S.NegativeInfinity and not a.is_Rational else None
+        if known is not None:
+            with mpmath.workdps(approx.WORKING_DIGITS + 10):
+                approx.remember(a, known / approx.to_mpf(scale))
     weights = softmax(scaled)
     output = weighted_sum(weights, V)
     _approximate(weights, output, V)
@@ -277,11 +282,38 @@ def attention(
     # All raw scores at once (QKᵀ: one exact product) when the entries are rational.
     rational = _is_rational(Q) and _is_rational(K)
     S_ = project(Q, K.T).tolist() if rational else None
+    if not rational and not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):
+        S_ = {i: scores(Q.row(i), K) for i in focus}  # irrational numbers (positional encodings): file them
+        _file_numbers((X, source, W_Q, W_K, W_V), (Q, K, V), S_)
     def raw(i: int) -> tuple[Expr, ...] | None:
         return None if S_ is None else tuple(S_[i])
 
     values = Values.of(V)
     return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw(i)) for i in focus})
+
+
+def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],
+                  raw: dict[int, tuple[Expr, ...]]) -> None:
+    """File the numbers of Q, K, V and the raw scores when they are irrational (X + P with sines and cosines).
+
+    Evaluating each score's exact expression on its own evaluates every sine in it again, hundreds of times a
+    score; here each input entry is evaluated once and the products are taken in mpmath (90 digits and more).
+    """
+    with mpmath.workdps(approx.WORKING_DIGITS + 10):
+        X, source, W_Q, W_K, W_V = ([[approx.number(v) for v in row] for row in M.tolist()] for M in inputs)
+        products = []
+        for left, W, exact in zip((X, source, source), (W_Q, W_K, W_V), QKV, strict=True):
+            numbers = [[mpmath.fdot(row, column) for column in zip(*W, strict=True)] for row in left]
+            for exact_row, number_row in zip(exact.tolist(), numbers, strict=True):
+                for value, number in zip(exact_row, number_row, strict=True):
+                    if not value.is_Rational:
+                        approx.remember(value, number)
+            products.append(numbers)
+        Q, K = products[0], products[1]
+        for i, row in raw.items():
+            for j, score in enumerate(row):
+                if not score.is_Rational:
+                    approx.remember(score, mpmath.fdot(Q[i], K[j]))
 
 
 def causal_mask(n: int) -> ImmutableMatrix:
