@@ -12,26 +12,20 @@ from sympy import (
     ZZ,
     Add,
     Expr,
-    I,
     ImmutableMatrix,
     Integer,
-    Mul,
     Pow,
     S,
     Tuple,
     cos,
-    exp,
     expand,
-    log,
-    pi,
     sin,
     sqrt,
 )
-from sympy.core.add import _addsort
-from sympy.core.mul import _mulsort
 from sympy.polys.matrices import DomainMatrix
 
 from . import approx
+from .canonical import exp_sum, exponential, quotient
 from .symbols import any_symbolic, is_symbolic
 from .weighted import Parts, WeightedAverage
 
@@ -126,13 +120,13 @@ def scale_factor(d_k: int) -> Expr:
 
 def softmax(logits: tuple[Expr, ...]) -> Softmax:
     """Exact softmax sharing one denominator Z; a masked logit (−∞) has e^{−∞} = 0 and so weight exactly 0."""
-    exps = tuple(_exp(a) for a in logits)
-    total = _sum(exps)
+    exps = tuple(exponential(a) for a in logits)
+    total = exp_sum(exps)
     if total.is_Add and not any_symbolic(exps):
         # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
         # evaluation of each quotient would find nothing to simplify, and costs ~0.2 ms a weight.
         inverse = Pow(total, -1)
-        weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else _quotient(e, inverse) for e in exps)
+        weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else quotient(e, inverse) for e in exps)
     else:
         weights = tuple(e / total for e in exps)
     return Softmax(logits=tuple(logits), exps=exps, total=total, weights=weights)
@@ -165,38 +159,6 @@ class Values:
     @property
     def is_numeric(self) -> bool:
         return self.integers is not None or self.numeric is not None
-
-
-def _exp(a: Expr) -> Expr:
-    """e^a; e^{−∞} = 0. For a real exponent without logarithms SymPy's evaluation of exp finds nothing to
-    simplify (only e^0 = 1) but searches for multiples of πi first, ~0.5 ms for a surd: it is skipped."""
-    if a is S.NegativeInfinity:
-        return Integer(0)
-    if a.is_Rational or approx.rational_times_root(a) is not None:
-        return S.One if a is S.Zero else exp(a, evaluate=False)
-    if not is_symbolic(a) and not a.has(log, I, pi):
-        # A real number built from rationals, roots, sines and cosines (positional encodings): nothing for exp
-        # to simplify, but its search compares the whole sum numerically (~40 ms each at 8 tokens).
-        return exp(a, evaluate=False)
-    return exp(a)
-
-
-def _sum(exps: tuple[Expr, ...]) -> Expr:
-    """Z = Σ e^{a_j} as SymPy's Add would build it. Distinct exponentials need no collecting, so the terms are
-    only put in canonical order: SymPy's first Add evaluation in a process imports its tensor and combinatorics
-    modules (~70 ms, a tenth of a whole `render --example mt`)."""
-    terms = [e for e in exps if e is not S.Zero]
-    if len(terms) < 2 or len(set(terms)) < len(terms) or not all(isinstance(e, exp) for e in terms):
-        return Add(*exps)
-    _addsort(terms)
-    return Add._from_args(terms)
-
-
-def _quotient(e: Expr, inverse: Expr) -> Expr:
-    """e · Z⁻¹ built as SymPy's own evaluation would build it (the same two factors in canonical order)."""
-    factors = [e, inverse]
-    _mulsort(factors)
-    return Mul._from_args(factors)
 
 
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:

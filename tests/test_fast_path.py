@@ -94,3 +94,28 @@ def test_the_approximation_cache_is_bounded(monkeypatch):
     assert approx.lookup(Rational(19, 7), 30) is not None  # the newest values are kept
     assert approx.lookup(query.softmax.weights[0], 30) is None
     assert significant(query.softmax.weights[0]) == before
+
+
+def test_canonical_builders_give_what_sympy_evaluation_gives():
+    """The shortcuts of canonical.py build exactly SymPy's own objects: same class, same arguments, equal."""
+    from sympy import Add, S, cos, exp, sin, sqrt
+
+    from symattn.canonical import exp_sum, exponential
+
+    rng = random.Random(5)
+    for _ in range(300):
+        kind = rng.choice(["rational", "surd", "trig"])
+        a = Rational(rng.randint(-300, 300), rng.randint(1, 40))
+        if kind == "surd":
+            a *= sqrt(rng.choice([2, 3, 8, 32]))
+        elif kind == "trig":
+            a += Rational(rng.randint(-9, 9), 10) * sin(Rational(rng.randint(1, 9), 100)) + cos(rng.randint(1, 5))
+        built, evaluated = exponential(a), exp(a)
+        assert built == evaluated and type(built) is type(evaluated) and built.args == evaluated.args
+    assert exponential(S.Zero) is S.One and exponential(S.One) is S.Exp1 and exponential(S.NegativeInfinity) == 0
+    for _ in range(200):
+        logits = [Rational(rng.randint(-30, 30), rng.randint(1, 6)) * sqrt(rng.choice([1, 2])) for _ in range(4)]
+        exps = tuple(exponential(a) for a in logits) + (S.Zero,) * rng.randint(0, 1)  # a masked key adds 0
+        assert exp_sum(exps) == Add(*exps) and exp_sum(exps).args == Add(*exps).args
+        softmax = attention.softmax(tuple(logits))
+        assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
