@@ -146,15 +146,11 @@ def significant(value: Expr, figures: int = 30) -> str:
         return ("-" if value.p < 0 else "") + whole
     with localcontext() as context:
         context.prec = figures + _GUARD_DIGITS
-        if places is not None:
-            number = to_decimal(value, places)
-            keep = max(figures, len(number.as_tuple().digits))
-            context.prec = keep + _GUARD_DIGITS
-        elif value.is_Rational:
-            number, keep = Decimal(int(value.p)) / Decimal(int(value.q)), figures
+        if value.is_Rational:
+            number = Decimal(int(value.p)) / Decimal(int(value.q))
         else:
-            number, keep = _evaluate(value, figures + _GUARD_DIGITS), figures
-        quantum = Decimal(1).scaleb(number.adjusted() - keep + 1)
+            number = _evaluate(value, figures + _GUARD_DIGITS)
+        quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
         return _plain(number.quantize(quantum, rounding=ROUND_HALF_UP))
 
 
