@@ -161,12 +161,17 @@ class Values:
         return self.integers is not None or self.numeric is not None
 
 
+def _numeric(weights: Softmax, V: Values) -> bool:
+    """Whether a row's softmax and the values are numbers (else formulas: nothing to evaluate)."""
+    return V.is_numeric and not any_symbolic(weights.exps)
+
+
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z.
 
     Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
     """
-    if not V.is_numeric or any_symbolic(weights.exps):
+    if not _numeric(weights, V):
         return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])
     exps = Parts(*weights.exps)
@@ -177,7 +182,7 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
 
 def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
     """Evaluate a row's softmax once (Z once, not once per weight) and file weights and outputs numerically."""
-    if not V.is_numeric or any_symbolic(weights.exps):
+    if not _numeric(weights, V):
         return
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
         logits = [None if e == 0 else approx.number(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
@@ -212,11 +217,14 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Valu
     raw = scores(query, K) if raw is None else raw
     V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
-    for s, a in zip(raw, scaled, strict=True):  # a score whose number is filed: its scaled score's number too
-        known = approx.known(s) if a is not S.NegativeInfinity and not a.is_Rational else None
-        if known is not None:
-            with mpmath.workdps(approx.WORKING_DIGITS + 10):
-                approx.remember(a, known / approx.to_mpf(scale))
+    filed = [(a, approx.known(s)) for s, a in zip(raw, scaled, strict=True)
+             if a is not S.NegativeInfinity and not a.is_Rational]
+    if any(number is not None for _, number in filed):  # a score whose number is filed: its scaled score's too
+        with mpmath.workdps(approx.WORKING_DIGITS + 10):
+            divisor = approx.to_mpf(scale)
+            for a, number in filed:
+                if number is not None:
+                    approx.remember(a, number / divisor)
     weights = softmax(scaled)
     output = weighted_sum(weights, V)
     _approximate(weights, output, V)
@@ -241,17 +249,15 @@ def attention(
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
-    # All raw scores at once (QKᵀ: one exact product) when the entries are rational.
-    rational = _is_rational(Q) and _is_rational(K)
-    S_ = project(Q, K.T).tolist() if rational else None
-    if not rational and not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):
-        S_ = {i: scores(Q.row(i), K) for i in focus}  # irrational numbers (positional encodings): file them
-        _file_numbers((X, source, W_Q, W_K, W_V), (Q, K, V), S_)
-    def raw(i: int) -> tuple[Expr, ...] | None:
-        return None if S_ is None else tuple(S_[i])
-
+    if _is_rational(Q) and _is_rational(K):  # all raw scores at once: QKᵀ, one exact product
+        products = project(Q, K.T).tolist()
+        raw = {i: tuple(products[i]) for i in focus}
+    else:
+        raw = {i: scores(Q.row(i), K) for i in focus}
+        if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
+            _file_numbers((X, source, W_Q, W_K, W_V), (Q, K, V), raw)
     values = Values.of(V)
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw(i)) for i in focus})
+    return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw[i]) for i in focus})
 
 
 def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],
