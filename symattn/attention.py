@@ -92,14 +92,23 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
     if small or not (_is_rational(X) and _is_rational(W)):
         return ImmutableMatrix(X * W)
-    left, right = (DomainMatrix.from_Matrix(M).convert_to(QQ).to_dense() for M in (X, W))
+    left, right = (_storage(M).convert_to(QQ).to_dense() for M in (X, W))
     product = left * right
     return product.to_Matrix().as_immutable()
 
 
+def _storage(M: ImmutableMatrix) -> DomainMatrix:
+    """The DomainMatrix a SymPy matrix keeps its entries in: over ZZ or QQ when all are rational, else EXRAW.
+
+    `DomainMatrix.from_Matrix` would convert every entry to SymPy and back (~35 ms for 64 × 64); `to_DM()` would
+    search a domain for EXRAW entries (an algebraic field for surds). The storage is read as it is.
+    """
+    return M._rep
+
+
 def _is_rational(M: ImmutableMatrix) -> bool:
     """Whether every entry is rational, read off the matrix's storage domain (no entry is converted)."""
-    return DomainMatrix.from_Matrix(M).domain in (ZZ, QQ)
+    return _storage(M).domain in (ZZ, QQ)
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
@@ -250,7 +259,8 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     if _is_rational(Q) and _is_rational(K):  # all raw scores at once: QKᵀ, one exact product
-        products = project(Q, K.T).tolist()
+        left, right = (_storage(M).convert_to(QQ).to_dense() for M in (Q, K))
+        products = (left * right.transpose()).to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
         raw = {i: tuple(products[i]) for i in focus}
     else:
         raw = {i: scores(Q.row(i), K) for i in focus}
