@@ -42,7 +42,15 @@ def number(value: Expr) -> mpmath.mpf:
 def lookup(value: Expr, figures: int) -> Decimal | None:
     """The filed approximation with at least `figures` significant digits, or None if there is none."""
     approximation = _known.get(value)
-    if approximation is None or figures > WORKING_DIGITS - 20:
+    if approximation is None:
+        return None
+    return decimal(approximation, figures)
+
+
+def decimal(approximation: mpmath.mpf, figures: int) -> Decimal | None:
+    """An approximation (WORKING_DIGITS correct digits) as a Decimal with at least `figures` significant digits;
+    None when it does not hold that many."""
+    if figures > WORKING_DIGITS - 20:
         return None
     return Decimal(mpmath.nstr(approximation, figures + 10, strip_zeros=False))
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import mpmath
 from sympy import (
@@ -31,13 +32,65 @@ from .weighted import Parts, WeightedAverage
 
 
 @dataclass(frozen=True)
-class Softmax:
-    """softmax(a)_j = e^{a_j} / Z with Z = sum_k e^{a_k}, every part kept exact."""
+class RowNumbers:
+    """A numeric row's softmax and output as mpmath numbers (approx.WORKING_DIGITS correct digits), in key order.
 
-    logits: tuple[Expr, ...]
-    exps: tuple[Expr, ...]
-    total: Expr
-    weights: tuple[Expr, ...]
+    `irrational` says that Z holds two or more distinct exponentials, so that no weight is rational
+    (Lindemann–Weierstrass): then each weight's number is all there is to say about its value.
+    """
+
+    exps: list[mpmath.mpf]
+    total: mpmath.mpf
+    weights: list[mpmath.mpf]
+    outputs: list[mpmath.mpf]
+    irrational: bool
+
+
+class Softmax:
+    """softmax(a)_j = e^{a_j} / Z with Z = sum_k e^{a_k}, every part kept exact.
+
+    The SymPy forms (exps, total, weights) are built when first read. An answer key needs only the logits (e^{a}
+    prints from a) and the numbers, and building 4,096 exponentials and weights costs ~0.4 s at n = 64. When they
+    are built, the row's numbers are filed for them (approx), so that documents never evaluate them again.
+    """
+
+    def __init__(self, logits: tuple[Expr, ...], numbers: RowNumbers | None = None) -> None:
+        self.logits = tuple(logits)
+        self.numbers = numbers
+
+    @cached_property
+    def exps(self) -> tuple[Expr, ...]:
+        """e^{a_j}; a masked logit (−∞) gives exactly 0."""
+        exps = tuple(exponential(a) for a in self.logits)
+        if self.numbers is not None:
+            for e, value in zip(exps, self.numbers.exps, strict=True):
+                approx.remember(e, value)
+        return exps
+
+    @cached_property
+    def total(self) -> Expr:
+        """Z = Σ_k e^{a_k}."""
+        total = exp_sum(self.exps)
+        if self.numbers is not None:
+            approx.remember(total, self.numbers.total)
+        return total
+
+    @cached_property
+    def weights(self) -> tuple[Expr, ...]:
+        """e^{a_j} / Z, exact."""
+        exps, total = self.exps, self.total
+        if total.is_Add and not any_symbolic(exps):
+            # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
+            # evaluation of each quotient would find nothing to simplify, and costs ~0.2 ms a weight.
+            inverse = Pow(total, -1)
+            weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else quotient(e, inverse)
+                            for e in exps)
+        else:
+            weights = tuple(e / total for e in exps)
+        if self.numbers is not None:
+            for w, value in zip(weights, self.numbers.weights, strict=True):
+                approx.remember(w, value)
+        return weights
 
 
 @dataclass(frozen=True)
@@ -49,7 +102,12 @@ class QueryAttention:
     scale: Expr
     scaled: tuple[Expr, ...]
     softmax: Softmax
-    output: ImmutableMatrix
+    values: Values = field(repr=False, compare=False)
+
+    @cached_property
+    def output(self) -> ImmutableMatrix:
+        """Σ_j w_j v_j (built when first read, like the softmax's SymPy forms)."""
+        return weighted_sum(self.softmax, self.values)
 
 
 @dataclass(frozen=True)
@@ -97,6 +155,18 @@ def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
     return product.to_Matrix().as_immutable()
 
 
+def flat_entries(M: ImmutableMatrix) -> tuple[Expr, ...]:
+    """A matrix's SymPy entries row by row. An ImmutableMatrix holds them as its flat Tuple argument; `tolist()`
+    and indexing would convert every entry from the matrix's domain again (~10 µs each)."""
+    return M.args[2].args
+
+
+def entries(M: ImmutableMatrix) -> list[list[Expr]]:
+    """A matrix's rows as lists of its SymPy entries (see flat_entries)."""
+    flat = flat_entries(M)
+    return [list(flat[i * M.cols:(i + 1) * M.cols]) for i in range(M.rows)]
+
+
 def _storage(M: ImmutableMatrix) -> DomainMatrix:
     """The DomainMatrix a SymPy matrix keeps its entries in: over ZZ or QQ when all are rational, else EXRAW.
 
@@ -129,16 +199,7 @@ def scale_factor(d_k: int) -> Expr:
 
 def softmax(logits: tuple[Expr, ...]) -> Softmax:
     """Exact softmax sharing one denominator Z; a masked logit (−∞) has e^{−∞} = 0 and so weight exactly 0."""
-    exps = tuple(exponential(a) for a in logits)
-    total = exp_sum(exps)
-    if total.is_Add and not any_symbolic(exps):
-        # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
-        # evaluation of each quotient would find nothing to simplify, and costs ~0.2 ms a weight.
-        inverse = Pow(total, -1)
-        weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else quotient(e, inverse) for e in exps)
-    else:
-        weights = tuple(e / total for e in exps)
-    return Softmax(logits=tuple(logits), exps=exps, total=total, weights=weights)
+    return Softmax(logits)
 
 
 @dataclass(frozen=True)
@@ -153,7 +214,7 @@ class Values:
 
     @classmethod
     def of(cls, V: ImmutableMatrix) -> Values:
-        rows = V.tolist()
+        rows = entries(V)
         columns = [Parts(*column) for column in zip(*rows, strict=True)] if rows else []
         if any(any_symbolic(row) for row in rows):
             return cls(columns, None, None)
@@ -165,14 +226,19 @@ class Values:
             return cls(columns, integers, None)
         return cls(columns, None, [[approx.number(v) for v in column] for column in columns])
 
+    @cached_property
+    def zero_columns(self) -> tuple[bool, ...]:
+        """Whether each column is all zeros (its output entry is then exactly 0)."""
+        return tuple(all(v is S.Zero for v in column) for column in self.columns)
+
     @property
     def is_numeric(self) -> bool:
         return self.integers is not None or self.numeric is not None
 
 
-def _numeric(weights: Softmax, V: Values) -> bool:
+def _numeric(logits: tuple[Expr, ...], V: Values) -> bool:
     """Whether a row's softmax and the values are numbers (else formulas: nothing to evaluate)."""
-    return V.is_numeric and not any_symbolic(weights.exps)
+    return V.is_numeric and not any_symbolic(logits)
 
 
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
@@ -180,41 +246,41 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
 
     Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
     """
-    if not _numeric(weights, V):
+    if not _numeric(weights.logits, V):
         return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])
     exps = Parts(*weights.exps)
-    return ImmutableMatrix(1, len(V.columns), [WeightedAverage(exps, column, weights.total)
-                                               if any(v is not S.Zero for v in column) else S.Zero
-                                               for column in V.columns])
+    output = ImmutableMatrix(1, len(V.columns), [S.Zero if zero else WeightedAverage(exps, column, weights.total)
+                                                 for column, zero in zip(V.columns, V.zero_columns, strict=True)])
+    numbers = weights.numbers or row_numbers(weights.logits, V)
+    for entry, value in zip(output, numbers.outputs, strict=True):
+        if entry is not S.Zero:
+            approx.remember(entry, value)
+    return output
 
 
-def _approximate(weights: Softmax, output: ImmutableMatrix, V: Values) -> None:
-    """Evaluate a row's softmax once (Z once, not once per weight) and file weights and outputs numerically."""
-    if not _numeric(weights, V):
-        return
+def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
+    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs; None for formulas."""
+    if not _numeric(logits, V):
+        return None
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        logits = [None if e == 0 else approx.number(a) for e, a in zip(weights.exps, weights.logits, strict=True)]
-        exps = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in logits]
+        numbers = [None if a is S.NegativeInfinity else approx.number(a) for a in logits]
+        exps = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in numbers]
         total = mpmath.fsum(exps)
-        for a, value in zip(weights.logits, logits, strict=True):  # shown again and again: in lines, vectors, tables
+        for a, value in zip(logits, numbers, strict=True):  # shown again and again: in lines, vectors, tables
             if value is not None and not a.is_Rational:
                 approx.remember(a, value)
-        for e, value in zip(weights.exps, exps, strict=True):
-            approx.remember(e, value)
-        approx.remember(weights.total, total)
-        for w, e in zip(weights.weights, exps, strict=True):
-            approx.remember(w, e / total)
+        weights = [e / total for e in exps]
         if V.integers is None:
-            for entry, column in zip(output, V.numeric, strict=True):
-                approx.remember(entry, mpmath.fdot(exps, column) / total)
-            return
-        # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
-        low = min((e.exp for e in exps if e.man), default=0)
-        mantissas = [e.man << (e.exp - low) if e.man else 0 for e in exps]
-        for entry, (denominator, numerators) in zip(output, V.integers, strict=True):
-            numerator = sum(map(operator.mul, mantissas, numerators))
-            approx.remember(entry, mpmath.ldexp(mpmath.mpf(numerator), low) / (total * denominator))
+            outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]
+        else:
+            # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
+            low = min((e.exp for e in exps if e.man), default=0)
+            mantissas = [e.man << (e.exp - low) if e.man else 0 for e in exps]
+            outputs = [mpmath.ldexp(mpmath.mpf(sum(map(operator.mul, mantissas, numerators))), low)
+                       / (total * denominator) for denominator, numerators in V.integers]
+    distinct = {a for a in logits if a is not S.NegativeInfinity}
+    return RowNumbers(exps, total, weights, outputs, irrational=len(distinct) > 1)
 
 
 def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Values, scale: Expr,
@@ -234,10 +300,7 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Valu
             for a, number in filed:
                 if number is not None:
                     approx.remember(a, number / divisor)
-    weights = softmax(scaled)
-    output = weighted_sum(weights, V)
-    _approximate(weights, output, V)
-    return QueryAttention(query, raw, scale, scaled, weights, output)
+    return QueryAttention(query, raw, scale, scaled, Softmax(scaled, row_numbers(scaled, V)), V)
 
 
 def attention(
@@ -278,11 +341,11 @@ def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatri
     score; here each input entry is evaluated once and the products are taken in mpmath (90 digits and more).
     """
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        X, source, W_Q, W_K, W_V = ([[approx.number(v) for v in row] for row in M.tolist()] for M in inputs)
+        X, source, W_Q, W_K, W_V = ([[approx.number(v) for v in row] for row in entries(M)] for M in inputs)
         products = []
         for left, W, exact in zip((X, source, source), (W_Q, W_K, W_V), QKV, strict=True):
             numbers = [[mpmath.fdot(row, column) for column in zip(*W, strict=True)] for row in left]
-            for exact_row, number_row in zip(exact.tolist(), numbers, strict=True):
+            for exact_row, number_row in zip(entries(exact), numbers, strict=True):
                 for value, number in zip(exact_row, number_row, strict=True):
                     if not value.is_Rational:
                         approx.remember(value, number)

@@ -8,7 +8,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .attention import MatrixForm, Softmax
+from .attention import MatrixForm, Softmax, entries, flat_entries
 from .symbols import any_symbolic
 
 
@@ -50,8 +50,8 @@ class Shown:
 
     @cached_property
     def entries(self) -> tuple[Expr, ...]:
-        """The entries row by row, read once (each read of a matrix entry converts it from its domain)."""
-        return tuple(v for row in self.values.tolist() for v in row)
+        """The entries row by row."""
+        return flat_entries(self.values)
 
     @cached_property
     def rows(self) -> tuple[Shown, ...]:
@@ -59,7 +59,7 @@ class Shown:
         cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
         return tuple(Shown(ImmutableMatrix(1, cols, row), self.decimals, self.uniform,
                            self.written[i * cols:(i + 1) * cols], whole)
-                     for i, row in enumerate(self.values.tolist()))
+                     for i, row in enumerate(entries(self.values)))
 
 
 @dataclass(frozen=True)

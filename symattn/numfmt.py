@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import lru_cache
 
+import mpmath
 from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
 
+from .approx import decimal as approx_decimal
 from .approx import lookup as approx_lookup
+from .canonical import exponential
 from .symbols import is_symbolic
 
 DEFAULT_DIGITS = 4
@@ -144,12 +147,22 @@ def significant(value: Expr, figures: int = 30) -> str:
         text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
         whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
         return ("-" if value.p < 0 else "") + whole
+    if not value.is_Rational:
+        return _rounded(_evaluate(value, figures + _GUARD_DIGITS), figures)
     with localcontext() as context:
         context.prec = figures + _GUARD_DIGITS
-        if value.is_Rational:
-            number = Decimal(int(value.p)) / Decimal(int(value.q))
-        else:
-            number = _evaluate(value, figures + _GUARD_DIGITS)
+        return _rounded(Decimal(int(value.p)) / Decimal(int(value.q)), figures)
+
+
+def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> str:
+    """significant() of an irrational value, from the engine's approximation of it (approx.WORKING_DIGITS)."""
+    return _rounded(approx_decimal(approximation, figures + _GUARD_DIGITS), figures)
+
+
+def _rounded(number: Decimal, figures: int) -> str:
+    """A nonzero number rounded half-up to `figures` significant digits, written out in full."""
+    with localcontext() as context:
+        context.prec = figures + _GUARD_DIGITS
         quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
         return _plain(number.quantize(quantum, rounding=ROUND_HALF_UP))
 
@@ -191,11 +204,10 @@ def coefficients_latex(columns: Iterable[Iterable[Expr]]) -> list[list[str | Non
     return [[None if v == 0 else "" if v == 1 else f"{_factor(v)} " for v in column] for column in columns]
 
 
-def softmax_latex(exps: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
+def softmax_latex(logits: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
     """The exact softmax forms of one row, in token order: Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each
     output entry (Σ_j v_j e^{a_j}) / Z. Z is named, not repeated: each form stays n terms long, not 2n."""
-    exps = list(exps)
-    terms = [None if e == 0 else exact_latex(e, decimals=False) for e in exps]  # masked keys add 0
+    terms = [exponential_latex(a) for a in logits]  # None: a masked key, adding 0
     total = _joined([term for term in terms if term is not None]) or "0"
     weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
     outputs = []
@@ -204,6 +216,15 @@ def softmax_latex(exps: Iterable[Expr], coefficients: list[list[str | None]]) ->
                      if factor is not None and term is not None]
         outputs.append(rf"\frac{{{_joined(numerator) or '0'}}}{{Z}}")
     return total, weights, outputs
+
+
+def exponential_latex(a: Expr) -> str | None:
+    """SymPy's LaTeX of e^a (e^{\\frac{3}{4}}, e, 1), written from the exponent; None for e^{−∞} = 0."""
+    if a is S.NegativeInfinity:
+        return None
+    if a.is_Rational and a is not S.Zero and a is not S.One:
+        return f"e^{{{_quick_latex(a)}}}"
+    return exact_latex(exponential(a), decimals=False)
 
 
 def _factor(value: Expr) -> str:

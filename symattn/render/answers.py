@@ -8,12 +8,13 @@ from typing import Any
 from sympy import Expr, S
 
 from .. import __version__
-from ..attention import Attention, MultiHead, QueryAttention
+from ..attention import Attention, MultiHead, QueryAttention, entries
 from ..model import Derivation, DerivedSection
-from ..numfmt import coefficients_latex, exact_latex, significant, softmax_latex
+from ..numfmt import coefficients_latex, exact_latex, significant, significant_approximation, softmax_latex
 from ..symbols import is_symbolic
 
 FIGURES = 30
+ZERO = significant(S.Zero, FIGURES)
 
 
 def _number(value: Expr) -> str | None:
@@ -34,19 +35,32 @@ def _exact_row(values) -> list[str]:
 
 
 def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[str, Any]:
-    parts = {"scores": query.scores, "scaled_scores": query.scaled, "weights": query.softmax.weights,
-             "output": tuple(query.output)}
-    answer: dict[str, Any] = {key: _row(values) for key, values in parts.items()}
-    answer["exact"] = {key: _exact_row(parts[key]) for key in ("scores", "scaled_scores")}
+    answer: dict[str, Any] = {"scores": _row(query.scores), "scaled_scores": _row(query.scaled)}
+    answer["weights"], answer["output"] = _softmax_numbers(query)
+    answer["exact"] = {"scores": _exact_row(query.scores), "scaled_scores": _exact_row(query.scaled)}
     # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
     exact = answer["exact"]
-    exact["Z"], exact["weights"], exact["output"] = softmax_latex(query.softmax.exps, coefficients)
+    exact["Z"], exact["weights"], exact["output"] = softmax_latex(query.softmax.logits, coefficients)
     return answer
+
+
+def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:
+    """The weights and outputs of a query. A numeric row's are read from the engine's numbers: its exact forms
+    need not be built. Each output entry is a WeightedAverage, as irrational as the weights when they are (else
+    it is read as its exact form is); a zero column gives exactly 0, as does a masked key's weight."""
+    numbers = query.softmax.numbers
+    if numbers is None or not numbers.irrational:
+        return _row(query.softmax.weights), _row(tuple(query.output))
+    weights = [ZERO if a is S.NegativeInfinity else significant_approximation(w, FIGURES)
+               for a, w in zip(query.softmax.logits, numbers.weights, strict=True)]
+    outputs = [ZERO if zero else significant_approximation(value, FIGURES)
+               for zero, value in zip(query.values.zero_columns, numbers.outputs, strict=True)]
+    return weights, outputs
 
 
 def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
     """Q, K, V and the focus queries of one attention computation."""
-    rows = {name: getattr(result, name).tolist() for name in "QKV"}  # entries read once (each read converts)
+    rows = {name: entries(getattr(result, name)) for name in "QKV"}
     coefficients = coefficients_latex(list(zip(*rows["V"], strict=True)))
     return {
         **{name: [_row(row) for row in rows[name]] for name in "QKV"},
