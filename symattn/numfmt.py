@@ -36,9 +36,11 @@ class Number:
 def decimal_places(value: Expr) -> int | None:
     """Decimals needed to write a rational exactly (1/8 -> 3); None when it does not terminate."""
     value = sympify(value)
-    if not value.is_Rational:
-        return None
-    q = int(value.q)
+    return _places(int(value.q)) if value.is_Rational else None
+
+
+def _places(q: int) -> int | None:
+    """Decimals needed to write 1/q exactly (q > 0); None when it does not terminate."""
     twos = fives = 0
     while q % 2 == 0:
         q //= 2
@@ -136,22 +138,23 @@ def shades(values: Iterable[Expr], scale: int = 100) -> list[int]:
 
 def significant(value: Expr, figures: int = 30) -> str:
     """The value rounded half-up to `figures` significant digits (more when an exact decimal needs them)."""
-    value = sympify(value)
-    if value == 0:
+    value = value if isinstance(value, Expr) else sympify(value)
+    if not value.is_Rational:
+        return "0." + "0" * (figures - 1) if value == 0 else _rounded(_evaluate(value, figures + _GUARD_DIGITS),
+                                                                      figures)
+    p, q = int(value.p), int(value.q)
+    if p == 0:
         return "0." + "0" * (figures - 1)
-    places = decimal_places(value)
+    places = _places(q)
     if places is not None:  # an exact decimal: all its digits, padded with zeros to `figures` (integers only)
-        scaled = abs(int(value.p)) * (10**places // int(value.q))  # the value × 10^places, exactly
-        digits = str(scaled)
-        decimals = places + max(0, figures - len(digits))
+        scaled = abs(p) * (10**places // q)  # the value × 10^places, exactly
+        decimals = places + max(0, figures - len(str(scaled)))
         text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
         whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
-        return ("-" if value.p < 0 else "") + whole
-    if not value.is_Rational:
-        return _rounded(_evaluate(value, figures + _GUARD_DIGITS), figures)
+        return ("-" if p < 0 else "") + whole
     with localcontext() as context:
         context.prec = figures + _GUARD_DIGITS
-        return _rounded(Decimal(int(value.p)) / Decimal(int(value.q)), figures)
+        return _rounded(Decimal(p) / Decimal(q), figures)
 
 
 def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> str:

@@ -15,6 +15,7 @@ from ..symbols import is_symbolic
 
 FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
 def _number(value: Expr) -> str | None:
@@ -108,14 +109,24 @@ def render_json(derivation: Derivation) -> str:
     return _dumps(answers(derivation)) + "\n"
 
 
-def _dumps(value: Any, depth: int = 0) -> str:
+def _dumps(value: Any) -> str:
     """JSON indented by two spaces, except that a list of scalars stays on one line."""
+    parts: list[str] = []
+    _write(value, 0, parts)
+    return "".join(parts)
+
+
+def _write(value: Any, depth: int, parts: list[str]) -> None:
+    """Append the JSON text of a value to parts (pieces joined once: nested joins copied the text per level)."""
     if isinstance(value, dict) and value:
-        pad = "  " * (depth + 1)
-        items = [f"{pad}{json.dumps(key, ensure_ascii=False)}: {_dumps(item, depth + 1)}"
-                 for key, item in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + "  " * depth + "}"
-    if isinstance(value, list) and any(isinstance(item, dict | list) for item in value):
-        pad = "  " * (depth + 1)
-        return "[\n" + ",\n".join(pad + _dumps(item, depth + 1) for item in value) + "\n" + "  " * depth + "]"
-    return json.dumps(value, ensure_ascii=False)
+        items, brackets = [(f"{_ENCODER.encode(key)}: ", item) for key, item in value.items()], "{}"
+    elif isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+        items, brackets = [("", item) for item in value], "[]"
+    else:
+        parts.append(_ENCODER.encode(value))
+        return
+    pad = "\n" + "  " * (depth + 1)
+    for i, (label, item) in enumerate(items):
+        parts += (brackets[0] if i == 0 else ",", pad, label)
+        _write(item, depth + 1, parts)
+    parts.append("\n" + "  " * depth + brackets[1])
