@@ -35,6 +35,8 @@ def known(value: Expr) -> mpmath.mpf | None:
 
 def number(value: Expr) -> mpmath.mpf:
     """The value as an mpmath number: the filed approximation if there is one, else evaluated."""
+    if value.is_Rational:  # exact division: quicker than a lookup
+        return to_mpf(value)
     known = _known.get(value)
     return known if known is not None else to_mpf(value)
 
@@ -57,9 +59,9 @@ def decimal(approximation: mpmath.mpf, figures: int) -> Decimal | None:
 
 def to_mpf(value: Expr) -> mpmath.mpf:
     """An exact expression (a rational, a scaled score such as a rational times a surd) as an mpmath number."""
+    if value.is_Rational:  # exact division, no evalf
+        return mpmath.fdiv(int(value.p), int(value.q), dps=WORKING_DIGITS + 10)
     with mpmath.workdps(WORKING_DIGITS + 10):
-        if value.is_Rational:  # exact division, no evalf
-            return mpmath.mpf(int(value.p)) / int(value.q)
         surd = rational_times_root(value)
         if surd is not None:  # c·√m: a score scaled by √d_k
             coefficient, radicand = surd
