@@ -219,3 +219,15 @@ def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
         decisions.append((_plausible(data["sections"][0]), _hand_friendly(spec.sections[0], compute(spec.sections[0]))))
     assert all(quick == exact for quick, exact in decisions)
     assert {exact for _, exact in decisions} == {True, False}  # both kinds of candidate were seen
+
+
+def test_pre_check_rejects_a_zero_output_projection():
+    """A multi-head problem whose W_O is all zeros has every final answer 0: the pre-check throws it out."""
+    import random
+
+    from symattn.exam.generate import _plausible, _problem
+
+    rng = random.Random("zero W_O")
+    section = next(s for s in (_problem(rng, "multi_head", LEVELS["easy"], "en")["sections"][0] for _ in range(400))
+                   if _plausible(s))
+    assert not _plausible({**section, "W_O": [["0", "0"], ["0", "0"]]})

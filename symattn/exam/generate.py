@@ -127,9 +127,9 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
 
 def _plausible(section: dict[str, Any]) -> bool:
     """A quick pre-check that throws out most unfriendly candidates before the SymPy parse and computation
-    (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: zero rows and columns and
-    tied scores are found exactly in integers, and the float checks of scaled scores and weights keep
-    margins far above float error."""
+    (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: a zero W_O, zero rows and
+    columns and tied scores are found exactly in integers, and the float checks of scaled scores and weights
+    keep margins far above float error. What passes it practically always passes _hand_friendly too."""
     # Every entry as an integer count of 10^-places: products and sums stay exact, in plain integers.
     matrices = [section["X"], *(section[k] for k in ("memory", "W_Q", "W_K", "W_V") if k in section),
                 *(h[k] for h in section.get("heads", ()) for k in ("W_Q", "W_K", "W_V"))]
@@ -144,6 +144,8 @@ def _plausible(section: dict[str, Any]) -> bool:
 
     X = exact(section["X"])
     if section["kind"] == "multi_head":
+        if all(v == 0 for row in exact(section["W_O"]) for v in row):
+            return False
         runs = [(X, X, exact(h["W_Q"]), exact(h["W_K"]), exact(h["W_V"])) for h in section["heads"]]
     else:
         source = exact(section["memory"]) if section["kind"] == "cross_attention" else X
