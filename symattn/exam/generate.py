@@ -8,7 +8,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, TypeVar
 
 from ..errors import SpecError
@@ -119,8 +119,7 @@ def _candidates(state: tuple, count: int, kind: str, level: Level, lang: str, ac
         section_kind = KINDS[position % len(KINDS)] if kind == "mixed" else kind
         while True:
             data = _problem(rng, section_kind, level, lang)
-            key = json.dumps(data["sections"], sort_keys=True)
-            if key not in seen and _plausible(data["sections"][0]):
+            if _plausible(data["sections"][0]) and (key := json.dumps(data["sections"], sort_keys=True)) not in seen:
                 break
         seen.add(key)
         label = f"{position + 1:0{width}d}"
@@ -180,7 +179,7 @@ def _plausible(section: dict[str, Any]) -> bool:
     places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
 
     def exact(matrix: list[list[str]]) -> list[list[int]]:
-        return [[int(Decimal(v).scaleb(places)) for v in row] for row in matrix]
+        return [[_units(v, places) for v in row] for row in matrix]
 
     def product(left: list[list[int]], right: list[list[int]]) -> list[list[int]]:
         return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
@@ -213,6 +212,12 @@ def _plausible(section: dict[str, Any]) -> bool:
         if any(e / sum(exps) < MIN_WEIGHT - 1e-9 for e in exps):
             return False
     return True
+
+
+@lru_cache(maxsize=256)  # a level has a dozen values
+def _units(value: str, places: int) -> int:
+    """A decimal string as an integer count of 10^-places."""
+    return int(Decimal(value).scaleb(places))
 
 
 def _hand_friendly(section: SectionSpec, result: Any) -> bool:
