@@ -45,5 +45,19 @@ def test_an_error_in_a_worker_arrives_whole():
     assert error.value.field == "--count" and str(error.value) == "--count: seven is not allowed"
 
 
+def die_at_five(x: int) -> int:
+    if x == 5:
+        os._exit(1)
+    return x
+
+
+@needs_fork
+def test_a_dead_worker_is_an_error_not_a_hang():
+    from concurrent.futures.process import BrokenProcessPool
+
+    with pytest.raises(BrokenProcessPool), ordered_map(die_at_five, 2, 100) as run:
+        list(run(range(100)))
+
+
 def test_default_jobs_is_at_least_one():
     assert 1 <= default_jobs() <= 8

@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -32,8 +33,13 @@ def ordered_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
         yield partial(map, function)
         return
     chunk = max(1, min(8, size // (4 * jobs)))  # small chunks: even shares and a smooth progress bar
-    with multiprocessing.get_context("fork").Pool(jobs, initializer=_ignore_interrupts) as pool:
-        yield partial(pool.imap, function, chunksize=chunk)
+    # Unlike multiprocessing.Pool, which waits forever for the task of a worker that died, the executor then
+    # raises BrokenProcessPool.
+    pool = ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), initializer=_ignore_interrupts)
+    try:
+        yield partial(pool.map, function, chunksize=chunk)
+    finally:
+        pool.shutdown(cancel_futures=True)  # after an error or Ctrl-C: no more tasks
 
 
 def _ignore_interrupts() -> None:
