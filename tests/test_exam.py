@@ -276,3 +276,20 @@ def test_jobs_must_be_positive(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == "symattn: error: --jobs: expected a whole number of processes, 1 or more, got 0\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_exam_json_from_entries_is_json_dumps_of_the_whole():
+    """exam.json is assembled from entries encoded apart (in the workers); it must be what one json.dumps of
+    the whole document gives, whatever the entries hold."""
+    from symattn import __version__
+    from symattn.exam.build import exam_json, version_json
+
+    options = ExamOptions(2, 3, "mixed", "standard", "ja", 5)
+    entries = [("01", {"title": "Version 01", "sections": [{"X": [["0.5", "-1"]], "empty": [], "none": {}}]},
+                {"line\nbreak": "猫 \"quoted\" \\ tab\t", "nested": [[], [{}], [1, 2.5, None, True]]}),
+               ("02", {}, {"a": []})]
+    whole = {"symattn": __version__, "seed": 3,
+             "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5},
+             "versions": [{"label": label, "spec": spec, "answers": answers} for label, spec, answers in entries]}
+    assert exam_json(options, [version_json(*entry) for entry in entries]) == (
+        json.dumps(whole, ensure_ascii=False, indent=1) + "\n")

@@ -23,6 +23,7 @@ from .paper import ExamWriter
 from .workers import ordered_map
 
 EXAM_FORMATS = ("pdf", "tex", "json", "moodle")
+_SLOT = "@versions@"  # where the versions' entries go in exam.json
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,10 @@ class ExamOptions:
 
 @dataclass(frozen=True)
 class Rendered:
-    """One version's share of each file: its LaTeX, its answers (for exam.json), its Moodle question."""
+    """One version's share of each file: its LaTeX, its entry of exam.json, its Moodle question."""
 
     tex: str | None
-    answers: dict[str, Any] | None
+    json: str | None
     question: str | None
 
 
@@ -62,7 +63,8 @@ class RenderVersion:
                                  results=version.results)
         paper, moodle = writers(self.options.lang, self.options.digits)
         return Rendered(paper.version(version, derivation) if tex else None,
-                        answers(derivation) if "json" in self.formats else None,
+                        version_json(version.label, version.data, answers(derivation)) if "json" in self.formats
+                        else None,
                         moodle.question_html(derivation) if "moodle" in self.formats else None)
 
 
@@ -96,7 +98,7 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     if {"tex", "pdf"} & set(formats):
         files["exam.tex"], files["key.tex"] = paper.documents([rendered.tex for _, rendered in versions])
     if "json" in formats:
-        files["exam.json"] = exam_json(options, [(c.label, c.data, r.answers) for c, r in versions])
+        files["exam.json"] = exam_json(options, [rendered.json for _, rendered in versions])
     if "moodle" in formats:
         files["moodle.xml"] = moodle.quiz([(c.label, r.question) for c, r in versions])
     pdfs = _compile(paper, versions, files, split) if "pdf" in formats else {}
@@ -126,14 +128,23 @@ def _compile(paper: ExamWriter, versions: list[tuple[Candidate, Rendered]], file
     return results
 
 
-def exam_json(options: ExamOptions, versions: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> str:
+def exam_json(options: ExamOptions, versions: list[str]) -> str:
     """Every version's spec (re-renderable with `symattn render`) and its answers, with the options that made it;
-    `versions` holds (label, spec data, answers) of each."""
+    `versions` holds each version's entry as version_json() writes it. The file is json.dumps(..., indent=1) of
+    the whole; the entries are encoded where the versions are rendered."""
     data: dict[str, Any] = {
         "symattn": __version__,
         "seed": options.seed,
         "options": {"count": options.count, "kind": options.kind, "difficulty": options.difficulty,
                     "lang": options.lang, "digits": options.digits},
-        "versions": [{"label": label, "spec": spec, "answers": answers} for label, spec, answers in versions],
+        "versions": [_SLOT],
     }
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+    head, tail = json.dumps(data, ensure_ascii=False, indent=1).split(json.dumps(_SLOT))
+    return head + ",\n  ".join(versions) + tail + "\n"
+
+
+def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any]) -> str:
+    """One version's entry of exam.json: JSON's own lines, two levels deeper for their place in the list (a JSON
+    string holds no line break, so every line break is one of the layout's)."""
+    entry = {"label": label, "spec": spec, "answers": answers}
+    return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
