@@ -263,7 +263,9 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
 
 
 def test_files_are_the_same_for_any_number_of_processes(tmp_path):
-    options = ExamOptions(40, 9, "mixed", "standard", "ja")
+    from symattn.exam.workers import MIN_ITEMS_PER_JOB
+
+    options = ExamOptions(3 * MIN_ITEMS_PER_JOB, 9, "mixed", "standard", "ja")
     for jobs in (1, 2, 3):
         build_exam(options, tmp_path / str(jobs), ("tex", "json", "moodle"), jobs=jobs)
     for name in ("exam.tex", "key.tex", "exam.json", "moodle.xml"):
