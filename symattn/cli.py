@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
+    exam.add_argument("--jobs", type=int, metavar="N",
+                      help="processes that derive and typeset the versions; the files are the same for any N "
+                           "(default: one per processor, at most 8; 1: no extra processes)")
 
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
@@ -133,21 +136,24 @@ def _load(args: argparse.Namespace):
 
 
 def _exam(args: argparse.Namespace) -> int:
+    from .errors import SpecError
     from .exam.build import ExamOptions, build_exam, parse_exam_formats
     from .exam.generate import check_request
+    from .exam.workers import default_jobs
     from .validate import parse_digits
 
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else 4
     check_request(args.count, args.kind, args.difficulty, digits)
+    if args.jobs is not None and args.jobs < 1:
+        raise SpecError("--jobs", f"expected a whole number of processes, 1 or more, got {args.jobs}")
     formats = parse_exam_formats(args.formats)
     if args.split and "pdf" not in formats:
-        from .errors import SpecError
-
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
     options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
     if "pdf" in formats:
         _require_tex()
-    for path in build_exam(options, Path(args.out), formats, split=args.split):
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs):
         print(f"wrote {path}")
     return 0
 

@@ -17,6 +17,9 @@ class SpecError(SymattnError):
         self.problem = problem
         super().__init__(f"{field}: {problem}" if field else problem)
 
+    def __reduce__(self):  # picklable (from a worker process) with both arguments, not only the message
+        return type(self), (self.field, self.problem)
+
 
 class RenderError(SymattnError):
     """A renderer met something it cannot print (a bug, not a user error)."""

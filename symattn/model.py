@@ -8,7 +8,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .attention import MatrixForm, Softmax, entries, flat_entries
+from .attention import MatrixForm, Softmax, flat_entries
 from .symbols import any_symbolic
 
 
@@ -57,9 +57,9 @@ class Shown:
     def rows(self) -> tuple[Shown, ...]:
         """Each row as a Shown (made once: reading a matrix's entries converts each of them)."""
         cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
-        return tuple(Shown(ImmutableMatrix(1, cols, row), self.decimals, self.uniform,
-                           self.written[i * cols:(i + 1) * cols], whole)
-                     for i, row in enumerate(entries(self.values)))
+        # values[i, :] slices the matrix's domain storage; a matrix built from the entries would search a domain
+        return tuple(Shown(self.values[i, :], self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole)
+                     for i in range(self.values.rows))
 
 
 @dataclass(frozen=True)

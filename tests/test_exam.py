@@ -219,3 +219,79 @@ def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
         decisions.append((_plausible(data["sections"][0]), _hand_friendly(spec.sections[0], compute(spec.sections[0]))))
     assert all(quick == exact for quick, exact in decisions)
     assert {exact for _, exact in decisions} == {True, False}  # both kinds of candidate were seen
+
+
+def test_pre_check_rejects_a_zero_output_projection():
+    """A multi-head problem whose W_O is all zeros has every final answer 0: the pre-check throws it out."""
+    import random
+
+    from symattn.exam.generate import _plausible, _problem
+
+    rng = random.Random("zero W_O")
+    section = next(s for s in (_problem(rng, "multi_head", LEVELS["easy"], "en")["sections"][0] for _ in range(400))
+                   if _plausible(s))
+    assert not _plausible({**section, "W_O": [["0", "0"], ["0", "0"]]})
+
+
+@pytest.mark.parametrize("kind", ["mixed", "self_attention"])
+def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind):
+    """Candidates are checked ahead (in other processes) as if all before them were accepted; after a rejection
+    the search must go on exactly as a search that checks one candidate at a time."""
+    import random
+
+    from symattn.exam.generate import KINDS, _plausible, _problem, search
+
+    def accept(data):  # a stand-in for the exact check that rejects about one in six
+        return data["sections"][0]["X"][0][0] != "0"
+
+    rng = random.Random(f"symattn-exam:4:{kind}:easy:en")
+    expected, seen = [], set()
+    while len(expected) < 20:
+        data = _problem(rng, KINDS[len(expected) % len(KINDS)] if kind == "mixed" else kind, LEVELS["easy"], "en")
+        key = json.dumps(data["sections"], sort_keys=True)
+        if key in seen or not _plausible(data["sections"][0]) or not accept(data):
+            continue
+        seen.add(key)
+        label = f"{len(expected) + 1:02d}"
+        expected.append((label, {"title": f"Version {label}", "lang": "en", **data}))
+
+    def ahead(candidates):  # takes every candidate before answering for the first, as a process pool may
+        return [c.label if accept(c.data) else None for c in list(candidates)]
+
+    found = [(c.label, c.data) for c, label in search(20, 4, kind, "easy", "en", ahead) if label == c.label]
+    assert found == expected
+
+
+def test_files_are_the_same_for_any_number_of_processes(tmp_path):
+    from symattn.exam.workers import MIN_ITEMS_PER_JOB
+
+    options = ExamOptions(3 * MIN_ITEMS_PER_JOB, 9, "mixed", "standard", "ja")
+    for jobs in (1, 2, 3):
+        build_exam(options, tmp_path / str(jobs), ("tex", "json", "moodle"), jobs=jobs)
+    for name in ("exam.tex", "key.tex", "exam.json", "moodle.xml"):
+        serial = (tmp_path / "1" / name).read_bytes()
+        assert serial == (tmp_path / "2" / name).read_bytes() == (tmp_path / "3" / name).read_bytes(), name
+
+
+def test_jobs_must_be_positive(tmp_path, capsys):
+    assert main(["exam", "--jobs", "0", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == "symattn: error: --jobs: expected a whole number of processes, 1 or more, got 0\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_exam_json_from_entries_is_json_dumps_of_the_whole():
+    """exam.json is assembled from entries encoded apart (in the workers); it must be what one json.dumps of
+    the whole document gives, whatever the entries hold."""
+    from symattn import __version__
+    from symattn.exam.build import exam_json, version_json
+
+    options = ExamOptions(2, 3, "mixed", "standard", "ja", 5)
+    entries = [("01", {"title": "Version 01", "sections": [{"X": [["0.5", "-1"]], "empty": [], "none": {}}]},
+                {"line\nbreak": "猫 \"quoted\" \\ tab\t", "nested": [[], [{}], [1, 2.5, None, True]]}),
+               ("02", {}, {"a": []})]
+    whole = {"symattn": __version__, "seed": 3,
+             "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5},
+             "versions": [{"label": label, "spec": spec, "answers": answers} for label, spec, answers in entries]}
+    assert exam_json(options, [version_json(*entry) for entry in entries]) == (
+        json.dumps(whole, ensure_ascii=False, indent=1) + "\n")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from functools import lru_cache, partial
+from typing import Any, TypeVar
 
 from ..errors import SpecError
 from ..spec import SectionSpec, Spec
@@ -18,6 +20,7 @@ DIFFICULTIES = ("easy", "standard")
 MAX_COUNT = 1000
 MAX_LOGIT = 3
 MIN_WEIGHT = 0.02
+T = TypeVar("T")
 
 VOCABULARY = {
     "en": ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "big", "red", "sun", "sky", "we", "see", "it"],
@@ -68,32 +71,72 @@ def check_request(count: int, kind: str, difficulty: str, digits: int = 4) -> No
         raise SpecError("--difficulty", f"expected one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A problem that passed the pre-check, labelled as the next version if it is accepted."""
+
+    label: str
+    data: dict[str, Any]
+
+
 def generate(count: int, seed: int, kind: str = "self_attention", difficulty: str = "easy",
              lang: str = "en") -> list[Version]:
     """`count` different hand-friendly problems; the same arguments always give the same problems."""
+    return [version for _, version in search(count, seed, kind, difficulty, lang, partial(map, check))]
+
+
+def search(count: int, seed: int, kind: str, difficulty: str, lang: str,
+           run: Callable[[Iterator[Candidate]], Iterable[T | None]]) -> Iterator[tuple[Candidate, T]]:
+    """The accepted candidates in order, each with what `run` made of it.
+
+    `run` maps candidates to results, or None for one the exact check rejects, in order; it may work ahead
+    (in other processes), as every candidate is labelled as if all before it were accepted. After a rejection
+    the search resumes right after the rejected candidate: the versions are those of a one-at-a-time search.
+    """
+    check_request(count, kind, difficulty)
+    state = random.Random(f"symattn-exam:{seed}:{kind}:{difficulty}:{lang}").getstate()
+    accepted: list[str] = []  # the keys of the accepted problems, in order
+    while len(accepted) < count:
+        drawn: list[tuple[Candidate, str, tuple]] = []
+        stream = _candidates(state, count, kind, LEVELS[difficulty], lang, tuple(accepted), drawn)
+        for i, result in enumerate(run(stream)):
+            _, key, state = drawn[i]
+            if result is None:
+                break  # resume after the rejected candidate, with the versions accepted so far
+            accepted.append(key)
+            yield drawn[i][0], result
+
+
+def _candidates(state: tuple, count: int, kind: str, level: Level, lang: str, accepted: tuple[str, ...],
+                drawn: list[tuple[Candidate, str, tuple]]) -> Iterator[Candidate]:
+    """The candidates from generator state `state` on, each filed in `drawn` with its key (for telling
+    problems apart) and the generator's state after it."""
+    rng = random.Random()
+    rng.setstate(state)
+    seen = set(accepted)
+    width = max(2, len(str(count)))
+    for position in range(len(accepted), count):
+        section_kind = KINDS[position % len(KINDS)] if kind == "mixed" else kind
+        while True:
+            data = _problem(rng, section_kind, level, lang)
+            if _plausible(data["sections"][0]) and (key := json.dumps(data["sections"], sort_keys=True)) not in seen:
+                break
+        seen.add(key)
+        label = f"{position + 1:0{width}d}"
+        candidate = Candidate(label, {"title": f"Version {label}", "lang": lang, **data})
+        drawn.append((candidate, key, rng.getstate()))
+        yield candidate
+
+
+def check(candidate: Candidate) -> Version | None:
+    """The candidate as a version, or None if the exact check rejects it."""
     from ..derivation import compute
 
-    check_request(count, kind, difficulty)
-    rng = random.Random(f"symattn-exam:{seed}:{kind}:{difficulty}:{lang}")
-    level = LEVELS[difficulty]
-    versions: list[Version] = []
-    seen: set[str] = set()
-    width = max(2, len(str(count)))
-    while len(versions) < count:
-        section_kind = KINDS[len(versions) % len(KINDS)] if kind == "mixed" else kind
-        data = _problem(rng, section_kind, level, lang)
-        key = json.dumps(data["sections"], sort_keys=True)
-        if key in seen or not _plausible(data["sections"][0]):
-            continue
-        label = f"{len(versions) + 1:0{width}d}"
-        data = {"title": f"Version {label}", "lang": lang, **data}
-        spec = parse_spec(data, name=f"version-{label}")
-        result = compute(spec.sections[0])  # kept: the derivation reuses it
-        if not _hand_friendly(spec.sections[0], result):
-            continue
-        seen.add(key)
-        versions.append(Version(label, data, spec, (result,)))
-    return versions
+    spec = parse_spec(candidate.data, name=f"version-{candidate.label}")
+    result = compute(spec.sections[0])  # kept: the derivation reuses it
+    if not _hand_friendly(spec.sections[0], result):
+        return None
+    return Version(candidate.label, candidate.data, spec, (result,))
 
 
 def _matrix(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
@@ -127,16 +170,16 @@ def _problem(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str
 
 def _plausible(section: dict[str, Any]) -> bool:
     """A quick pre-check that throws out most unfriendly candidates before the SymPy parse and computation
-    (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: zero rows and columns and
-    tied scores are found exactly in integers, and the float checks of scaled scores and weights keep
-    margins far above float error."""
+    (about 9 in 10 are rejected). It rejects only what _hand_friendly rejects too: a zero W_O, zero rows and
+    columns and tied scores are found exactly in integers, and the float checks of scaled scores and weights
+    keep margins far above float error. What passes it practically always passes _hand_friendly too."""
     # Every entry as an integer count of 10^-places: products and sums stay exact, in plain integers.
     matrices = [section["X"], *(section[k] for k in ("memory", "W_Q", "W_K", "W_V") if k in section),
                 *(h[k] for h in section.get("heads", ()) for k in ("W_Q", "W_K", "W_V"))]
     places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
 
     def exact(matrix: list[list[str]]) -> list[list[int]]:
-        return [[int(Decimal(v).scaleb(places)) for v in row] for row in matrix]
+        return [[_units(v, places) for v in row] for row in matrix]
 
     def product(left: list[list[int]], right: list[list[int]]) -> list[list[int]]:
         return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
@@ -144,6 +187,8 @@ def _plausible(section: dict[str, Any]) -> bool:
 
     X = exact(section["X"])
     if section["kind"] == "multi_head":
+        if all(v == 0 for row in exact(section["W_O"]) for v in row):
+            return False
         runs = [(X, X, exact(h["W_Q"]), exact(h["W_K"]), exact(h["W_V"])) for h in section["heads"]]
     else:
         source = exact(section["memory"]) if section["kind"] == "cross_attention" else X
@@ -167,6 +212,12 @@ def _plausible(section: dict[str, Any]) -> bool:
         if any(e / sum(exps) < MIN_WEIGHT - 1e-9 for e in exps):
             return False
     return True
+
+
+@lru_cache(maxsize=256)  # a level has a dozen values
+def _units(value: str, places: int) -> int:
+    """A decimal string as an integer count of 10^-places."""
+    return int(Decimal(value).scaleb(places))
 
 
 def _hand_friendly(section: SectionSpec, result: Any) -> bool:

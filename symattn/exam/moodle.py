@@ -9,12 +9,12 @@ from decimal import Decimal
 from math import lcm
 from typing import Any
 
-from sympy import Expr, ImmutableMatrix
+from sympy import Expr
+from sympy.matrices import MatrixBase
 
 from .. import i18n
 from ..model import Derivation, Name, ScaleFactor, Token
 from ..numfmt import format_numbers, to_decimal
-from .generate import Version
 from .paper import POINTS, part_key
 
 ANSWER_DECIMALS = 12
@@ -46,14 +46,15 @@ class MoodleWriter:
         self.digits = digits
 
 
-    def quiz(self, versions: list[tuple[Version, Derivation]]) -> str:
+    def quiz(self, questions: list[tuple[str, str]]) -> str:
+        """The quiz of the versions' (label, question as question_html writes it)."""
         quiz = ET.Element("quiz")
-        for version, derivation in versions:
+        for label, html_ in questions:
             question = ET.SubElement(quiz, "question", type="cloze")
             ET.SubElement(ET.SubElement(question, "name"), "text").text = (
-                f"symattn {self.text('exam.version', {'label': version.label})}")
+                f"symattn {self.text('exam.version', {'label': label})}")
             body = ET.SubElement(question, "questiontext", format="html")
-            ET.SubElement(body, "text").text = self.question_html(derivation)
+            ET.SubElement(body, "text").text = html_
             ET.SubElement(question, "defaultgrade").text = str(sum(POINTS.values()))
             ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = ""
             ET.SubElement(question, "penalty").text = "0.3333333"
@@ -98,16 +99,16 @@ class MoodleWriter:
         parts = [f"<p>{self.text('exam.instructions', {'digits': self.digits, 'points': total})}</p>"]
         if kind == "cross_attention":
             parts.append(f"<p>{self.text('exam.given_cross', {'token': Token(spec.tokens[0])})}</p>")
-            parts.append(self.table(["x"], [spec.tokens[0]], [given(spec.X)]))
-            parts.append(self.table([self.text("table.encoder_output")], spec.memory_tokens, [given(spec.memory)]))
+            parts.append(self.table(["x"], [spec.tokens[0]], [self.given(spec.X)]))
+            parts.append(self.table([self.text("table.encoder_output")], spec.memory_tokens, [self.given(spec.memory)]))
         else:
             parts.append(f"<p>{self.text('exam.given_multi' if kind == 'multi_head' else 'exam.given_self')}</p>")
-            parts.append(self.table([self.text("table.embedding")], spec.tokens, [given(spec.X)]))
+            parts.append(self.table([self.text("table.embedding")], spec.tokens, [self.given(spec.X)]))
         weights = ([(Name(f"W_{c}", head=h), getattr(head_spec, f"W_{c}")) for h, head_spec in
                     enumerate(spec.heads, start=1) for c in "QKV"] + [(Name("W_O"), spec.W_O)]
                    if kind == "multi_head" else [(Name(f"W_{c}"), getattr(spec, f"W_{c}")) for c in "QKV"])
         for name, matrix in weights:
-            parts.append(f"<p>{self.name(name)} =</p>" + self.matrix(given(matrix)))
+            parts.append(f"<p>{self.name(name)} =</p>" + self.matrix(self.given(matrix)))
         focus = spec.focus if kind == "multi_head" else spec.focus[0]
         d_k = spec.heads[0].d_k if kind == "multi_head" else spec.d_k
         parts.append(f"<p>{self.text('exam.focus', {'token': Token(focus), 'd_k': ScaleFactor(d_k)})}</p>")
@@ -156,41 +157,41 @@ class MoodleWriter:
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
     def blanks(self, values) -> str:
-        return "[" + ", ".join(self.blank(v) for v in values) + "]"
+        return "[" + ", ".join(self.blank(v) for v in entries(values)) + "]"
 
     def blank_table(self, tokens, result, head: int | None, letters: str = "QKV") -> str:
         header = "".join(f"<th>{self.name(Name(c, head=head))}</th>" for c in letters)
+        matrices = [getattr(result, c).tolist() for c in letters]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(getattr(result, c).row(i))}</td>" for c in letters) + "</tr>"
+            + "".join(f"<td>{self.blanks(matrix[i])}</td>" for matrix in matrices) + "</tr>"
             for i, token in enumerate(tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
 
-    def table(self, header: list[str], tokens, matrices: list[tuple[ImmutableMatrix, tuple]]) -> str:
+    def table(self, header: list[str], tokens, matrices: list[list[list[str]]]) -> str:
         cells = "".join(f"<th>{h}</th>" for h in header)
         rows = []
         for i, token in enumerate(tokens):
-            vectors = "".join(f"<td>[{', '.join(row_text(m, w, i, self.digits))}]</td>" for m, w in matrices)
+            vectors = "".join(f"<td>[{', '.join(matrix[i])}]</td>" for matrix in matrices)
             rows.append(f"<tr><td><code>{safe(token)}</code></td>{vectors}</tr>")
         return f"<table border=\"1\"><tr><th></th>{cells}</tr>{''.join(rows)}</table>"
 
-    def matrix(self, matrix: tuple[ImmutableMatrix, tuple]) -> str:
-        values, written = matrix
-        rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row_text(values, written, i, self.digits))
-                       + "</tr>" for i in range(values.rows))
+    def matrix(self, matrix: list[list[str]]) -> str:
+        rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in matrix)
         return f"<table border=\"1\">{rows}</table>"
 
+    def given(self, matrix) -> list[list[str]]:
+        """An input matrix's rows as typed (a fraction as p/q)."""
+        cols = matrix.values.cols
+        return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
+                 else format_numbers([v], self.digits, places or 0)[0].text
+                 for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
+                for i, row in enumerate(matrix.values.tolist())]
 
-def given(matrix) -> tuple[ImmutableMatrix, tuple]:
-    return matrix.values, matrix.written
 
-
-def row_text(values: ImmutableMatrix, written: tuple, i: int, digits: int) -> list[str]:
-    """One row of an input matrix as typed (a fraction as p/q)."""
-    cols = values.cols
-    row, typed = list(values.row(i)), written[i * cols:(i + 1) * cols]
-    return [f"{v.p}/{v.q}" if places is None and not v.is_Integer else format_numbers([v], digits, places or 0)[0].text
-            for v, places in zip(row, typed, strict=True)]
+def entries(values) -> list[Expr]:
+    """The values, a matrix's row by row (read at once: reading one entry of a matrix converts it)."""
+    return [v for row in values.tolist() for v in row] if isinstance(values, MatrixBase) else list(values)
 
 
 def safe(text: str) -> str:

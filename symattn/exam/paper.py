@@ -31,9 +31,10 @@ class ExamWriter:
         self.digits = digits
         self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True)
 
-    def documents(self, versions: list[tuple[Version, Derivation]]) -> tuple[str, str]:
-        """The exam and its key: one body, typeset once; the key adds only \\printanswers."""
-        body = "\n\n".join(self.version(version, derivation) for version, derivation in versions)
+    def documents(self, versions: list[str]) -> tuple[str, str]:
+        """The exam and its key around the versions' LaTeX (as version() writes it): one body, typeset once; the
+        key adds only \\printanswers."""
+        body = "\n\n".join(versions)
         return self.document(body, key=False), self.document(body, key=True)
 
     def document(self, body: str, key: bool) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from pylatex import Document, NoEscape
@@ -59,11 +60,13 @@ _MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 
 
+@lru_cache(maxsize=1 << 12)  # language strings and token names, over and over
 def escape(text: str) -> str:
     """User or language text made safe for LaTeX: every special character printed literally."""
     return escape_latex(text)
 
 
+@lru_cache(maxsize=1 << 14)  # the same vectors and names are measured in several steps
 def visible_width(latex: str) -> int:
     """A rough count of the characters a piece of math occupies on the page (wide scripts count double)."""
     latex = _MATRIX.sub(lambda m: max(m.group(1).split("\\\\"), key=len).replace("&", "  "), latex)
@@ -105,6 +108,8 @@ class LatexRenderer:
         self.digits: int = self.settings["digits"]
         self.width: int = self.settings["width"]
         self.exact: bool = self.settings["exact"]
+        self._templates: dict[str, list[tuple[str, str | None]]] = {}
+        self.numbers = lru_cache(maxsize=1 << 10)(self.numbers)  # steps show the same vectors again
 
     # ------------------------------------------------------------ dispatch
 
@@ -154,13 +159,21 @@ class LatexRenderer:
     def text(self, key: str, params: dict[str, Any] | None = None) -> str:
         """A language string with its literal parts escaped and its {params} rendered."""
         out = []
-        for literal, field, _spec, _conv in string.Formatter().parse(i18n.text(self.lang, key)):
-            out.append(self.escape_text(literal))
+        for literal, field in self.template(key):
+            out.append(literal)
             if field is not None:
                 if params is None or field not in params:
                     raise RenderError(f"string {key!r} needs parameter {field!r}")
                 out.append(self.param(params[field]))
         return "".join(out)
+
+    def template(self, key: str) -> list[tuple[str, str | None]]:
+        """A language string as (escaped literal, parameter name or None) pieces, parsed once per renderer."""
+        pieces = self._templates.get(key)
+        if pieces is None:
+            pieces = self._templates[key] = [(self.escape_text(literal), field) for literal, field, _spec, _conv
+                                             in string.Formatter().parse(i18n.text(self.lang, key))]
+        return pieces
 
     # Hooks that other formats (Markdown, HTML) override; the math itself is shared.
 
@@ -223,10 +236,10 @@ class LatexRenderer:
             return self.value(scale)[0]
         return str(int(scale)) if scale.is_Integer else rf"\sqrt{{{d_k}}}"
 
-    def numbers(self, shown: Shown) -> list[Number]:
+    def numbers(self, shown: Shown) -> tuple[Number, ...]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
-        return format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
-                              fractions=self.exact, written=shown.written, whole=shown.whole)
+        return tuple(format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
+                              fractions=self.exact, written=shown.written, whole=shown.whole))
 
     def relation(self, exact: bool) -> str:
         return "=" if exact else r"\approx"

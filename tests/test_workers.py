@@ -1,0 +1,63 @@
+"""The ordered process map: results in order from other processes, errors carried back whole."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+import pytest
+
+from symattn.errors import SpecError
+from symattn.exam.workers import MIN_ITEMS_PER_JOB, default_jobs, ordered_map
+
+needs_fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")
+
+
+def square_and_pid(x: int) -> tuple[int, int]:
+    return x * x, os.getpid()
+
+
+def reject_seven(x: int) -> int:
+    if x == 7:
+        raise SpecError("--count", "seven is not allowed")
+    return x
+
+
+@needs_fork
+def test_results_come_in_order_from_other_processes():
+    items = range(4 * MIN_ITEMS_PER_JOB)
+    with ordered_map(square_and_pid, 2, len(items)) as run:
+        results = list(run(iter(items)))
+    assert [square for square, _ in results] == [x * x for x in items]
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+def test_one_job_or_few_items_stay_in_this_process():
+    for jobs, size in ((1, 100), (2, MIN_ITEMS_PER_JOB)):
+        with ordered_map(square_and_pid, jobs, size) as run:
+            assert {pid for _, pid in run(range(size))} == {os.getpid()}
+
+
+@needs_fork
+def test_an_error_in_a_worker_arrives_whole():
+    with pytest.raises(SpecError) as error, ordered_map(reject_seven, 2, 100) as run:
+        list(run(range(100)))
+    assert error.value.field == "--count" and str(error.value) == "--count: seven is not allowed"
+
+
+def die_at_five(x: int) -> int:
+    if x == 5:
+        os._exit(1)
+    return x
+
+
+@needs_fork
+def test_a_dead_worker_is_an_error_not_a_hang():
+    from concurrent.futures.process import BrokenProcessPool
+
+    with pytest.raises(BrokenProcessPool), ordered_map(die_at_five, 2, 100) as run:
+        list(run(range(100)))
+
+
+def test_default_jobs_is_at_least_one():
+    assert 1 <= default_jobs() <= 8
