@@ -341,20 +341,40 @@ def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatri
     score; here each input entry is evaluated once and the products are taken in mpmath (90 digits and more).
     """
     with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        X, source, W_Q, W_K, W_V = ([[approx.number(v) for v in row] for row in entries(M)] for M in inputs)
-        products = []
-        for left, W, exact in zip((X, source, source), (W_Q, W_K, W_V), QKV, strict=True):
-            numbers = [[mpmath.fdot(row, column) for column in zip(*W, strict=True)] for row in left]
-            for exact_row, number_row in zip(entries(exact), numbers, strict=True):
-                for value, number in zip(exact_row, number_row, strict=True):
-                    if not value.is_Rational:
-                        approx.remember(value, number)
-            products.append(numbers)
+        X, source, W_Q, W_K, W_V = (_numbers(M) for M in inputs)
+        products = [_times(left, W) for left, W in ((X, W_Q), (source, W_K), (source, W_V))]
+        for exact, numbers in zip(QKV, products, strict=True):
+            _file(exact, numbers)
         Q, K = products[0], products[1]
         for i, row in raw.items():
             for j, score in enumerate(row):
                 if not score.is_Rational:
                     approx.remember(score, mpmath.fdot(Q[i], K[j]))
+
+
+def _file_products(left: ImmutableMatrix, right: ImmutableMatrix, product: ImmutableMatrix) -> None:
+    """File the numbers of an irrational product such as concat(heads)·W_O, from its factors' numbers (the head
+    outputs' are filed by their rows): evaluating each entry's exact form on its own takes ~5 ms."""
+    with mpmath.workdps(approx.WORKING_DIGITS + 10):
+        _file(product, _times(_numbers(left), _numbers(right)))
+
+
+def _numbers(M: ImmutableMatrix) -> list[list[mpmath.mpf]]:
+    """Each entry's number (filed, else evaluated), row by row."""
+    return [[approx.number(v) for v in row] for row in entries(M)]
+
+
+def _times(left: list[list[mpmath.mpf]], right: list[list[mpmath.mpf]]) -> list[list[mpmath.mpf]]:
+    """The product of two matrices of numbers, at the working precision."""
+    return [[mpmath.fdot(row, column) for column in zip(*right, strict=True)] for row in left]
+
+
+def _file(exact: ImmutableMatrix, numbers: list[list[mpmath.mpf]]) -> None:
+    """File the numbers of a matrix's irrational entries."""
+    for exact_row, number_row in zip(entries(exact), numbers, strict=True):
+        for value, number in zip(exact_row, number_row, strict=True):
+            if not value.is_Rational:
+                approx.remember(value, number)
 
 
 def causal_mask(n: int) -> ImmutableMatrix:
@@ -394,4 +414,8 @@ def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
                attentions: tuple[Attention | None, ...] = ()) -> MultiHead:
     """Concatenate the head outputs and project by W_O."""
     joined = concat(outputs)
-    return MultiHead(tuple(outputs), joined, project(joined, W_O), attentions)
+    output = project(joined, W_O)
+    if not any_symbolic(joined) and not any_symbolic(W_O) and not _is_rational(output):
+        _file_products(joined, W_O, output)
+    return MultiHead(tuple(outputs), joined, output, attentions)
+

@@ -80,8 +80,8 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     value = sympify(value)
     if is_symbolic(value):
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
-    if value in (S.Infinity, S.NegativeInfinity):  # a masked score (a structural test: no evaluation)
-        return Number(r"-\infty" if value == S.NegativeInfinity else r"\infty", exact=True)
+    if _infinite(value):  # a masked score
+        return Number(r"-\infty" if value is S.NegativeInfinity else r"\infty", exact=True)
     budget = max(digits, min_decimals)
     places = decimal_places(value)
     if places is not None and places <= budget:
@@ -89,6 +89,11 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     if fraction and value.is_Rational:
         return _fraction(value)
     return Number(_plain(to_decimal(value, digits)), exact=False)
+
+
+def _infinite(value: Expr) -> bool:
+    """±∞ (a masked score), by identity: `in (S.Infinity, ...)` compares by value, building a Float(±inf) each time."""
+    return value is S.Infinity or value is S.NegativeInfinity
 
 
 def _fraction(value: Rational) -> Number:
@@ -115,7 +120,7 @@ def format_numbers(
     if uniform:
         needed = [min_decimals]
         for v in (values if whole is None else [sympify(w) for w in whole]):
-            if v in (S.Infinity, S.NegativeInfinity):
+            if _infinite(v):
                 continue
             places = decimal_places(v)
             if places is not None and places <= max(digits, min_decimals):
