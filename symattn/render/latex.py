@@ -43,7 +43,7 @@ from ..model import (
 )
 from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, shades
 from ..symbols import any_symbolic, is_symbolic
-from .templates import language_preamble, read_template
+from .templates import class_options, language_preamble, read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
 NOTATION = {
@@ -127,12 +127,13 @@ class LatexRenderer:
 
     def document(self, derivation: Derivation) -> str:
         """A complete .tex file: class, preambles from templates/, title, body."""
-        doc = Document(
-            documentclass=DOCUMENT_CLASS[self.lang], document_options=["a4paper", "11pt"],
-            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
-        )
         title, subtitle = self.titles(derivation)
         body = self.body(derivation)
+        doc = Document(
+            documentclass=DOCUMENT_CLASS[self.lang],
+            document_options=["a4paper", "11pt", *class_options(self.lang, title + subtitle + body)],
+            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
+        )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(language_preamble(self.lang, title + subtitle + body)))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
