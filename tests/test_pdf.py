@@ -263,6 +263,6 @@ def test_english_documents_load_luatexja_only_for_non_latin_text(tokens, cjk):
                                      "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["0.5", "1"], ["1", "0.5"]],
                                      "W_V": [["1", "1"], ["0", "1"]]}]})
     latex = render_latex(derive_spec(spec, lang="en"))
-    assert (r"\usepackage{luatexja}" in latex) is cjk
+    assert (r"{luatexja}" in latex) is cjk
     _, log = compile_with_log(latex, jobname="latin")
     assert "Missing character" not in log

@@ -131,7 +131,7 @@ class LatexRenderer:
         body = self.body(derivation)
         doc = Document(
             documentclass=DOCUMENT_CLASS[self.lang],
-            document_options=["a4paper", "11pt", *class_options(self.lang, title + subtitle + body)],
+            document_options=["a4paper", "11pt", *class_options(self.lang)],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
         )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))

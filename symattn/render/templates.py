@@ -32,11 +32,12 @@ def language_preamble(lang: str, text: str) -> str:
     return preamble
 
 
-def class_options(lang: str, text: str) -> list[str]:
-    """Document class options for luatexja, given to the class so that they reach luatexja however it is loaded
-    (ltjsarticle loads it itself): `disablejfam`, as symattn's math has Japanese only inside \\text{}; without
-    it luatexja loads a Japanese math font at every math size (about 0.3 s of the mt PDF)."""
-    return ["disablejfam"] if lang == "ja" or needs_cjk_fonts(text) else []
+def class_options(lang: str) -> list[str]:
+    """Document class options of a language. Japanese: `disablejfam` for luatexja, given to the class so that it
+    reaches luatexja however it is loaded (ltjsarticle loads it itself); preamble-cjk.tex passes it directly.
+    symattn's math has Japanese only inside \\text{}, and without the option luatexja loads a Japanese math font
+    at every math size (about 0.3 s of the mt PDF)."""
+    return ["disablejfam"] if lang == "ja" else []
 
 
 def needs_cjk_fonts(text: str) -> bool:
