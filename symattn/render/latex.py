@@ -568,7 +568,7 @@ class LatexRenderer:
                  rf"softmax\\{t('figure.weights')}", rf"$\sum_j w_j v_j$\\{t('figure.sum')}",
                  rf"$z$\\{t('figure.output')}"]
         return "\n".join([r"\begin{figure}[ht]", r"\centering", r"\flowfigure" + "\n  ".join(f"{{{b}}}" for b in boxes),
-                          rf"\caption*{{{t('figure.caption')}}}", r"\end{figure}"])
+                          rf"\figurecaption{{{t('figure.caption')}}}", r"\end{figure}"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table
