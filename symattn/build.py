@@ -10,7 +10,7 @@ from pathlib import Path
 from .derivation import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
-from .render.pdf import INSTALL_HINT, compile_pdf, tex_available
+from .render.pdf import INSTALL_HINT, LatexRun, compile_pdf, tex_available
 from .spec import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
@@ -50,11 +50,12 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
           digits: int | None = None, exact: bool = False, pdf_required: bool = True,
-          notify: Callable[[str], None] = lambda message: None) -> BuildResult:
+          notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None) -> BuildResult:
     """Write the requested formats of the spec's worked solution to out_dir.
 
     Everything is computed before anything is written. Without TeX, a PDF that was not required is skipped with
-    a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written).
+    a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written). `latex`
+    is a LuaLaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
     derivation = derive_spec(spec, lang=lang, digits=digits)
     texts = {fmt: text_renderer(fmt)(derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
@@ -70,7 +71,8 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
                 raise TexNotFoundError(_no_tex_message())
             return BuildResult(tuple(written), _no_tex_message())
         notify("compiling the PDF with LuaLaTeX (the first run on a machine also builds a font cache)...")
-        write_atomic(stem.with_suffix(".pdf"), compile_pdf(tex, jobname=derivation.name))
+        pdf = latex.finish(tex)[0] if latex is not None else compile_pdf(tex, jobname=derivation.name)
+        write_atomic(stem.with_suffix(".pdf"), pdf)
         written.append(stem.with_suffix(".pdf"))
     return BuildResult(tuple(written))
 

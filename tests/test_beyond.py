@@ -78,7 +78,7 @@ def test_mask_and_positional_encoding_in_the_document():
 def test_flow_figure_opens_the_document_and_heatmaps_close_sections():
     tex = render_latex(derive("mt"))
     body = tex.split(r"\maketitle")[1]
-    assert body.index(r"\begin{tikzpicture}") < body.index(r"\section*")
+    assert body.index(r"\flowfigure") < body.index(r"\section*")
     assert escape("図 1：Self-attention における") in body
     assert body.count("Attention 重みのヒートマップ") == 2  # self- and cross-attention
     assert r"\cellcolor{blue!60}0.3382" in body  # the largest weight gets the darkest cell

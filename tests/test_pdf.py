@@ -18,7 +18,7 @@ from symattn.cli import main
 from symattn.derivation import derive_spec
 from symattn.errors import LatexError
 from symattn.render.latex import render_latex
-from symattn.render.pdf import compile_pdf, log_excerpt
+from symattn.render.pdf import LatexRun, compile_pdf, log_excerpt
 from symattn.validate import parse_spec
 
 pytestmark = pytest.mark.pdf
@@ -81,6 +81,19 @@ def test_shell_escape_and_file_reading_are_off():
     with pytest.raises(LatexError) as caught:
         compile_pdf(probe, jobname="probe")
     assert "hostname" in str(caught.value)
+
+
+def test_latex_started_early_stops_when_no_document_comes():
+    """The command line starts LuaLaTeX before the document exists. When symattn fails or is killed, LuaTeX sees
+    the end of its standard input and stops at once rather than waiting for ever; closing the run deletes its
+    folder."""
+    with LatexRun() as run:
+        run._process.stdin.close()  # what LuaTeX sees when symattn dies
+        assert run._process.wait(timeout=120) == 3
+    assert not run.folder.exists()
+    with LatexRun() as run:  # leaving the block without a document (an error in Python) ends LuaTeX too
+        pass
+    assert run._process.returncode is not None and not run.folder.exists()
 
 
 def test_log_excerpt_picks_error_lines():
@@ -250,6 +263,6 @@ def test_english_documents_load_luatexja_only_for_non_latin_text(tokens, cjk):
                                      "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["0.5", "1"], ["1", "0.5"]],
                                      "W_V": [["1", "1"], ["0", "1"]]}]})
     latex = render_latex(derive_spec(spec, lang="en"))
-    assert (r"\usepackage{luatexja}" in latex) is cjk
+    assert (r"{luatexja}" in latex) is cjk
     _, log = compile_with_log(latex, jobname="latin")
     assert "Missing character" not in log

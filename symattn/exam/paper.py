@@ -16,7 +16,7 @@ from ..derivation import given_weights, shown, weight_equations
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
 from ..render.latex import LatexRenderer
-from ..render.templates import language_preamble, read_template
+from ..render.templates import class_options, language_preamble, read_template
 from .generate import Version
 
 POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
@@ -40,7 +40,7 @@ class ExamWriter:
     def document(self, body: str, key: bool) -> str:
         """A complete exam-class document around the versions' LaTeX."""
         doc = Document(
-            documentclass="exam", document_options=["a4paper", "11pt", "addpoints"],
+            documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options(self.lang)],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))

@@ -44,7 +44,7 @@ from ..model import (
 )
 from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, shades
 from ..symbols import any_symbolic, is_symbolic
-from .templates import language_preamble, read_template
+from .templates import class_options, language_preamble, read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
 NOTATION = {
@@ -132,12 +132,13 @@ class LatexRenderer:
 
     def document(self, derivation: Derivation) -> str:
         """A complete .tex file: class, preambles from templates/, title, body."""
-        doc = Document(
-            documentclass=DOCUMENT_CLASS[self.lang], document_options=["a4paper", "11pt"],
-            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
-        )
         title, subtitle = self.titles(derivation)
         body = self.body(derivation)
+        doc = Document(
+            documentclass=DOCUMENT_CLASS[self.lang],
+            document_options=["a4paper", "11pt", *class_options(self.lang)],
+            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
+        )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(language_preamble(self.lang, title + subtitle + body)))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
@@ -573,29 +574,14 @@ class LatexRenderer:
         return [f"&{relation} {blocks[0]}", *(rf"&\phantom{{{relation}}} {block}" for block in blocks[1:])]
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
+        """Figure 1 by \\flowfigure of preamble-common.tex: the contents of its nine boxes."""
         t = self.text
-        return "\n".join([
-            r"\begin{figure}[ht]", r"\centering",
-            r"\begin{tikzpicture}[node distance=5mm and 7mm, >=stealth, every node/.style={font=\small},"
-            r" box/.style={draw, rounded corners, align=center, fill=blue!6, minimum height=9mm, inner sep=3pt}]",
-            rf"\node[box] (X) {{$X$\\{t('figure.embeddings')}}};",
-            r"\node[box, right=of X] (K) {$K = X W_K$};",
-            r"\node[box, above=of K] (Q) {$Q = X W_Q$};",
-            r"\node[box, below=of K] (V) {$V = X W_V$};",
-            rf"\node[box, right=of K] (S) {{$Q K^{{\top}}$\\{t('figure.scores')}}};",
-            rf"\node[box, right=of S] (D) {{$\div \sqrt{{d_k}}$\\{t('figure.scaling')}}};",
-            rf"\node[box, right=of D] (A) {{softmax\\{t('figure.weights')}}};",
-            rf"\node[box] (Z) at (A |- V) {{$\sum_j w_j v_j$\\{t('figure.sum')}}};",
-            rf"\node[box, fill=orange!12, below=of Z] (O) {{$z$\\{t('figure.output')}}};",
-            r"\draw[->] (X) -- node[above, sloped] {\scriptsize $W_Q$} (Q);",
-            r"\draw[->] (X) -- node[above] {\scriptsize $W_K$} (K);",
-            r"\draw[->] (X) -- node[below, sloped] {\scriptsize $W_V$} (V);",
-            r"\draw[->] (Q) -| (S); \draw[->] (K) -- (S); \draw[->] (S) -- (D); \draw[->] (D) -- (A);",
-            r"\draw[->] (A) -- (Z); \draw[->] (V) -- (Z); \draw[->] (Z) -- (O);",
-            r"\end{tikzpicture}",
-            rf"\caption*{{{t('figure.caption')}}}",
-            r"\end{figure}",
-        ])
+        boxes = [rf"$X$\\{t('figure.embeddings')}", "$Q = X W_Q$", "$K = X W_K$", "$V = X W_V$",
+                 rf"$Q K^{{\top}}$\\{t('figure.scores')}", rf"$\div \sqrt{{d_k}}$\\{t('figure.scaling')}",
+                 rf"softmax\\{t('figure.weights')}", rf"$\sum_j w_j v_j$\\{t('figure.sum')}",
+                 rf"$z$\\{t('figure.output')}"]
+        return "\n".join([r"\begin{figure}[ht]", r"\centering", r"\flowfigure" + "\n  ".join(f"{{{b}}}" for b in boxes),
+                          rf"\figurecaption{{{t('figure.caption')}}}", r"\end{figure}"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table

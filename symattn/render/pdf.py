@@ -35,27 +35,64 @@ def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600
 
 def compile_with_log(tex_source: str, jobname: str = "document", timeout: float = 600) -> tuple[bytes, str]:
     """Like compile_pdf, and also the LaTeX log (for checks such as overfull boxes)."""
-    if not tex_available():
-        raise TexNotFoundError(f"no TeX engine found (lualatex); {INSTALL_HINT}")
-    with tempfile.TemporaryDirectory(prefix="symattn-") as build:
-        folder = Path(build)
-        (folder / f"{jobname}.tex").write_text(tex_source, encoding="utf-8")
+    with LatexRun(jobname) as run:
+        return run.finish(tex_source, timeout)
+
+
+# LuaLaTeX's first file: wait for one line on standard input ("go" once the document is written; end of file, as
+# when symattn fails or is killed, stops LuaTeX at once), then read the document.
+_DOCUMENT = "symattn-document.tex"
+_START = rf'\directlua{{if io.read("l") \string~= "go" then os.exit(3) end}}\input{{{_DOCUMENT}}}' + "\n"
+
+
+class LatexRun:
+    """One LuaLaTeX pass, started before its document exists: LuaTeX loads its format and Lua libraries (about
+    0.5 s) while Python computes the document. Use it as a context manager: leaving the block ends the run."""
+
+    def __init__(self, jobname: str = "document") -> None:
+        if not tex_available():
+            raise TexNotFoundError(f"no TeX engine found (lualatex); {INSTALL_HINT}")
+        self.jobname = jobname
+        self._build = tempfile.TemporaryDirectory(prefix="symattn-")
+        self.folder = Path(self._build.name)
+        start = self.folder / "symattn-start.tex"
+        start.write_text(_START, encoding="utf-8")
         # One LuaLaTeX pass is enough: symattn's documents have no cross-references (latexmk would run a second
         # pass only because the first one created the .aux file). `latexmk -lualatex` works on the .tex as usual.
         command = ["lualatex", "--no-shell-escape", "--interaction=nonstopmode", "--halt-on-error",
-                   "--file-line-error", f"{jobname}.tex"]
+                   "--file-line-error", f"--jobname={jobname}", start.name]
+        with open(self.folder / "terminal.txt", "wb") as terminal:  # a file, not a pipe nobody reads yet
+            self._process = subprocess.Popen(command, cwd=self.folder, env=latex_environment(),
+                                             stdin=subprocess.PIPE, stdout=terminal, stderr=subprocess.STDOUT)
+
+    def finish(self, tex_source: str, timeout: float = 600) -> tuple[bytes, str]:
+        """Hand over the complete .tex source; return the PDF's bytes and the log, or raise LatexError."""
+        (self.folder / _DOCUMENT).write_text(tex_source, encoding="utf-8")
         try:
-            done = subprocess.run(command, cwd=folder, env=latex_environment(), capture_output=True, text=True,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
+            self._process.communicate(b"go\n", timeout=timeout)
         except subprocess.TimeoutExpired:
             raise LatexError(f"LaTeX did not finish within {timeout:.0f} s") from None
-        pdf = folder / f"{jobname}.pdf"
-        if done.returncode != 0 or not pdf.is_file():
-            log = folder / f"{jobname}.log"
-            text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else done.stdout + done.stderr
+        pdf, log = self.folder / f"{self.jobname}.pdf", self.folder / f"{self.jobname}.log"
+        text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+        if self._process.returncode != 0 or not pdf.is_file():
+            text = text or (self.folder / "terminal.txt").read_text(encoding="utf-8", errors="replace")
             raise LatexError("LaTeX failed: " + log_excerpt(text))
-        log = folder / f"{jobname}.log"
-        return pdf.read_bytes(), log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+        return pdf.read_bytes(), text
+
+    def close(self) -> None:
+        """Stop LuaLaTeX if it still runs, and delete its folder."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        if self._process.stdin:
+            self._process.stdin.close()
+        self._build.cleanup()
+
+    def __enter__(self) -> LatexRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def overfull_boxes(log: str, tolerance_pt: float = 1.0) -> list[str]:
