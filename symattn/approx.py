@@ -54,7 +54,12 @@ def decimal(approximation: mpmath.mpf, figures: int) -> Decimal | None:
     None when it does not hold that many."""
     if figures > WORKING_DIGITS - 20:
         return None
-    return Decimal(mpmath.nstr(approximation, figures + 10, strip_zeros=False))
+    return Decimal(mpmath.nstr(approximation, decimal_digits(figures), strip_zeros=False))
+
+
+def decimal_digits(figures: int) -> int:
+    """How many significant digits decimal() writes when asked for `figures` (where its rounding happens)."""
+    return figures + 10
 
 
 def to_mpf(value: Expr) -> mpmath.mpf:

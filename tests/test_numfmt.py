@@ -55,3 +55,32 @@ def test_irrational_rounding_uses_enough_precision():
     assert significant(Rational(-2, 3), 5) == "-0.66667"
     assert significant(Rational(123456789, 1000), 5) == "123456.789"  # an exact decimal keeps all its digits
     assert significant(0, 3) == "0.00"
+
+
+def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
+    """The integer rounding of an mpmath number gives the text of the Decimal route (80 digits, then half-up to
+    30 significant digits), including the carries to the next power of ten and negative numbers."""
+    import random
+    from decimal import ROUND_HALF_UP, Decimal, localcontext
+
+    import mpmath
+
+    from symattn.numfmt import significant_approximation
+
+    def reference(x: mpmath.mpf, figures: int = 30) -> str:
+        number = Decimal(mpmath.nstr(x, figures + 50, strip_zeros=False))
+        with localcontext() as context:
+            context.prec = 100
+            quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
+            return format(number.quantize(quantum, rounding=ROUND_HALF_UP), "f")
+
+    rng = random.Random(6)
+    with mpmath.workdps(100):
+        values = [mpmath.exp(mpmath.mpf(rng.randint(-10**6, 10**6)) / 10**5) * mpmath.mpf(10) ** rng.randint(-60, 60)
+                  for _ in range(3000)]
+        values += [mpmath.mpf(10) ** k * factor for k in range(-45, 45)
+                   for factor in (1, 1 - mpmath.mpf(10) ** -35, 1 - mpmath.mpf(10) ** -85)]
+        values += [mpmath.mpf("9.99999999999999999999999999999996"), mpmath.mpf(1) / 3, mpmath.mpf("0.25")]
+    for x in values:
+        for signed in (x, -x):
+            assert significant_approximation(signed) == reference(signed), signed
