@@ -42,6 +42,7 @@ def decimal_places(value: Expr) -> int | None:
     return _places(int(value.q)) if value.is_Rational else None
 
 
+@lru_cache(maxsize=1 << 12)  # the same few denominators again and again
 def _places(q: int) -> int | None:
     """Decimals needed to write 1/q exactly (q > 0); None when it does not terminate."""
     twos = fives = 0
