@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from sympy import Integer, Rational
+from sympy import QQ, Expr, ImmutableMatrix, Integer, Rational
+from sympy.polys.matrices import DomainMatrix
 
 from .errors import SpecError
 
@@ -48,3 +49,12 @@ def parse_number(raw: object, field: str) -> tuple[Rational, int | None]:
             raise SpecError(field, f"division by zero in {text!r}")
         return Rational(numerator, denominator), None
     raise SpecError(field, f"expected a number such as 0.8, -1.25 or 1/3, got {text!r}")
+
+
+def matrix_of(rows: list[list[Expr]]) -> ImmutableMatrix:
+    """An ImmutableMatrix of parsed entries. All rational: built from a DomainMatrix over QQ, the storage SymPy
+    would choose, without its search for a domain through every entry (~40 % of the parse at 64 × 64)."""
+    if all(v.is_Rational for row in rows for v in row):
+        entries = [[QQ(int(v.p), int(v.q)) for v in row] for row in rows]
+        return DomainMatrix(entries, (len(rows), len(rows[0])), QQ).to_Matrix().as_immutable()
+    return ImmutableMatrix(rows)

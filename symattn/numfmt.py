@@ -227,7 +227,7 @@ def _evaluate(value: Expr, figures: int) -> Decimal:
 def exact_latex(value: Expr, decimals: bool = True) -> str:
     """The exact value as LaTeX (579√2/1000 as \\frac{579 \\sqrt{2}}{1000}); with decimals=True, terminating
     rational coefficients are written as decimals (0.1 x_{11} rather than x_{11}/10)."""
-    value = sympify(value)
+    value = value if isinstance(value, Expr) else sympify(value)
     if not decimals:
         quick = _quick_latex(value)
         if quick is not None:

@@ -11,7 +11,7 @@ from sympy import ImmutableMatrix, Symbol
 
 from .attention import causal_mask, sinusoidal_encoding
 from .errors import SpecError
-from .exact import parse_number
+from .exact import matrix_of, parse_number
 from .spec import (
     LANGUAGES,
     MAX_DIGITS,
@@ -348,4 +348,4 @@ def _matrix(value: Any, field: str) -> GivenMatrix:
             parsed.append(number)
             written.append(places)
         rows.append(parsed)
-    return GivenMatrix(ImmutableMatrix(rows), max((w for w in written if w is not None), default=0), tuple(written))
+    return GivenMatrix(matrix_of(rows), max((w for w in written if w is not None), default=0), tuple(written))

@@ -20,6 +20,8 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 def _number(value: Expr) -> str | None:
     """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
+    if value.is_Rational:  # most entries: no symbol search
+        return significant(value, FIGURES)
     if is_symbolic(value):
         return None
     if value is S.Infinity or value is S.NegativeInfinity:  # a masked score (singletons: no evaluation)
