@@ -4,7 +4,8 @@
     python -m bench --quick    # fewer repetitions, smaller sizes
 
 Every time is a wall-clock median over repeated runs of a whole command (or function), and every target is a
-ratio against a baseline measured in the same run, so the numbers mean the same on a slower machine.
+ratio against a baseline measured in the same run, so the numbers mean the same on a slower machine. A target's
+command and its baseline run alternately, so that both see the machine at the same speed.
 """
 
 from __future__ import annotations
@@ -33,14 +34,23 @@ MINIMAL_JA = r"""\documentclass{ltjsarticle}
 
 def timed(command: list[str], repeat: int, cwd: Path | None = None, timeout: float = 900) -> float:
     """Median wall time of a command (seconds); a failure stops the benchmark with its output."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{done.stderr[-2000:]}")
-    return statistics.median(times)
+    return statistics.median(_run(command, cwd, timeout) for _ in range(repeat))
+
+
+def paired(command: list[str], baseline: list[str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
+    """Median wall times of a command and of its baseline, run alternately: a shared machine's speed drifts by
+    tens of percent within minutes, and a baseline timed minutes earlier would measure another machine."""
+    pairs = [(_run(baseline, cwd), _run(command, cwd)) for _ in range(repeat)]
+    return statistics.median(p[1] for p in pairs), statistics.median(p[0] for p in pairs)
+
+
+def _run(command: list[str], cwd: Path | None = None, timeout: float = 900) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{done.stderr[-2000:]}")
+    return seconds
 
 
 def random_spec(n: int, folder: Path) -> Path:
@@ -85,35 +95,42 @@ def main() -> int:
     # Byte-compiled first, as an installed package is: with PYTHONDONTWRITEBYTECODE set, an editable checkout
     # would otherwise compile symattn's modules again on every run.
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "symattn")], check=True)
-    floor = timed([PY, "-c", "import sympy"], repeat)
+    floor_command = [PY, "-c", "import sympy"]
+    floor = timed(floor_command, repeat)
     rows.append(("floor: python -c 'import sympy'", floor, "1.00", ""))
 
-    def against_floor(what: str, seconds: float, target: float | None) -> None:
-        ratio = seconds / floor
+    def against_floor(what: str, command: list[str], target: float | None, times: int = repeat) -> float:
+        """A row: without a target, the ratio to the floor above; with one, to the floor timed alternately."""
+        if target is None:
+            seconds, baseline = timed(command, times), floor
+        else:
+            seconds, baseline = paired(command, floor_command, times)
+        ratio = seconds / baseline
         goal = "" if target is None else f"≤ {target} × floor: {'met' if ratio <= target else 'NOT met'}"
         rows.append((what, seconds, f"{ratio:.2f}", goal))
+        return seconds
 
-    against_floor("symattn --help", timed([*symattn, "--help"], repeat), 0.3)
-    against_floor("symattn examples", timed([*symattn, "examples"], repeat), 0.3)
+    against_floor("symattn --help", [*symattn, "--help"], 0.3)
+    against_floor("symattn examples", [*symattn, "examples"], 0.3)
     against_floor("render --example mt --format tex",
-                  timed([*symattn, "render", "--example", "mt", "--format", "tex", "--out", str(work)], repeat), 1.3)
+                  [*symattn, "render", "--example", "mt", "--format", "tex", "--out", str(work)], 1.3)
 
     (work / "minimal.tex").write_text(MINIMAL_JA, encoding="utf-8")
     latexmk = ["latexmk", "-lualatex", "-no-shell-escape", "-interaction=nonstopmode", "-quiet", "minimal.tex"]
     subprocess.run(latexmk, cwd=work, capture_output=True)  # font cache, once
-    tex_floor = timed(["sh", "-c", "rm -f minimal.pdf minimal.aux minimal.fdb_latexmk minimal.fls minimal.log && "
-                       + " ".join(latexmk)], 3, cwd=work)
+    tex_floor_command = ["sh", "-c", "rm -f minimal.pdf minimal.aux minimal.fdb_latexmk minimal.fls minimal.log && "
+                         + " ".join(latexmk)]
+    pdf, tex_floor = paired([*symattn, "render", "--example", "mt", "--format", "pdf", "--out", str(work)],
+                            tex_floor_command, repeat, cwd=work)
     rows.append(("TeX floor: minimal luatexja document", tex_floor, "1.00 (TeX)", ""))
-    pdf = timed([*symattn, "render", "--example", "mt", "--format", "pdf", "--out", str(work)], 3)
     rows.append(("render --example mt --format pdf", pdf, f"{pdf / tex_floor:.2f} (TeX)",
                  f"≤ 1.5 × TeX floor: {'met' if pdf / tex_floor <= 1.5 else 'NOT met'}"))
 
     solve_times = []
     for n in sizes:
         spec = random_spec(n, work)
-        seconds = timed([*symattn, "solve", str(spec)], 1 if n == 32 else 3 if n == 64 else repeat)  # 64: a target
-        solve_times.append(seconds)
-        against_floor(f"solve, n = d = {n} (focus = all)", seconds, 3 if n == 64 else None)
+        solve_times.append(against_floor(f"solve, n = d = {n} (focus = all)", [*symattn, "solve", str(spec)],
+                                         3 if n == 64 else None, 1 if n == 32 else repeat))
 
     import numpy as np
     from sympy import Matrix, Rational
@@ -132,14 +149,16 @@ def main() -> int:
         if args.quick and count == 300:
             continue
         target = 5 if (count == 300 and "pdf" not in formats) else None
-        seconds = timed([*symattn, "exam", "--count", str(count), "--seed", "1", "--format", formats,
-                         "--out", str(work / f"exam-{count}")], 1 if target is None else 3)  # targets: a median
-        against_floor(f"exam --count {count} --format {formats}", seconds, target)
+        command = [*symattn, "exam", "--count", str(count), "--seed", "1", "--format", formats,
+                   "--out", str(work / f"exam-{count}")]
+        against_floor(f"exam --count {count} --format {formats}", command, target, 1 if target is None else 3)
 
     exponent = fitted_exponent(sizes[1:], solve_times[1:])
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
     lines = ["# symattn benchmarks", "", f"Machine: {machine}. Run: `python -m bench`"
              + (" --quick" if args.quick else "") + ".", "",
+             "A target's ratio is taken against its own floor, timed alternately with it (the seconds column shows "
+             "the command's median).", "",
              "| what | seconds | × floor | target |", "|---|---:|---:|---|"]
     lines += [f"| {what} | {seconds:.4g} | {ratio} | {target} |" for what, seconds, ratio, target in rows]
     lines += ["", f"Cost of `solve` against n (n = d, {', '.join(map(str, sizes[1:]))}): fitted exponent "
