@@ -119,3 +119,22 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
         assert exp_sum(exps) == Add(*exps) and exp_sum(exps).args == Add(*exps).args
         softmax = attention.softmax(tuple(logits))
         assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
+
+
+def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
+    """The answer key reads a row's weights and outputs from the engine's numbers without building the SymPy forms;
+    the texts equal those of the forms once built (√6 scaling: irrational logits; a zero value column; a causal
+    mask; equal scores, whose weights are rational and read from the forms)."""
+    from symattn.render.answers import FIGURES, _softmax_numbers
+
+    texts = random_problem(6, seed=11)
+    texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero
+    X, WQ, WK, WV = (exact(m) for m in texts)
+    mask = attention.causal_mask(6)
+    for query_weights in (WQ, ImmutableMatrix.zeros(6, 6)):  # zero W_Q: every score 0, weights 1/n
+        result = attention.attention(X, X, query_weights, WK, WV, attention.scale_factor(6), tuple(range(6)), mask)
+        for query in result.queries.values():
+            weights, outputs = _softmax_numbers(query)  # before the forms exist
+            assert "exps" not in vars(query.softmax) or not query.softmax.numbers.irrational
+            assert weights == [significant(w, FIGURES) for w in query.softmax.weights]
+            assert outputs == [significant(v, FIGURES) for v in query.output]
