@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -97,7 +98,7 @@ class Softmax:
 class QueryAttention:
     """What one query does: raw scores, scaled scores, softmax weights, weighted sum of the values."""
 
-    query: ImmutableMatrix
+    row: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # the query vector, when asked for
     scores: tuple[Expr, ...]
     scale: Expr
     scaled: tuple[Expr, ...]
@@ -105,19 +106,45 @@ class QueryAttention:
     values: Values = field(repr=False, compare=False)
 
     @cached_property
+    def query(self) -> ImmutableMatrix:
+        """The query vector q (a row of Q, made when first read: a document's steps show it, an answer key not)."""
+        return self.row()
+
+    @cached_property
     def output(self) -> ImmutableMatrix:
         """Σ_j w_j v_j (built when first read, like the softmax's SymPy forms)."""
         return weighted_sum(self.softmax, self.values)
 
 
-@dataclass(frozen=True)
 class Attention:
-    """A whole attention computation: projections of all tokens and the focus queries in order."""
+    """A whole attention computation: projections of all tokens and the focus queries in order.
 
-    Q: ImmutableMatrix
-    K: ImmutableMatrix
-    V: ImmutableMatrix
-    queries: dict[int, QueryAttention]
+    Q, K and V are SymPy matrices when first read. Rational ones are kept as flint-backed DomainMatrices until
+    then: an answer key reads their fractions (`fractions`), and building 3 × 4,096 SymPy rationals costs ~90 ms
+    at n = 64.
+    """
+
+    def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],
+                 queries: dict[int, QueryAttention]) -> None:
+        self._projections = projections
+        self.queries = queries
+
+    @cached_property
+    def Q(self) -> ImmutableMatrix:
+        return _matrix(self._projections["Q"])
+
+    @cached_property
+    def K(self) -> ImmutableMatrix:
+        return _matrix(self._projections["K"])
+
+    @cached_property
+    def V(self) -> ImmutableMatrix:
+        return _matrix(self._projections["V"])
+
+    def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
+        """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None."""
+        stored = self._projections[name]
+        return None if isinstance(stored, ImmutableMatrix) else _fractions(stored)
 
 
 @dataclass(frozen=True)
@@ -142,17 +169,39 @@ class MultiHead:
 
 
 def project(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
-    """Row-wise projection X·W (each token's row vector times the weight matrix).
+    """Row-wise projection X·W (each token's row vector times the weight matrix)."""
+    return _matrix(_projection(X, W))
 
-    Rational matrices multiply as dense DomainMatrices over QQ: exact, and with python-flint installed SymPy
-    stores them as flint matrices, which multiply 64 × 64 rationals in about a millisecond (pure Python: ~0.3 s).
+
+def _projection(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix | DomainMatrix:
+    """X·W; rational matrices multiply as dense DomainMatrices over QQ and the product stays one.
+
+    With python-flint installed SymPy stores them as flint matrices, which multiply 64 × 64 rationals in about a
+    millisecond (pure Python: ~0.3 s).
     """
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
     if small or not (_is_rational(X) and _is_rational(W)):
         return ImmutableMatrix(X * W)
     left, right = (_storage(M).convert_to(QQ).to_dense() for M in (X, W))
-    product = left * right
-    return product.to_Matrix().as_immutable()
+    return left * right
+
+
+def _matrix(stored: ImmutableMatrix | DomainMatrix) -> ImmutableMatrix:
+    """A projection as a SymPy matrix (a DomainMatrix keeps its domain as the matrix's storage)."""
+    return stored if isinstance(stored, ImmutableMatrix) else stored.to_Matrix().as_immutable()
+
+
+def _rational_storage(stored: ImmutableMatrix | DomainMatrix) -> DomainMatrix | None:
+    """A projection as a dense DomainMatrix over QQ when it is rational, else None."""
+    if isinstance(stored, ImmutableMatrix):
+        return _storage(stored).convert_to(QQ).to_dense() if _is_rational(stored) else None
+    return stored
+
+
+def _fractions(stored: DomainMatrix) -> list[list[tuple[int, int]]]:
+    """A rational DomainMatrix's entries as (numerator, denominator) pairs, without SymPy numbers."""
+    field = stored.convert_to(QQ)
+    return [[(int(QQ.numer(v)), int(QQ.denom(v))) for v in row] for row in field.to_list()]
 
 
 def flat_entries(M: ImmutableMatrix) -> tuple[Expr, ...]:
@@ -205,30 +254,46 @@ def softmax(logits: tuple[Expr, ...]) -> Softmax:
 @dataclass(frozen=True)
 class Values:
     """The value matrix V read once for all queries (each read of a matrix entry converts it from the matrix's
-    domain): its columns as shared exact Tuples and, for the numbers, each column either as integers over one
-    common denominator (rational V) or as mpmath numbers (V with surds, sines, ...); None for symbols."""
+    domain): for the numbers, each column either as integers over one common denominator (rational V) or as
+    mpmath numbers (V with surds, sines, ...), None for symbols; and its columns as shared exact Tuples, made
+    when first read (the exact outputs need them, an answer key not)."""
 
-    columns: list[Tuple]
+    matrix: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # V as SymPy, when asked for
     integers: list[tuple[int, list[int]]] | None
     numeric: list[list[mpmath.mpf]] | None
 
     @classmethod
-    def of(cls, V: ImmutableMatrix) -> Values:
+    def of(cls, V: ImmutableMatrix | DomainMatrix, matrix: Callable[[], ImmutableMatrix] | None = None) -> Values:
+        """V's values; `matrix` gives V as a SymPy matrix when V is stored as a DomainMatrix."""
+        if not isinstance(V, ImmutableMatrix):
+            return cls(matrix or (lambda: _matrix(V)), cls._integers(_fractions(V)), None)
         rows = entries(V)
-        columns = [Parts(*column) for column in zip(*rows, strict=True)] if rows else []
         if any(any_symbolic(row) for row in rows):
-            return cls(columns, None, None)
+            return cls(lambda: V, None, None)
         if all(v.is_Rational for row in rows for v in row):
-            integers = []
-            for column in columns:
-                denominator = math.lcm(*(int(v.q) for v in column))
-                integers.append((denominator, [int(v.p) * (denominator // int(v.q)) for v in column]))
-            return cls(columns, integers, None)
-        return cls(columns, None, [[approx.number(v) for v in column] for column in columns])
+            return cls(lambda: V, cls._integers([[(int(v.p), int(v.q)) for v in row] for row in rows]), None)
+        return cls(lambda: V, None, [[approx.number(v) for v in column] for column in zip(*rows, strict=True)])
+
+    @staticmethod
+    def _integers(rows: list[list[tuple[int, int]]]) -> list[tuple[int, list[int]]]:
+        """Each column as integers over one common denominator."""
+        integers = []
+        for column in zip(*rows, strict=True):
+            denominator = math.lcm(*(q for _, q in column))
+            integers.append((denominator, [p * (denominator // q) for p, q in column]))
+        return integers
+
+    @cached_property
+    def columns(self) -> list[Tuple]:
+        """V's columns as shared exact Tuples (made when first read)."""
+        rows = entries(self.matrix())
+        return [Parts(*column) for column in zip(*rows, strict=True)] if rows else []
 
     @cached_property
     def zero_columns(self) -> tuple[bool, ...]:
         """Whether each column is all zeros (its output entry is then exactly 0)."""
+        if self.integers is not None:
+            return tuple(not any(numerators) for _, numerators in self.integers)
         return tuple(all(v is S.Zero for v in column) for column in self.columns)
 
     @property
@@ -283,13 +348,16 @@ def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
     return RowNumbers(exps, total, weights, outputs, irrational=len(distinct) > 1)
 
 
-def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Values, scale: Expr,
-           allowed: tuple[bool, ...] | None = None, raw: tuple[Expr, ...] | None = None) -> QueryAttention:
+def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
+           V: ImmutableMatrix | Values, scale: Expr, allowed: tuple[bool, ...] | None = None,
+           raw: tuple[Expr, ...] | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
+    `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given.
     """
-    raw = scores(query, K) if raw is None else raw
+    row = query if callable(query) else lambda: query
+    raw = scores(row(), K) if raw is None else raw
     V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
     scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
     filed = [(a, approx.known(s)) for s, a in zip(raw, scaled, strict=True)
@@ -300,7 +368,7 @@ def attend(query: ImmutableMatrix, K: ImmutableMatrix, V: ImmutableMatrix | Valu
             for a, number in filed:
                 if number is not None:
                     approx.remember(a, number / divisor)
-    return QueryAttention(query, raw, scale, scaled, Softmax(scaled, row_numbers(scaled, V)), V)
+    return QueryAttention(row, raw, scale, scaled, Softmax(scaled, row_numbers(scaled, V)), V)
 
 
 def attention(
@@ -317,20 +385,24 @@ def attention(
 
     mask[i, j] = 1 lets query i attend to key j, 0 masks it (None: every key is visible).
     """
-    Q, K, V = project(X, W_Q), project(source, W_K), project(source, W_V)
+    stored = {"Q": _projection(X, W_Q), "K": _projection(source, W_K), "V": _projection(source, W_V)}
+    queries: dict[int, QueryAttention] = {}
+    result = Attention(stored, queries)
+
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
-    if _is_rational(Q) and _is_rational(K):  # all raw scores at once: QKᵀ, one exact product
-        left, right = (_storage(M).convert_to(QQ).to_dense() for M in (Q, K))
+    left, right = (_rational_storage(stored[name]) for name in "QK")
+    if left is not None and right is not None:  # all raw scores at once: QKᵀ, one exact product
         products = (left * right.transpose()).to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
         raw = {i: tuple(products[i]) for i in focus}
     else:
-        raw = {i: scores(Q.row(i), K) for i in focus}
+        raw = {i: scores(result.Q.row(i), result.K) for i in focus}
         if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
-            _file_numbers((X, source, W_Q, W_K, W_V), (Q, K, V), raw)
-    values = Values.of(V)
-    return Attention(Q, K, V, {i: attend(Q.row(i), K, values, scale, allowed(i), raw[i]) for i in focus})
+            _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
+    values = Values.of(stored["V"], lambda: result.V)
+    queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i])) for i in focus)
+    return result
 
 
 def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],

@@ -151,7 +151,11 @@ def significant(value: Expr, figures: int = 30) -> str:
     if not value.is_Rational:
         return "0." + "0" * (figures - 1) if value == 0 else _rounded(_evaluate(value, figures + _GUARD_DIGITS),
                                                                       figures)
-    p, q = int(value.p), int(value.q)
+    return significant_fraction(int(value.p), int(value.q), figures)
+
+
+def significant_fraction(p: int, q: int, figures: int = 30) -> str:
+    """significant() of the rational p/q (q > 0, in lowest terms), from its integers."""
     if p == 0:
         return "0." + "0" * (figures - 1)
     places = _places(q)
@@ -241,18 +245,27 @@ def _quick_latex(value: Expr) -> str | None:
     """SymPy's LaTeX of a rational or of e^{rational}, written directly (SymPy's printer costs ~20 µs a call,
     and a large answer key prints hundreds of thousands of them); None for anything else."""
     if value.is_Rational:
-        if value.q == 1:
-            return str(value.p)
-        return rf"{'- ' if value.p < 0 else ''}\frac{{{abs(value.p)}}}{{{value.q}}}"
+        return fraction_latex(int(value.p), int(value.q))
     if isinstance(value, exp) and value.args[0].is_Rational:
         return f"e^{{{_quick_latex(value.args[0])}}}"
     return None
+
+
+def fraction_latex(p: int, q: int) -> str:
+    """SymPy's LaTeX of the rational p/q (q > 0, in lowest terms): 3, - \\frac{3}{4}."""
+    return str(p) if q == 1 else rf"{'- ' if p < 0 else ''}\frac{{{abs(p)}}}{{{q}}}"
 
 
 def coefficients_latex(columns: Iterable[Iterable[Expr]]) -> list[list[str | None]]:
     """Each value as a coefficient of e^{a_j} in an output's exact form: "" for 1, None for 0, else the exact
     value and a space (a sum in parentheses). Made once per value matrix, read by every query's softmax_latex."""
     return [[None if v == 0 else "" if v == 1 else f"{_factor(v)} " for v in column] for column in columns]
+
+
+def fraction_coefficients_latex(columns: Iterable[Iterable[tuple[int, int]]]) -> list[list[str | None]]:
+    """coefficients_latex() of rational values given as (numerator, denominator) pairs in lowest terms."""
+    return [[None if p == 0 else "" if p == q == 1 else f"{fraction_latex(p, q)} " for p, q in column]
+            for column in columns]
 
 
 def softmax_latex(logits: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:

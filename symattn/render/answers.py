@@ -10,7 +10,16 @@ from sympy import Expr, S
 from .. import __version__
 from ..attention import Attention, MultiHead, QueryAttention, entries
 from ..model import Derivation, DerivedSection
-from ..numfmt import coefficients_latex, exact_latex, significant, significant_approximation, softmax_latex
+from ..numfmt import (
+    coefficients_latex,
+    exact_latex,
+    fraction_coefficients_latex,
+    fraction_latex,
+    significant,
+    significant_approximation,
+    significant_fraction,
+    softmax_latex,
+)
 from ..symbols import is_symbolic
 
 FIGURES = 30
@@ -63,13 +72,18 @@ def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str 
 
 def _projections(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
     """Q, K, V and the focus queries of one attention computation."""
-    rows = {name: entries(getattr(result, name)) for name in "QKV"}
-    coefficients = coefficients_latex(list(zip(*rows["V"], strict=True)))
-    return {
-        **{name: [_row(row) for row in rows[name]] for name in "QKV"},
-        "queries": {tokens[i]: _query(q, coefficients) for i, q in result.queries.items()},
-        "exact": {name: [_exact_row(row) for row in rows[name]] for name in "QKV"},
-    }
+    numbers, exact, columns = {}, {}, None
+    for name in "QKV":
+        fractions = result.fractions(name)  # a rational projection's entries, without building SymPy numbers
+        if fractions is None:
+            rows = entries(getattr(result, name))
+            numbers[name], exact[name] = [_row(row) for row in rows], [_exact_row(row) for row in rows]
+            columns = coefficients_latex(list(zip(*rows, strict=True))) if name == "V" else columns
+        else:
+            numbers[name] = [[significant_fraction(p, q, FIGURES) for p, q in row] for row in fractions]
+            exact[name] = [[fraction_latex(p, q) for p, q in row] for row in fractions]
+            columns = fraction_coefficients_latex(list(zip(*fractions, strict=True))) if name == "V" else columns
+    return {**numbers, "queries": {tokens[i]: _query(q, columns) for i, q in result.queries.items()}, "exact": exact}
 
 
 def _attention(section: DerivedSection, result: Attention) -> dict[str, Any]:
