@@ -127,6 +127,7 @@ class Attention:
     def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],
                  queries: dict[int, QueryAttention]) -> None:
         self._projections = projections
+        self._fraction_rows: dict[str, list[list[tuple[int, int]]] | None] = {}
         self.queries = queries
 
     @cached_property
@@ -142,9 +143,12 @@ class Attention:
         return _matrix(self._projections["V"])
 
     def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
-        """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None."""
-        stored = self._projections[name]
-        return None if isinstance(stored, ImmutableMatrix) else _fractions(stored)
+        """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None
+        (read once: V's are read by the engine and again by an answer key)."""
+        if name not in self._fraction_rows:
+            stored = self._projections[name]
+            self._fraction_rows[name] = None if isinstance(stored, ImmutableMatrix) else _fractions(stored)
+        return self._fraction_rows[name]
 
 
 @dataclass(frozen=True)
@@ -182,8 +186,7 @@ def _projection(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix | Dom
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
     if small or not (_is_rational(X) and _is_rational(W)):
         return ImmutableMatrix(X * W)
-    left, right = (_storage(M).convert_to(QQ).to_dense() for M in (X, W))
-    return left * right
+    return _over_QQ(X) * _over_QQ(W)
 
 
 def _matrix(stored: ImmutableMatrix | DomainMatrix) -> ImmutableMatrix:
@@ -194,8 +197,13 @@ def _matrix(stored: ImmutableMatrix | DomainMatrix) -> ImmutableMatrix:
 def _rational_storage(stored: ImmutableMatrix | DomainMatrix) -> DomainMatrix | None:
     """A projection as a dense DomainMatrix over QQ when it is rational, else None."""
     if isinstance(stored, ImmutableMatrix):
-        return _storage(stored).convert_to(QQ).to_dense() if _is_rational(stored) else None
+        return _over_QQ(stored) if _is_rational(stored) else None
     return stored
+
+
+def _over_QQ(M: ImmutableMatrix) -> DomainMatrix:
+    """A rational SymPy matrix's storage as a dense DomainMatrix over QQ (no entry goes through SymPy)."""
+    return _storage(M).convert_to(QQ).to_dense()
 
 
 def _fractions(stored: DomainMatrix) -> list[list[tuple[int, int]]]:
@@ -263,16 +271,18 @@ class Values:
     numeric: list[list[mpmath.mpf]] | None
 
     @classmethod
-    def of(cls, V: ImmutableMatrix | DomainMatrix, matrix: Callable[[], ImmutableMatrix] | None = None) -> Values:
-        """V's values; `matrix` gives V as a SymPy matrix when V is stored as a DomainMatrix."""
-        if not isinstance(V, ImmutableMatrix):
-            return cls(matrix or (lambda: _matrix(V)), cls._integers(_fractions(V)), None)
+    def of(cls, V: ImmutableMatrix) -> Values:
         rows = entries(V)
         if any(any_symbolic(row) for row in rows):
             return cls(lambda: V, None, None)
         if all(v.is_Rational for row in rows for v in row):
             return cls(lambda: V, cls._integers([[(int(v.p), int(v.q)) for v in row] for row in rows]), None)
         return cls(lambda: V, None, [[approx.number(v) for v in column] for column in zip(*rows, strict=True)])
+
+    @classmethod
+    def of_fractions(cls, fractions: list[list[tuple[int, int]]], matrix: Callable[[], ImmutableMatrix]) -> Values:
+        """A rational V given as its fractions (Attention.fractions); `matrix` gives it as a SymPy matrix."""
+        return cls(matrix, cls._integers(fractions), None)
 
     @staticmethod
     def _integers(rows: list[list[tuple[int, int]]]) -> list[tuple[int, list[int]]]:
@@ -400,7 +410,8 @@ def attention(
         raw = {i: scores(result.Q.row(i), result.K) for i in focus}
         if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
             _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
-    values = Values.of(stored["V"], lambda: result.V)
+    fractions = result.fractions("V")
+    values = Values.of(result.V) if fractions is None else Values.of_fractions(fractions, lambda: result.V)
     queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i])) for i in focus)
     return result
 
