@@ -224,11 +224,11 @@ def _hand_friendly(section: SectionSpec, result: Any) -> bool:
     """No all-zero rows anywhere and no all-zero column in Q, K or V; for every query asked about, one clear
     largest weight, scaled scores within ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds
     away (each at least MIN_WEIGHT). Judged on the section's computed result, which the version then keeps."""
-    from ..attention import MultiHead
+    from ..attention import MultiHead, entries, flat_entries
     from ..numfmt import to_decimal
 
     if isinstance(result, MultiHead):
-        if all(v == 0 for row in section.W_O.values.tolist() for v in row):
+        if all(v == 0 for v in flat_entries(section.W_O.values)):
             return False
         runs = [(section.X.values, section.X.values, attention) for attention in result.attentions]
         focus = section.tokens.index(section.focus)
@@ -238,7 +238,7 @@ def _hand_friendly(section: SectionSpec, result: Any) -> bool:
         focus = section.tokens.index(section.focus[0])
     for X, source, attention in runs:
         for matrix in (X, source, attention.Q, attention.K, attention.V):
-            rows = matrix.tolist()
+            rows = entries(matrix)
             if any(all(v == 0 for v in row) for row in rows):
                 return False
             computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V

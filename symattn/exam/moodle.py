@@ -9,10 +9,11 @@ from decimal import Decimal
 from math import lcm
 from typing import Any
 
-from sympy import Expr
-from sympy.matrices import MatrixBase
+from sympy import Expr, ImmutableMatrix
 
 from .. import i18n
+from ..attention import entries as rows_of
+from ..attention import flat_entries
 from ..model import Derivation, Name, ScaleFactor, Token
 from ..numfmt import format_numbers, to_decimal
 from .paper import POINTS, part_key
@@ -161,7 +162,7 @@ class MoodleWriter:
 
     def blank_table(self, tokens, result, head: int | None, letters: str = "QKV") -> str:
         header = "".join(f"<th>{self.name(Name(c, head=head))}</th>" for c in letters)
-        matrices = [getattr(result, c).tolist() for c in letters]
+        matrices = [rows_of(getattr(result, c)) for c in letters]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
             + "".join(f"<td>{self.blanks(matrix[i])}</td>" for matrix in matrices) + "</tr>"
@@ -186,12 +187,12 @@ class MoodleWriter:
         return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
                  else format_numbers([v], self.digits, places or 0)[0].text
                  for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
-                for i, row in enumerate(matrix.values.tolist())]
+                for i, row in enumerate(rows_of(matrix.values))]
 
 
 def entries(values) -> list[Expr]:
-    """The values, a matrix's row by row (read at once: reading one entry of a matrix converts it)."""
-    return [v for row in values.tolist() for v in row] if isinstance(values, MatrixBase) else list(values)
+    """The values, a matrix's row by row."""
+    return list(flat_entries(values)) if isinstance(values, ImmutableMatrix) else list(values)
 
 
 def safe(text: str) -> str:
