@@ -9,8 +9,9 @@ from sympy import E, Rational, simplify, sqrt
 
 from symattn.derivation import derive, derive_spec
 from symattn.errors import RenderError
-from symattn.model import Step
+from symattn.model import Name, Step
 from symattn.render.latex import LatexRenderer, escape, render_latex, visible_width, wrap
+from symattn.render.markdown import MarkdownRenderer
 from symattn.validate import parse_spec
 
 
@@ -29,8 +30,8 @@ def test_love_query_is_written_out_term_by_term(mt_tex):
 def test_every_encoder_key_and_value_product_is_written_out(mt_tex):
     tex = mt_tex["ja"]
     for token in ("I", "love", "machine", "learning"):
-        assert rf"{{K}}_{{\text{{{token}}}}} &= {{x}}_{{\text{{{token}}}}} \cdot W_K" in tex
-        assert rf"{{V}}_{{\text{{{token}}}}} &= {{x}}_{{\text{{{token}}}}} \cdot W_V" in tex
+        assert rf"{{K}}_{{\mathrm{{{token}}}}} &= {{x}}_{{\mathrm{{{token}}}}} \cdot W_K" in tex
+        assert rf"{{V}}_{{\mathrm{{{token}}}}} &= {{x}}_{{\mathrm{{{token}}}}} \cdot W_V" in tex
     assert r"[-0.080,\  1.341]" in tex
 
 
@@ -69,6 +70,16 @@ def test_user_text_is_escaped():
     assert r"\input{" not in tex and r"\directlua{" not in tex
     assert r"\textbackslash{}input\{/etc/hostname\}\}\$\%\#\&\_\^{}\textasciitilde{}\textbackslash{}directlua" in tex
     assert escape("私は") == "私は"
+
+
+def test_subscript_words_are_mathrm_when_plain_ascii_else_escaped_text():
+    latex = LatexRenderer(lang="en")
+    assert latex.name(Name("Q", token="love2")) == r"{Q}_{\mathrm{love2}}"
+    assert latex.name(Name("z", label="concat")) == r"{z}_{\mathrm{concat}}"
+    assert latex.name(Name("x", token="私は")) == r"{x}_{\text{私は}}"
+    assert latex.name(Name("x", token="a b")) == r"{x}_{\text{a b}}"  # \mathrm would drop the space
+    assert latex.name(Name("x", token="a_b$")) == r"{x}_{\text{a\_b\$}}"
+    assert MarkdownRenderer(lang="en").name(Name("Q", token="love")) == r"{Q}_{\text{love}}"  # MathJax, KaTeX
 
 
 def test_wide_rows_break_across_lines():
@@ -125,7 +136,7 @@ def test_computed_heads_are_derived():
     assert result.output.shape == (1, 1)
     assert simplify(result.output[0] - (w_a + 2)) == 0
     tex = render_latex(derivation)
-    assert r"W_Q^{(1)}" in tex and r"{z}^{(2)}_{\text{a}}" in tex
+    assert r"W_Q^{(1)}" in tex and r"{z}^{(2)}_{\mathrm{a}}" in tex
 
 
 def _tex(**overrides):
@@ -145,7 +156,7 @@ def test_unscaled_scores_skip_the_scaling():
 def test_scale_by_a_given_number():
     tex = _tex(scale="2.5")
     assert "dividing them by $2.5$" in tex
-    assert r"{a}_{\text{a}} &= \frac{1}{2.5} = 0.4" in tex
+    assert r"{a}_{\mathrm{a}} &= \frac{1}{2.5} = 0.4" in tex
 
 
 def test_d_k_4_scales_by_2():
@@ -157,7 +168,7 @@ def test_d_k_4_scales_by_2():
 def test_exact_mode_shows_surds_and_exponents():
     tex = render_latex(derive("mt"), exact=True)
     assert r"\frac{1.158}{\sqrt{2}} = \frac{579 \sqrt{2}}{1000} \approx 0.8188" in tex
-    assert r"e^{{a}_{\text{I}}} &= e^{\frac{579 \sqrt{2}}{1000}} \approx 2.2678" in tex
+    assert r"e^{{a}_{\mathrm{I}}} &= e^{\frac{579 \sqrt{2}}{1000}} \approx 2.2678" in tex
     assert r"\frac{579 \sqrt{2}}{1000}" not in render_latex(derive("mt"))
 
 
@@ -171,18 +182,18 @@ def test_matrix_form_for_all_tokens():
 
 def test_symbolic_mode_gives_the_general_formulas():
     tex = render_latex(derive("symbolic"))
-    assert r"{Q}_{\text{love}} &= [x_{21} + 0.1 x_{22},\  0.2 x_{21} + 0.9 x_{22}]" in tex
+    assert r"{Q}_{\mathrm{love}} &= [x_{21} + 0.1 x_{22},\  0.2 x_{21} + 0.9 x_{22}]" in tex
     assert r"0.62 x_{21}^{2} + 0.05 x_{21} x_{22} + 0.87 x_{22}^{2}" in tex  # q_love · k_love, expanded
-    assert r"{w}_{\text{love}} &= \frac{e^{{a}_{\text{love}}}}{Z}" in tex
+    assert r"{w}_{\mathrm{love}} &= \frac{e^{{a}_{\mathrm{love}}}}{Z}" in tex
     assert r"\approx" not in tex.split(r"\begin{document}")[1]  # nothing is rounded
 
 
 def test_inputs_are_shown_as_typed():
     tex = _tex(X=[["1/3", "0.50"], ["2", "-1/4"]], focus="b")
-    assert r"{x}_{\text{b}} &= [2,\  -\tfrac{1}{4}]" in tex
+    assert r"{x}_{\mathrm{b}} &= [2,\  -\tfrac{1}{4}]" in tex
     assert r"\tok{a} & $[\tfrac{1}{3},\ 0.50]$" in tex  # the embedding table row of a
     assert r"[2 \cdot 1 + (-\tfrac{1}{4}) \cdot 0," in tex
-    assert r"{Q}_{\text{a}} &= {x}_{\text{a}}" not in tex  # focus is b only
+    assert r"{Q}_{\mathrm{a}} &= {x}_{\mathrm{a}}" not in tex  # focus is b only
 
 
 def test_exact_mode_writes_rationals_as_fractions():
@@ -197,7 +208,7 @@ def test_exact_mode_writes_rationals_as_fractions():
 
 def test_large_values_and_many_digits_do_not_crash():
     tex = _tex(X=[["7", "7"], ["1", "0"]], focus="a")  # a score of 98/√2: e^{69.3} ≈ 1.2e30
-    assert r"e^{{a}_{\text{a}}} &\approx 1244721445663104714149895783195.8429" in tex
+    assert r"e^{{a}_{\mathrm{a}}} &\approx 1244721445663104714149895783195.8429" in tex
     assert r"\approx [0.168815323768742133610818221426" in render_latex(derive("mt", digits=30))
 
 
@@ -216,12 +227,12 @@ def test_a_given_d_k_is_explained_as_given():
 def test_rounded_factors_give_approx():
     tex = _tex(X=[["1/3", "0"], ["0", "1"]], W_K=[["3", "0"], ["0", "1"]], focus="a")
     # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3
-    assert r"{Q}_{\text{a}} \cdot {K}_{\text{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
+    assert r"{Q}_{\mathrm{a}} \cdot {K}_{\mathrm{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
 
 
 def test_rows_share_their_matrix_decimals():
     tex = _tex(X=[["0.9", "0"], ["0.125", "1"]], focus="a")
-    assert r"{K}_{\text{a}} &= {x}_{\text{a}} \cdot W_K" in tex
+    assert r"{K}_{\mathrm{a}} &= {x}_{\mathrm{a}} \cdot W_K" in tex
     assert r"&= [0.900,\  0.000]" in tex  # K_a as in the table of all keys (0.125 sets three decimals)
 
 

@@ -52,8 +52,10 @@ NOTATION = {
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
 }
-# Fixed (non-token) subscripts.
-LABELS = {"concat": r"\text{concat}", "final": r"\text{final}"}
+# Fixed (non-token) subscripts: the word written under the symbol.
+LABELS = {"concat": "concat", "final": "final"}
+# A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
 DOCUMENT_CLASS = {"ja": "ltjsarticle", "en": "article"}
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
 _MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
@@ -186,6 +188,14 @@ class LatexRenderer:
         """User text inside \\text{} in math."""
         return escape(text)
 
+    def subscript_word(self, word: str, user_text: bool = True) -> str:
+        """A token name (user text) or a fixed label as a subscript: \\mathrm{love} for plain ASCII, else \\text{...}.
+        \\text typesets its text in all four math styles (\\mathchoice) and luatexja processes each of those boxes:
+        \\mathrm saves ~0.2 s of the mt PDF."""
+        if _PLAIN_WORD.fullmatch(word):
+            return rf"\mathrm{{{word}}}"
+        return rf"\text{{{self.math_text(word) if user_text else word}}}"
+
     def token(self, name: str) -> str:
         """A token name in running text or a table cell."""
         return rf"\tok{{{escape(name)}}}"
@@ -216,7 +226,11 @@ class LatexRenderer:
         base = NOTATION.get(name.base)
         if base is None:
             raise RenderError(f"no notation for {name.base!r}")
-        sub = rf"\text{{{self.math_text(name.token)}}}" if name.token is not None else LABELS.get(name.label or "", "")
+        if name.token is not None:
+            sub = self.subscript_word(name.token)
+        else:
+            label = LABELS.get(name.label or "")
+            sub = self.subscript_word(label, user_text=False) if label else ""
         sup = f"^{{({name.head})}}" if name.head is not None else ""
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 

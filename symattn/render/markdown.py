@@ -21,6 +21,10 @@ class MarkdownRenderer(LatexRenderer):
     def escape_text(self, text: str) -> str:
         return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
 
+    def subscript_word(self, word: str, user_text: bool = True) -> str:
+        """Always \\text{...}: MathJax, KaTeX and MathML set it as text, at no cost."""
+        return rf"\text{{{self.math_text(word) if user_text else word}}}"
+
     def token(self, name: str) -> str:
         code = name.replace("|", "\\|")  # a pipe would end a table cell
         return f"`` {code} ``" if "`" in name else f"`{code}`"
