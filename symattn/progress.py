@@ -40,3 +40,30 @@ class Progress:
         bar = "#" * filled + "-" * (self.width - filled)
         self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
         self.stream.flush()
+
+
+class Counter:
+    """`label: 57`, redrawn in place on a terminal, for work whose total is not known beforehand (the pages of a
+    PDF being compiled); silent elsewhere, where a closing count would only lengthen logs."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label, self.count = label, 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+
+    def update(self, count: int) -> None:
+        if self.live and count != self.count:
+            self.stream.write(f"\r{self.label}: {count}")
+            self.stream.flush()
+        self.count = count
+
+    def close(self) -> None:
+        if self.live and self.count:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def __enter__(self) -> Counter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

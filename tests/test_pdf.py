@@ -96,6 +96,18 @@ def test_latex_started_early_stops_when_no_document_comes():
     assert run._process.returncode is not None and not run.folder.exists()
 
 
+def test_the_pages_written_are_counted_while_latex_runs(tmp_path):
+    """The progress display is told how many pages LuaTeX has written: a count that only grows, ending with every
+    page of the PDF."""
+    source = r"\documentclass{article}\begin{document}" + r"page\newpage " * 40 + r"last\end{document}"
+    seen: list[int] = []
+    with LatexRun() as run:
+        (tmp_path / "pages.pdf").write_bytes(run.finish(source, on_page=seen.append)[0])
+    info = subprocess.run(["pdfinfo", str(tmp_path / "pages.pdf")], capture_output=True, text=True, check=True)
+    assert "Pages:           41" in info.stdout
+    assert seen == sorted(seen) and seen[-1] == 41
+
+
 def test_log_excerpt_picks_error_lines():
     log = "This is LuaTeX\n(./a.tex\n! Undefined control sequence.\nl.3 \\foo\n\nmore\n"
     assert log_excerpt(log) == "! Undefined control sequence. | l.3 \\foo"

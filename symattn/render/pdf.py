@@ -7,6 +7,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import LatexError, TexNotFoundError
@@ -40,9 +43,13 @@ def compile_with_log(tex_source: str, jobname: str = "document", timeout: float 
 
 
 # LuaLaTeX's first file: wait for one line on standard input ("go" once the document is written; end of file, as
-# when symattn fails or is killed, stops LuaTeX at once), then read the document.
+# when symattn fails or is killed, stops LuaTeX at once), then read the document; print a mark on the terminal
+# after each page written (TeX flushes the terminal there), which LatexRun counts for the progress display.
 _DOCUMENT = "symattn-document.tex"
-_START = rf'\directlua{{if io.read("l") \string~= "go" then os.exit(3) end}}\input{{{_DOCUMENT}}}' + "\n"
+_PAGE_MARK = "@symattn-page"
+_START = (rf'\directlua{{if io.read("l") \string~= "go" then os.exit(3) end '
+          rf'luatexbase.add_to_callback("finish_pdfpage", function() texio.write_nl("term", "{_PAGE_MARK}") end, '
+          rf'"symattn.pages")}}\input{{{_DOCUMENT}}}' + "\n")
 
 
 class LatexRun:
@@ -65,19 +72,40 @@ class LatexRun:
             self._process = subprocess.Popen(command, cwd=self.folder, env=latex_environment(),
                                              stdin=subprocess.PIPE, stdout=terminal, stderr=subprocess.STDOUT)
 
-    def finish(self, tex_source: str, timeout: float = 600) -> tuple[bytes, str]:
-        """Hand over the complete .tex source; return the PDF's bytes and the log, or raise LatexError."""
+    def finish(self, tex_source: str, timeout: float = 600,
+               on_page: Callable[[int], None] | None = None) -> tuple[bytes, str]:
+        """Hand over the complete .tex source; return the PDF's bytes and the log, or raise LatexError.
+        `on_page(n)` is told the number of pages written so far, a few times a second while LuaTeX runs."""
         (self.folder / _DOCUMENT).write_text(tex_source, encoding="utf-8")
         try:
-            self._process.communicate(b"go\n", timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise LatexError(f"LaTeX did not finish within {timeout:.0f} s") from None
+            self._process.stdin.write(b"go\n")
+            self._process.stdin.close()
+        except BrokenPipeError:  # LuaTeX has already stopped: its log says why
+            pass
+        self._wait(timeout, on_page or (lambda pages: None))
         pdf, log = self.folder / f"{self.jobname}.pdf", self.folder / f"{self.jobname}.log"
         text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
         if self._process.returncode != 0 or not pdf.is_file():
             text = text or (self.folder / "terminal.txt").read_text(encoding="utf-8", errors="replace")
             raise LatexError("LaTeX failed: " + log_excerpt(text))
         return pdf.read_bytes(), text
+
+    def _wait(self, timeout: float, on_page: Callable[[int], None]) -> None:
+        """Wait for LuaTeX to end, telling `on_page` the pages written so far; LatexError after `timeout` s.
+        A thread waits for the process, so its end is seen at once (Popen.wait with a timeout polls)."""
+        deadline, pages, mark, tail = time.monotonic() + timeout, 0, _PAGE_MARK.encode(), b""
+        waiter = threading.Thread(target=self._process.wait, daemon=True)
+        waiter.start()
+        with open(self.folder / "terminal.txt", "rb") as terminal:
+            while True:
+                waiter.join(max(min(0.25, deadline - time.monotonic()), 0))
+                text = tail + terminal.read()
+                pages, tail = pages + text.count(mark), text[-(len(mark) - 1):]  # a mark cut in two is counted once
+                on_page(pages)
+                if not waiter.is_alive():
+                    return
+                if time.monotonic() >= deadline:
+                    raise LatexError(f"LaTeX did not finish within {timeout:.0f} s")
 
     def close(self) -> None:
         """Stop LuaLaTeX if it still runs, and delete its folder."""

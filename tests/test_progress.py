@@ -1,0 +1,36 @@
+"""The progress displays: drawn in place on a terminal, quiet (or one closing line) in logs."""
+
+from __future__ import annotations
+
+import io
+
+from symattn.progress import Counter, Progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_counter_redraws_its_count_on_a_terminal_and_ends_the_line():
+    stream = Terminal()
+    with Counter("PDF pages written", stream) as pages:
+        for count in (0, 1, 1, 3):
+            pages.update(count)
+    assert stream.getvalue() == "\rPDF pages written: 1\rPDF pages written: 3\n"
+
+
+def test_counter_is_silent_in_logs():
+    stream = io.StringIO()
+    with Counter("PDF pages written", stream) as pages:
+        pages.update(7)
+    assert stream.getvalue() == ""
+
+
+def test_progress_bar_on_a_terminal_and_one_line_in_logs():
+    terminal, log = Terminal(), io.StringIO()
+    for stream in (terminal, log):
+        with Progress("versions", 4, stream, width=4) as bar:
+            bar.advance(3)
+    assert terminal.getvalue().endswith("\rversions [###-] 3/4\n")
+    assert log.getvalue() == "versions: 3/4\n"
