@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from mpmath.libmp import from_int, mpf_div, mpf_exp, mpf_mul_int, mpf_shift, mpf_sum, round_nearest
+from mpmath.libmp import from_int, from_rational, mpf_div, mpf_exp, mpf_mul_int, mpf_shift, mpf_sum, round_nearest
 from sympy import (
     QQ,
     ZZ,
@@ -18,6 +18,7 @@ from sympy import (
     ImmutableMatrix,
     Integer,
     Pow,
+    Rational,
     S,
     Tuple,
     cos,
@@ -38,7 +39,14 @@ if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its
 else:
     fmpz_mat = None
 
+Fraction = tuple[int, int]  # a rational as (numerator, denominator > 0) in lowest terms
+FractionRow = tuple[Fraction | None, ...]  # None: a masked key's logit, −∞
 _PREC = mpmath.libmp.dps_to_prec(approx.WORKING_DIGITS + 10)  # the working precision, in bits
+
+
+def rationals(fractions: FractionRow) -> tuple[Expr, ...]:
+    """A row of fractions as SymPy numbers (−∞ for a masked key)."""
+    return tuple(S.NegativeInfinity if f is None else Rational(*f) for f in fractions)
 
 
 @dataclass(frozen=True)
@@ -62,11 +70,27 @@ class Softmax:
     The SymPy forms (exps, total, weights) are built when first read. An answer key needs only the logits (e^{a}
     prints from a) and the numbers, and building 4,096 exponentials and weights costs ~0.4 s at n = 64. When they
     are built, the row's numbers are filed for them (approx), so that documents never evaluate them again.
+    Rational logits may be given as `fractions` instead: they become SymPy numbers when first read, as `logits`.
     """
 
-    def __init__(self, logits: tuple[Expr, ...], numbers: RowNumbers | None = None) -> None:
-        self.logits = tuple(logits)
+    def __init__(self, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
+                 fractions: FractionRow | None = None) -> None:
+        if logits is not None:
+            self.logits = tuple(logits)  # in the instance's dict: the cached property is not consulted
+        self.fractions = fractions
         self.numbers = numbers
+
+    @cached_property
+    def logits(self) -> tuple[Expr, ...]:
+        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
+        return rationals(self.fractions)
+
+    @property
+    def masked(self) -> tuple[bool, ...]:
+        """Whether each key is masked (logit −∞, weight exactly 0)."""
+        if self.fractions is not None:
+            return tuple(f is None for f in self.fractions)
+        return tuple(a is S.NegativeInfinity for a in self.logits)
 
     @cached_property
     def exps(self) -> tuple[Expr, ...]:
@@ -105,14 +129,26 @@ class Softmax:
 
 @dataclass(frozen=True)
 class QueryAttention:
-    """What one query does: raw scores, scaled scores, softmax weights, weighted sum of the values."""
+    """What one query does: raw scores, scaled scores (the softmax's logits), softmax weights, weighted sum of the
+    values. Rational scores are kept as fractions (`score_fractions`, the softmax's `fractions`) until read as
+    SymPy numbers: an answer key reads the fractions, and 2 × 4,096 SymPy rationals cost ~30 ms at n = 64."""
 
     row: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # the query vector, when asked for
-    scores: tuple[Expr, ...]
+    raw: tuple[Expr, ...] | None  # the raw scores as SymPy numbers, or None when given as score_fractions
     scale: Expr
-    scaled: tuple[Expr, ...]
     softmax: Softmax
     values: Values = field(repr=False, compare=False)
+    score_fractions: FractionRow | None = None
+
+    @cached_property
+    def scores(self) -> tuple[Expr, ...]:
+        """The raw scores q·k_j as SymPy numbers."""
+        return self.raw if self.score_fractions is None else rationals(self.score_fractions)
+
+    @property
+    def scaled(self) -> tuple[Expr, ...]:
+        """The scaled scores: the softmax's logits."""
+        return self.softmax.logits
 
     @cached_property
     def query(self) -> ImmutableMatrix:
@@ -359,6 +395,14 @@ def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
     return _row_numbers(numbers, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
 
 
+def fraction_numbers(logits: FractionRow, V: Values) -> RowNumbers | None:
+    """row_numbers() of rational logits given as fractions (each logit's number as approx.to_mpf gives it)."""
+    if not V.is_numeric:
+        return None
+    numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
+    return _row_numbers(numbers, V, distinct=len(set(logits) - {None}))
+
+
 def _mpf(value: tuple) -> mpmath.mpf:
     """An mpmath number of a raw libmp value."""
     return mpmath.mp.make_mpf(value)
@@ -411,7 +455,15 @@ def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableM
             for a, number in filed:
                 if number is not None:
                     approx.remember(a, number / divisor)
-    return QueryAttention(row, raw, scale, scaled, Softmax(scaled, row_numbers(scaled, V)), V)
+    return QueryAttention(row, raw, scale, Softmax(scaled, row_numbers(scaled, V)), V)
+
+
+def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, scale: Expr, raw: FractionRow,
+                     scaled: FractionRow) -> QueryAttention:
+    """attend() of rational scores given as fractions, raw and scaled (None where masked): no SymPy number is
+    made until one is read."""
+    softmax = Softmax(numbers=fraction_numbers(scaled, V), fractions=scaled)
+    return QueryAttention(query, None, scale, softmax, V, score_fractions=raw)
 
 
 def attention(
@@ -436,17 +488,32 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     left, right = (_rational_storage(stored[name]) for name in "QK")
+    kept = left is not None and right is not None and scale.is_Rational  # rational logits, kept as fractions
     if left is not None and right is not None:  # all raw scores at once: QKᵀ, one exact product
-        products = (left * right.transpose()).to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
-        raw = {i: tuple(products[i]) for i in focus}
+        products = left * right.transpose()
+        if kept:
+            raw, scaled = _fractions(products), _fractions(products * QQ.from_sympy(1 / scale))
+        else:
+            rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
+            raw = {i: tuple(rows[i]) for i in focus}
     else:
         raw = {i: scores(result.Q.row(i), result.K) for i in focus}
         if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
             _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
     fractions = result.fractions("V")
     values = Values.of(result.V) if fractions is None else Values.of_fractions(fractions, lambda: result.V)
-    queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i])) for i in focus)
+    if kept:
+        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, scale, tuple(raw[i]),
+                                            _masked(scaled[i], allowed(i)))) for i in focus)
+    else:
+        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i]))
+                       for i in focus)
     return result
+
+
+def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> FractionRow:
+    """A row of logits with each masked key's (allowed[j] false) replaced by None, −∞."""
+    return tuple(logits) if allowed is None else tuple(f if ok else None for f, ok in zip(logits, allowed, strict=True))
 
 
 def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],

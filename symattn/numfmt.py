@@ -268,10 +268,10 @@ def fraction_coefficients_latex(columns: Iterable[Iterable[tuple[int, int]]]) ->
             for column in columns]
 
 
-def softmax_latex(logits: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
-    """The exact softmax forms of one row, in token order: Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each
-    output entry (Σ_j v_j e^{a_j}) / Z. Z is named, not repeated: each form stays n terms long, not 2n."""
-    terms = [exponential_latex(a) for a in logits]  # None: a masked key, adding 0
+def softmax_latex(terms: list[str | None], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
+    """The exact softmax forms of one row, in token order, from its terms e^{a_k} (exponential_latex; None: a
+    masked key, adding 0): Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each output entry (Σ_j v_j e^{a_j}) / Z.
+    Z is named, not repeated: each form stays n terms long, not 2n."""
     total = _joined([term for term in terms if term is not None]) or "0"
     weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
     outputs = []
@@ -286,9 +286,14 @@ def exponential_latex(a: Expr) -> str | None:
     """SymPy's LaTeX of e^a (e^{\\frac{3}{4}}, e, 1), written from the exponent; None for e^{−∞} = 0."""
     if a is S.NegativeInfinity:
         return None
-    if a.is_Rational and a is not S.Zero and a is not S.One:
-        return f"e^{{{_quick_latex(a)}}}"
+    if a.is_Rational:
+        return fraction_exponential_latex(int(a.p), int(a.q))
     return exact_latex(exponential(a), decimals=False)
+
+
+def fraction_exponential_latex(p: int, q: int) -> str:
+    """exponential_latex() of the rational p/q (q > 0, in lowest terms): 1, e, e^{- \\frac{3}{4}}."""
+    return "1" if p == 0 else "e" if p == q == 1 else f"e^{{{fraction_latex(p, q)}}}"
 
 
 def _factor(value: Expr) -> str:

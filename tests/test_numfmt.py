@@ -84,3 +84,13 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
     for x in values:
         for signed in (x, -x):
             assert significant_approximation(signed) == reference(signed), signed
+
+
+def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
+    from symattn.canonical import exponential
+    from symattn.numfmt import exact_latex, fraction_exponential_latex
+
+    for value in (Rational(0), Rational(1), Rational(-1), Rational(5), Rational(-3, 4), Rational(7, 2),
+                  Rational(-123457, 80000)):
+        text = exact_latex(exponential(value), decimals=False)
+        assert fraction_exponential_latex(int(value.p), int(value.q)) == text
