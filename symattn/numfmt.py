@@ -180,9 +180,10 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     if not mantissa:  # zero: the Decimal route's own spelling
         return _rounded(approx_decimal(approximation, figures + _GUARD_DIGITS), figures)
     magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
-    while _scaled(mantissa, exponent, figures - 1 - magnitude)[0] >= _ten(figures):
-        magnitude += 1
     whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
+    while whole >= _ten(figures):
+        magnitude += 1
+        whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
     if whole == _ten(figures) - 1:  # 99…9: the Decimal route's digits may have rounded up to the next power of 10
         carry = approx_decimal_digits(figures + _GUARD_DIGITS)
         top, remainder, below = _scaled(mantissa, exponent, carry - 1 - magnitude)
