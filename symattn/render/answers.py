@@ -11,6 +11,7 @@ from .. import __version__
 from ..attention import Attention, FractionRow, MultiHead, QueryAttention, entries
 from ..model import Derivation, DerivedSection
 from ..numfmt import (
+    Coefficients,
     coefficients_latex,
     exact_latex,
     exponential_latex,
@@ -62,7 +63,7 @@ def _fraction_exact_row(fractions: FractionRow) -> list[str]:
     return [_MINUS_INFINITY_LATEX if f is None else fraction_latex(*f) for f in fractions]
 
 
-def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[str, Any]:
+def _query(query: QueryAttention, coefficients: Coefficients) -> dict[str, Any]:
     (scores, scaled), (exact_scores, exact_scaled), terms = _scores(query)
     answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
     answer["weights"], answer["output"] = _softmax_numbers(query)
