@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
+from mpmath.libmp import from_int, from_rational, mpf_div, mpf_exp, mpf_mul_int, mpf_shift, mpf_sum, round_nearest
 from sympy import (
     QQ,
     ZZ,
@@ -17,6 +18,7 @@ from sympy import (
     ImmutableMatrix,
     Integer,
     Pow,
+    Rational,
     S,
     Tuple,
     cos,
@@ -24,12 +26,27 @@ from sympy import (
     sin,
     sqrt,
 )
+from sympy.external.gmpy import GROUND_TYPES
 from sympy.polys.matrices import DomainMatrix
 
 from . import approx
 from .canonical import exp_sum, exponential, quotient
 from .symbols import any_symbolic, is_symbolic
 from .weighted import Parts, WeightedAverage
+
+if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
+    from flint import fmpz_mat
+else:
+    fmpz_mat = None
+
+Fraction = tuple[int, int]  # a rational as (numerator, denominator > 0) in lowest terms
+FractionRow = tuple[Fraction | None, ...]  # None: a masked key's logit, −∞
+_PREC = mpmath.libmp.dps_to_prec(approx.WORKING_DIGITS + 10)  # the working precision, in bits
+
+
+def rationals(fractions: FractionRow) -> tuple[Expr, ...]:
+    """A row of fractions as SymPy numbers (−∞ for a masked key)."""
+    return tuple(S.NegativeInfinity if f is None else Rational(*f) for f in fractions)
 
 
 @dataclass(frozen=True)
@@ -53,11 +70,27 @@ class Softmax:
     The SymPy forms (exps, total, weights) are built when first read. An answer key needs only the logits (e^{a}
     prints from a) and the numbers, and building 4,096 exponentials and weights costs ~0.4 s at n = 64. When they
     are built, the row's numbers are filed for them (approx), so that documents never evaluate them again.
+    Rational logits may be given as `fractions` instead: they become SymPy numbers when first read, as `logits`.
     """
 
-    def __init__(self, logits: tuple[Expr, ...], numbers: RowNumbers | None = None) -> None:
-        self.logits = tuple(logits)
+    def __init__(self, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
+                 fractions: FractionRow | None = None) -> None:
+        if logits is not None:
+            self.logits = tuple(logits)  # in the instance's dict: the cached property is not consulted
+        self.fractions = fractions
         self.numbers = numbers
+
+    @cached_property
+    def logits(self) -> tuple[Expr, ...]:
+        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
+        return rationals(self.fractions)
+
+    @property
+    def masked(self) -> tuple[bool, ...]:
+        """Whether each key is masked (logit −∞, weight exactly 0)."""
+        if self.fractions is not None:
+            return tuple(f is None for f in self.fractions)
+        return tuple(a is S.NegativeInfinity for a in self.logits)
 
     @cached_property
     def exps(self) -> tuple[Expr, ...]:
@@ -96,14 +129,26 @@ class Softmax:
 
 @dataclass(frozen=True)
 class QueryAttention:
-    """What one query does: raw scores, scaled scores, softmax weights, weighted sum of the values."""
+    """What one query does: raw scores, scaled scores (the softmax's logits), softmax weights, weighted sum of the
+    values. Rational scores are kept as fractions (`score_fractions`, the softmax's `fractions`) until read as
+    SymPy numbers: an answer key reads the fractions, and 2 × 4,096 SymPy rationals cost ~30 ms at n = 64."""
 
     row: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # the query vector, when asked for
-    scores: tuple[Expr, ...]
+    raw: tuple[Expr, ...] | None  # the raw scores as SymPy numbers, or None when given as score_fractions
     scale: Expr
-    scaled: tuple[Expr, ...]
     softmax: Softmax
     values: Values = field(repr=False, compare=False)
+    score_fractions: FractionRow | None = None
+
+    @cached_property
+    def scores(self) -> tuple[Expr, ...]:
+        """The raw scores q·k_j as SymPy numbers."""
+        return self.raw if self.score_fractions is None else rationals(self.score_fractions)
+
+    @property
+    def scaled(self) -> tuple[Expr, ...]:
+        """The scaled scores: the softmax's logits."""
+        return self.softmax.logits
 
     @cached_property
     def query(self) -> ImmutableMatrix:
@@ -310,6 +355,11 @@ class Values:
     def is_numeric(self) -> bool:
         return self.integers is not None or self.numeric is not None
 
+    @cached_property
+    def numerators(self):
+        """The integers' numerators as a python-flint matrix, keys by columns (made when first read, with flint)."""
+        return fmpz_mat([list(row) for row in zip(*(numerators for _, numerators in self.integers), strict=True)])
+
 
 def _numeric(logits: tuple[Expr, ...], V: Values) -> bool:
     """Whether a row's softmax and the values are numbers (else formulas: nothing to evaluate)."""
@@ -338,24 +388,51 @@ def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
     """Evaluate a row's softmax once (Z once, not once per weight) and its outputs; None for formulas."""
     if not _numeric(logits, V):
         return None
-    with mpmath.workdps(approx.WORKING_DIGITS + 10):
-        numbers = [None if a is S.NegativeInfinity else approx.number(a) for a in logits]
-        exps = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in numbers]
-        total = mpmath.fsum(exps)
-        for a, value in zip(logits, numbers, strict=True):  # shown again and again: in lines, vectors, tables
-            if value is not None and not a.is_Rational:
-                approx.remember(a, value)
-        weights = [e / total for e in exps]
-        if V.integers is None:
+    numbers = [None if a is S.NegativeInfinity else approx.number(a) for a in logits]
+    for a, value in zip(logits, numbers, strict=True):  # shown again and again: in lines, vectors, tables
+        if value is not None and not a.is_Rational:
+            approx.remember(a, value)
+    return _row_numbers(numbers, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
+
+
+def fraction_numbers(logits: FractionRow, V: Values) -> RowNumbers | None:
+    """row_numbers() of rational logits given as fractions (each logit's number as approx.to_mpf gives it)."""
+    if not V.is_numeric:
+        return None
+    numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
+    return _row_numbers(numbers, V, distinct=len(set(logits) - {None}))
+
+
+def _mpf(value: tuple) -> mpmath.mpf:
+    """An mpmath number of a raw libmp value."""
+    return mpmath.mp.make_mpf(value)
+
+
+def _row_numbers(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> RowNumbers:
+    """A row's softmax and outputs from its logits' numbers (None: masked), at the working precision. The steps
+    call libmp as mpmath's operators do (the same roundings, the same bits) without their dispatch per call."""
+    exps = [_mpf(mpf_exp(a._mpf_, _PREC, round_nearest)) if a is not None else mpmath.mpf(0) for a in logits]
+    total = _mpf(mpf_sum([e._mpf_ for e in exps], _PREC, round_nearest))
+    weights = [_mpf(mpf_div(e._mpf_, total._mpf_, _PREC, round_nearest)) for e in exps]
+    if V.integers is None:
+        with mpmath.workdps(approx.WORKING_DIGITS + 10):
             outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]
-        else:
-            # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
-            low = min((e.exp for e in exps if e.man), default=0)
-            mantissas = [e.man << (e.exp - low) if e.man else 0 for e in exps]
-            outputs = [mpmath.ldexp(mpmath.mpf(sum(map(operator.mul, mantissas, numerators))), low)
-                       / (total * denominator) for denominator, numerators in V.integers]
-    distinct = {a for a in logits if a is not S.NegativeInfinity}
-    return RowNumbers(exps, total, weights, outputs, irrational=len(distinct) > 1)
+    else:
+        # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
+        low = min((e.exp for e in exps if e.man), default=0)
+        sums = _integer_sums([e.man << (e.exp - low) if e.man else 0 for e in exps], V)
+        outputs = [_mpf(mpf_div(mpf_shift(from_int(s, _PREC, round_nearest), low),
+                                mpf_mul_int(total._mpf_, denominator, _PREC, round_nearest), _PREC, round_nearest))
+                   for s, (denominator, _) in zip(sums, V.integers, strict=True)]
+    return RowNumbers(exps, total, weights, outputs, irrational=distinct > 1)
+
+
+def _integer_sums(mantissas: list[int], V: Values) -> list[int]:
+    """Σ_j m_j n_jc for each column c of V's integers: one python-flint product (a third of the time at n = 64)
+    when SymPy runs on flint, else Python's integers."""
+    if fmpz_mat is None:
+        return [sum(map(operator.mul, mantissas, numerators)) for _, numerators in V.integers]
+    return [int(s) for s in (fmpz_mat([mantissas]) * V.numerators).entries()]
 
 
 def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
@@ -378,7 +455,15 @@ def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableM
             for a, number in filed:
                 if number is not None:
                     approx.remember(a, number / divisor)
-    return QueryAttention(row, raw, scale, scaled, Softmax(scaled, row_numbers(scaled, V)), V)
+    return QueryAttention(row, raw, scale, Softmax(scaled, row_numbers(scaled, V)), V)
+
+
+def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, scale: Expr, raw: FractionRow,
+                     scaled: FractionRow) -> QueryAttention:
+    """attend() of rational scores given as fractions, raw and scaled (None where masked): no SymPy number is
+    made until one is read."""
+    softmax = Softmax(numbers=fraction_numbers(scaled, V), fractions=scaled)
+    return QueryAttention(query, None, scale, softmax, V, score_fractions=raw)
 
 
 def attention(
@@ -403,17 +488,32 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     left, right = (_rational_storage(stored[name]) for name in "QK")
+    kept = left is not None and right is not None and scale.is_Rational  # rational logits, kept as fractions
     if left is not None and right is not None:  # all raw scores at once: QKᵀ, one exact product
-        products = (left * right.transpose()).to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
-        raw = {i: tuple(products[i]) for i in focus}
+        products = left * right.transpose()
+        if kept:
+            raw, scaled = _fractions(products), _fractions(products * QQ.from_sympy(1 / scale))
+        else:
+            rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
+            raw = {i: tuple(rows[i]) for i in focus}
     else:
         raw = {i: scores(result.Q.row(i), result.K) for i in focus}
         if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
             _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
     fractions = result.fractions("V")
     values = Values.of(result.V) if fractions is None else Values.of_fractions(fractions, lambda: result.V)
-    queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i])) for i in focus)
+    if kept:
+        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, scale, tuple(raw[i]),
+                                            _masked(scaled[i], allowed(i)))) for i in focus)
+    else:
+        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i]))
+                       for i in focus)
     return result
+
+
+def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> FractionRow:
+    """A row of logits with each masked key's (allowed[j] false) replaced by None, −∞."""
+    return tuple(logits) if allowed is None else tuple(f if ok else None for f, ok in zip(logits, allowed, strict=True))
 
 
 def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],

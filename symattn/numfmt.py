@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from functools import cache, lru_cache
+from itertools import compress
+from operator import add, and_
 
 import mpmath
 from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
@@ -180,9 +182,10 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     if not mantissa:  # zero: the Decimal route's own spelling
         return _rounded(approx_decimal(approximation, figures + _GUARD_DIGITS), figures)
     magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
-    while _scaled(mantissa, exponent, figures - 1 - magnitude)[0] >= _ten(figures):
-        magnitude += 1
     whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
+    while whole >= _ten(figures):
+        magnitude += 1
+        whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
     if whole == _ten(figures) - 1:  # 99…9: the Decimal route's digits may have rounded up to the next power of 10
         carry = approx_decimal_digits(figures + _GUARD_DIGITS)
         top, remainder, below = _scaled(mantissa, exponent, carry - 1 - magnitude)
@@ -256,39 +259,76 @@ def fraction_latex(p: int, q: int) -> str:
     return str(p) if q == 1 else rf"{'- ' if p < 0 else ''}\frac{{{abs(p)}}}{{{q}}}"
 
 
-def coefficients_latex(columns: Iterable[Iterable[Expr]]) -> list[list[str | None]]:
-    """Each value as a coefficient of e^{a_j} in an output's exact form: "" for 1, None for 0, else the exact
-    value and a space (a sum in parentheses). Made once per value matrix, read by every query's softmax_latex."""
-    return [[None if v == 0 else "" if v == 1 else f"{_factor(v)} " for v in column] for column in columns]
+class Coefficients:
+    """A value matrix's columns as coefficients of e^{a_j} in the outputs' exact forms: "" for 1, None for 0, else
+    the exact value and a space. Made once per value matrix, read by every query's softmax_latex.
+
+    `signed` holds each coefficient as it stands after the first term of a sum: " + 3 ", or " -  \\frac{1}{2} " for
+    "- \\frac{1}{2} " (what _joined makes of " + - "), "" for 0; None when a coefficient holds a "+" of its own.
+    """
+
+    def __init__(self, columns: list[list[str | None]]) -> None:
+        self.columns = columns
+        self.present = [[f is not None for f in column] for column in columns]
+        plain = not any("+" in f for column in columns for f in column if f)
+        self.signed = [[_signed(f) for f in column] for column in columns] if plain else None
 
 
-def fraction_coefficients_latex(columns: Iterable[Iterable[tuple[int, int]]]) -> list[list[str | None]]:
+def _signed(factor: str | None) -> str:
+    """A coefficient after the first term: " + " before it, or " - " for its own minus sign; "" for None."""
+    if factor is None:
+        return ""
+    return f" - {factor[1:]}" if factor.startswith("-") else f" + {factor}"
+
+
+def coefficients_latex(columns: Iterable[Iterable[Expr]]) -> Coefficients:
+    """Each value as a coefficient of e^{a_j} in an output's exact form (a sum in parentheses)."""
+    return Coefficients([[None if v == 0 else "" if v == 1 else f"{_factor(v)} " for v in column]
+                         for column in columns])
+
+
+def fraction_coefficients_latex(columns: Iterable[Iterable[tuple[int, int]]]) -> Coefficients:
     """coefficients_latex() of rational values given as (numerator, denominator) pairs in lowest terms."""
-    return [[None if p == 0 else "" if p == q == 1 else f"{fraction_latex(p, q)} " for p, q in column]
-            for column in columns]
+    return Coefficients([[None if p == 0 else "" if p == q == 1 else f"{fraction_latex(p, q)} " for p, q in column]
+                         for column in columns])
 
 
-def softmax_latex(logits: Iterable[Expr], coefficients: list[list[str | None]]) -> tuple[str, list[str], list[str]]:
-    """The exact softmax forms of one row, in token order: Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each
-    output entry (Σ_j v_j e^{a_j}) / Z. Z is named, not repeated: each form stays n terms long, not 2n."""
-    terms = [exponential_latex(a) for a in logits]  # None: a masked key, adding 0
+def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[str, list[str], list[str]]:
+    """The exact softmax forms of one row, in token order, from its terms e^{a_k} (exponential_latex; None: a
+    masked key, adding 0): Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each output entry (Σ_j v_j e^{a_j}) / Z.
+    Z is named, not repeated: each form stays n terms long, not 2n."""
     total = _joined([term for term in terms if term is not None]) or "0"
     weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
-    outputs = []
-    for column in coefficients:
-        numerator = [factor + term for factor, term in zip(column, terms, strict=True)
-                     if factor is not None and term is not None]
-        outputs.append(rf"\frac{{{_joined(numerator) or '0'}}}{{Z}}")
-    return total, weights, outputs
+    if coefficients.signed is None or any("+" in term or term.startswith("-") for term in terms if term):
+        numerators = [_joined([factor + term for factor, term in zip(column, terms, strict=True)
+                               if factor is not None and term is not None]) for column in coefficients.columns]
+    else:
+        visible, filled = [term is not None for term in terms], [term or "" for term in terms]
+        numerators = [_signed_sum(signed, present, filled, visible)
+                      for signed, present in zip(coefficients.signed, coefficients.present, strict=True)]
+    return total, weights, [rf"\frac{{{numerator or '0'}}}{{Z}}" for numerator in numerators]
+
+
+def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visible: list[bool]) -> str:
+    """The sum of the coefficients' and terms' products as _joined writes it, from the signed coefficients: with
+    no "+" in any coefficient or term and no term starting with "-", _joined's "+ -" stands only where a
+    coefficient's own minus sign follows " + ", which the signed coefficients have already written as " - "."""
+    text = "".join(compress(map(add, signed, terms), map(and_, present, visible)))
+    return f"-{text[3:]}" if text.startswith(" - ") else text[3:]
 
 
 def exponential_latex(a: Expr) -> str | None:
     """SymPy's LaTeX of e^a (e^{\\frac{3}{4}}, e, 1), written from the exponent; None for e^{−∞} = 0."""
     if a is S.NegativeInfinity:
         return None
-    if a.is_Rational and a is not S.Zero and a is not S.One:
-        return f"e^{{{_quick_latex(a)}}}"
+    if a.is_Rational:
+        return fraction_exponential_latex(int(a.p), int(a.q))
     return exact_latex(exponential(a), decimals=False)
+
+
+def fraction_exponential_latex(p: int, q: int) -> str:
+    """exponential_latex() of the rational p/q (q > 0, in lowest terms): 1, e, e^{- \\frac{3}{4}}."""
+    return "1" if p == 0 else "e" if p == q == 1 else f"e^{{{fraction_latex(p, q)}}}"
 
 
 def _factor(value: Expr) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import re
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
-from sympy import ImmutableMatrix, Symbol
+from sympy import Expr, ImmutableMatrix, Symbol
 
 from .attention import causal_mask, sinusoidal_encoding
 from .errors import SpecError
@@ -339,13 +340,21 @@ def _matrix(value: Any, field: str) -> GivenMatrix:
             raise SpecError(f"{field}[{i}]", f"{len(row)} entries, but row 0 has {width} (ragged matrix)")
         parsed = []
         for j, entry in enumerate(row):
-            if isinstance(entry, str) and _SYMBOL.fullmatch(entry.strip()) and entry.strip().lower() not in (
-                    "nan", "inf", "infinity"):
-                parsed.append(Symbol(entry.strip(), real=True))
-                written.append(0)
-                continue
-            number, places = parse_number(entry, f"{field}[{i}][{j}]")
-            parsed.append(number)
+            try:
+                value, places = _written_entry(entry) if isinstance(entry, str) else parse_number(entry, "")
+            except SpecError as error:  # the field named here: the entry's parse is shared by equal entries
+                raise SpecError(f"{field}[{i}][{j}]", error.problem) from None
+            parsed.append(value)
             written.append(places)
         rows.append(parsed)
     return GivenMatrix(matrix_of(rows), max((w for w in written if w is not None), default=0), tuple(written))
+
+
+@lru_cache(maxsize=1 << 12)  # a matrix repeats its few distinct entries (41 in a random 64 × 64 spec)
+def _written_entry(text: str) -> tuple[Expr, int | None]:
+    """A matrix entry written as text: a symbol (a, b1, x_1), or a number with the decimals it was written with
+    (parse_number). Errors name no field: the caller adds it."""
+    name = text.strip()
+    if _SYMBOL.fullmatch(name) and name.lower() not in ("nan", "inf", "infinity"):
+        return Symbol(name, real=True), 0
+    return parse_number(text, "")

@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 
+import mpmath
 import numpy as np
 from sympy import Add, ImmutableMatrix, N, Rational, latex
 
@@ -138,3 +139,63 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
             assert "exps" not in vars(query.softmax) or not query.softmax.numbers.irrational
             assert weights == [significant(w, FIGURES) for w in query.softmax.weights]
             assert outputs == [significant(v, FIGURES) for v in query.output]
+
+
+def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monkeypatch):
+    """Σ_j e^{a_j} v_j in integers: python-flint's product (when SymPy runs on flint) and Python's own integers give
+    the same sums, and so bit for bit the same output numbers, which agree with SymPy's evaluation of the output."""
+    rng = random.Random(21)
+    columns = [[rng.randint(-10**6, 10**6) for _ in range(9)] for _ in range(5)]
+    values = attention.Values(lambda: None, [(rng.randint(1, 100), column) for column in columns], None)
+    mantissas = [rng.getrandbits(rng.randint(1, 1600)) for _ in range(9)]
+    expected = [sum(m * v for m, v in zip(mantissas, column, strict=True)) for column in columns]
+    texts = random_problem(9, seed=19)
+    X, WQ, WK, WV = (exact(m) for m in texts)
+
+    def outputs() -> list[list[tuple]]:
+        result = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(9), tuple(range(9)),
+                                     attention.causal_mask(9))
+        return [[value._mpf_ for value in query.softmax.numbers.outputs] for query in result.queries.values()]
+
+    with_flint = outputs()
+    if attention.fmpz_mat is not None:
+        assert attention._integer_sums(mantissas, values) == expected
+    monkeypatch.setattr(attention, "fmpz_mat", None)
+    assert attention._integer_sums(mantissas, values) == expected
+    assert outputs() == with_flint
+    query = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(9), (4,)).queries[4]
+    with mpmath.workdps(80):
+        for entry, value in zip(query.output, query.softmax.numbers.outputs, strict=True):
+            assert abs(mpmath.mpf(str(N(entry.doit(), 80))) - value) <= abs(value) * mpmath.mpf(10) ** -70
+
+
+def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
+    """Rational scores and logits kept as fractions give the SymPy path's scores, logits and numbers (bit for bit)
+    and answer texts, masked keys included; no SymPy number is made for the answer key."""
+    from sympy import Integer
+
+    from symattn.numfmt import fraction_coefficients_latex
+    from symattn.render.answers import _query
+
+    texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it
+    texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column
+    X, WQ, WK, WV = (exact(m) for m in texts)
+    mask = attention.causal_mask(8)
+    for scale in (Integer(2), Rational(3, 2), Integer(1)):
+        result = attention.attention(X, X, WQ, WK, WV, scale, tuple(range(8)), mask)
+        coefficients = fraction_coefficients_latex(list(zip(*result.fractions("V"), strict=True)))
+        for i, query in result.queries.items():
+            assert query.score_fractions is not None and query.softmax.fractions is not None
+            answer = _query(query, coefficients)
+            assert "scores" not in vars(query)  # (a rational row's weights are read from their SymPy forms)
+            assert "logits" not in vars(query.softmax) or not query.softmax.numbers.irrational
+            allowed = tuple(bool(mask[i, j]) for j in range(8))
+            sympy_path = attention.attend(result.Q.row(i), result.K, result.V, scale, allowed)
+            assert sympy_path.softmax.fractions is None
+            assert query.scores == sympy_path.scores and query.scaled == sympy_path.scaled
+            ours, theirs = query.softmax.numbers, sympy_path.softmax.numbers
+            for part in ("exps", "weights", "outputs"):
+                assert [v._mpf_ for v in getattr(ours, part)] == [v._mpf_ for v in getattr(theirs, part)]
+            assert ours.total._mpf_ == theirs.total._mpf_ and ours.irrational == theirs.irrational
+            assert query.softmax.masked == sympy_path.softmax.masked == tuple(not ok for ok in allowed)
+            assert answer == _query(sympy_path, coefficients)

@@ -84,3 +84,41 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
     for x in values:
         for signed in (x, -x):
             assert significant_approximation(signed) == reference(signed), signed
+
+
+def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
+    from symattn.canonical import exponential
+    from symattn.numfmt import exact_latex, fraction_exponential_latex
+
+    for value in (Rational(0), Rational(1), Rational(-1), Rational(5), Rational(-3, 4), Rational(7, 2),
+                  Rational(-123457, 80000)):
+        text = exact_latex(exponential(value), decimals=False)
+        assert fraction_exponential_latex(int(value.p), int(value.q)) == text
+
+
+def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
+    """The outputs' exact forms written from the signed coefficients equal the sums written out and joined by
+    _joined (" + ", then "+ -" as "- "): negative, unit, zero and first coefficients, masked keys, and the
+    coefficients and terms that hold a "+" of their own or start with "-" (written out as before)."""
+    import random
+
+    from symattn.numfmt import Coefficients, _joined, softmax_latex
+
+    def written_out(terms, columns):
+        sums = [_joined([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
+                for column in columns]
+        return [rf"\frac{{{text or '0'}}}{{Z}}" for text in sums]
+
+    rng = random.Random(29)
+    factors = [None, "", "3 ", "- 3 ", r"\frac{1}{2} ", r"- \frac{7}{4} ", "-2 "]
+    odd_factors = [r"\left(1 + \sin{1}\right) ", r"\left(- \sqrt{2} + 1\right) "]
+    terms = [None, "1", "e", r"e^{\frac{3}{4}}", r"e^{- \frac{1}{8}}", "e^{-1}"]
+    odd_terms = [r"e^{1 + \sin{1}}", r"e^{- \sqrt{2} + 1}"]
+    for trial in range(400):
+        n, d = rng.randint(1, 6), rng.randint(1, 4)
+        pool = factors + (odd_factors if trial % 4 == 0 else [])
+        columns = [[rng.choice(pool) for _ in range(n)] for _ in range(d)]
+        row = [rng.choice(terms + (odd_terms if trial % 5 == 0 else [])) for _ in range(n)]
+        coefficients = Coefficients(columns)
+        assert (coefficients.signed is None) == any(f and "+" in f for column in columns for f in column)
+        assert softmax_latex(row, coefficients)[2] == written_out(row, columns)

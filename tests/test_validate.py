@@ -82,3 +82,13 @@ def test_symbolic_in_W_O_is_refused_with_a_hint():
     with pytest.raises(SpecError, match=r'sections\[0\].W_O: "symbolic" is not available here'):
         parse_spec({"sections": [{"kind": "multi_head", "focus": "a", "heads": [{"output": ["1"]}],
                                   "W_O": "symbolic"}]})
+
+
+def test_equal_entries_share_their_parse_and_errors_still_name_their_own_field():
+    s = section(X=[["0.50", "a"], ["0.50", "0.5"]], W_Q=[["0.50", "1"], ["a", "0"]])
+    assert s.X.values[0, 0] == s.X.values[1, 1] == Rational(1, 2) and s.W_Q.values[1, 0] == Symbol("a", real=True)
+    assert s.X.written == (2, 0, 2, 1)  # each as written: "0.50" two decimals, "0.5" one
+    for bad in ("1/0", "abc!"):
+        for _ in range(2):  # the second time from the same parse
+            with pytest.raises(SpecError, match=rf"sections\[0\].X\[1\]\[0\]: .*{bad[:3]}"):
+                section(X=[["1", "0"], [bad, "1"]])

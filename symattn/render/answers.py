@@ -8,12 +8,15 @@ from typing import Any
 from sympy import Expr, S
 
 from .. import __version__
-from ..attention import Attention, MultiHead, QueryAttention, entries
+from ..attention import Attention, FractionRow, MultiHead, QueryAttention, entries
 from ..model import Derivation, DerivedSection
 from ..numfmt import (
+    Coefficients,
     coefficients_latex,
     exact_latex,
+    exponential_latex,
     fraction_coefficients_latex,
+    fraction_exponential_latex,
     fraction_latex,
     significant,
     significant_approximation,
@@ -38,6 +41,10 @@ def _number(value: Expr) -> str | None:
     return significant(value, FIGURES)
 
 
+# a masked logit, −∞
+_MINUS_INFINITY, _MINUS_INFINITY_LATEX = _number(S.NegativeInfinity), exact_latex(S.NegativeInfinity, decimals=False)
+
+
 def _row(values) -> list[str | None]:
     return [_number(v) for v in values]
 
@@ -46,14 +53,36 @@ def _exact_row(values) -> list[str]:
     return [exact_latex(v, decimals=False) for v in values]
 
 
-def _query(query: QueryAttention, coefficients: list[list[str | None]]) -> dict[str, Any]:
-    answer: dict[str, Any] = {"scores": _row(query.scores), "scaled_scores": _row(query.scaled)}
+def _fraction_row(fractions: FractionRow) -> list[str]:
+    """_row() of rationals given as fractions (None: −∞)."""
+    return [_MINUS_INFINITY if f is None else significant_fraction(*f, FIGURES) for f in fractions]
+
+
+def _fraction_exact_row(fractions: FractionRow) -> list[str]:
+    """_exact_row() of rationals given as fractions (None: −∞)."""
+    return [_MINUS_INFINITY_LATEX if f is None else fraction_latex(*f) for f in fractions]
+
+
+def _query(query: QueryAttention, coefficients: Coefficients) -> dict[str, Any]:
+    (scores, scaled), (exact_scores, exact_scaled), terms = _scores(query)
+    answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
     answer["weights"], answer["output"] = _softmax_numbers(query)
-    answer["exact"] = {"scores": _exact_row(query.scores), "scaled_scores": _exact_row(query.scaled)}
     # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
-    exact = answer["exact"]
-    exact["Z"], exact["weights"], exact["output"] = softmax_latex(query.softmax.logits, coefficients)
+    total, weights, outputs = softmax_latex(terms, coefficients)
+    answer["exact"] = {"scores": exact_scores, "scaled_scores": exact_scaled, "Z": total, "weights": weights,
+                       "output": outputs}
     return answer
+
+
+def _scores(query: QueryAttention) -> tuple[list[list[str | None]], list[list[str]], list[str | None]]:
+    """A query's raw and scaled scores as decimals and as exact LaTeX, and the softmax's terms e^{a_j}; read from
+    their fractions when the engine kept them so (no SymPy number is made)."""
+    if query.softmax.fractions is None:
+        rows = (query.scores, query.scaled)
+        return [_row(r) for r in rows], [_exact_row(r) for r in rows], [exponential_latex(a) for a in rows[1]]
+    rows = (query.score_fractions, query.softmax.fractions)
+    terms = [None if f is None else fraction_exponential_latex(*f) for f in rows[1]]
+    return [_fraction_row(r) for r in rows], [_fraction_exact_row(r) for r in rows], terms
 
 
 def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:
@@ -63,8 +92,8 @@ def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str 
     numbers = query.softmax.numbers
     if numbers is None or not numbers.irrational:
         return _row(query.softmax.weights), _row(tuple(query.output))
-    weights = [ZERO if a is S.NegativeInfinity else significant_approximation(w, FIGURES)
-               for a, w in zip(query.softmax.logits, numbers.weights, strict=True)]
+    weights = [ZERO if masked else significant_approximation(w, FIGURES)
+               for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
     outputs = [ZERO if zero else significant_approximation(value, FIGURES)
                for zero, value in zip(query.values.zero_columns, numbers.outputs, strict=True)]
     return weights, outputs
