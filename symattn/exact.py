@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from sympy import QQ, Basic, Expr, ImmutableMatrix, Integer, Rational, Tuple
+from sympy import QQ, Expr, ImmutableMatrix, Integer, Rational
 from sympy.polys.matrices import DomainMatrix
 
 from .errors import SpecError
@@ -52,18 +52,9 @@ def parse_number(raw: object, field: str) -> tuple[Rational, int | None]:
 
 
 def matrix_of(rows: list[list[Expr]]) -> ImmutableMatrix:
-    """An ImmutableMatrix of parsed entries. All rational: stored as a DomainMatrix over QQ, the storage SymPy
+    """An ImmutableMatrix of parsed entries. All rational: built from a DomainMatrix over QQ, the storage SymPy
     would choose, without its search for a domain through every entry (~40 % of the parse at 64 × 64)."""
     if all(v.is_Rational for row in rows for v in row):
         entries = [[QQ(int(v.p), int(v.q)) for v in row] for row in rows]
-        return _immutable(rows, DomainMatrix(entries, (len(rows), len(rows[0])), QQ).to_sparse())
+        return DomainMatrix(entries, (len(rows), len(rows[0])), QQ).to_Matrix().as_immutable()
     return ImmutableMatrix(rows)
-
-
-def _immutable(rows: list[list[Expr]], storage: DomainMatrix) -> ImmutableMatrix:
-    """The ImmutableMatrix that SymPy's ImmutableDenseMatrix._fromrep(storage) builds, from the entries as SymPy
-    numbers already at hand: _fromrep converts every entry from the storage's domain again (~5 ms at 64 × 64)."""
-    flat = [v for row in rows for v in row]
-    matrix = Basic.__new__(ImmutableMatrix, Integer(len(rows)), Integer(len(rows[0])), Tuple(*flat, sympify=False))
-    matrix._rows, matrix._cols, matrix._rep = len(rows), len(rows[0]), storage
-    return matrix

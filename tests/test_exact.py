@@ -48,25 +48,3 @@ def test_bad_numbers_name_the_field(raw, message):
         parse_number(raw, "sections[0].X[1][0]")
     assert str(caught.value).startswith("sections[0].X[1][0]: ")
     assert message in str(caught.value)
-
-
-def test_a_rational_matrix_is_the_immutable_matrix_sympy_builds():
-    """matrix_of builds its ImmutableMatrix from the parsed entries and a QQ storage, not through SymPy's
-    constructor: the same arguments, storage and behaviour as the matrix SymPy builds of that storage."""
-    import random
-
-    from sympy import QQ, ImmutableMatrix, Symbol
-    from sympy.polys.matrices import DomainMatrix
-
-    from symattn.exact import matrix_of
-
-    rng = random.Random(3)
-    rows = [[Rational(rng.randint(-30, 30), rng.choice([1, 2, 10, 3])) for _ in range(4)] for _ in range(3)]
-    built = matrix_of(rows)
-    storage = DomainMatrix([[QQ(int(v.p), int(v.q)) for v in row] for row in rows], (3, 4), QQ)
-    sympys = storage.to_Matrix().as_immutable()
-    assert type(built) is type(sympys) and built.args == sympys.args and hash(built) == hash(sympys)
-    assert built._rep == sympys._rep and built._rep.domain == QQ and built.shape == (3, 4)
-    assert built == ImmutableMatrix(rows) and built.tolist() == rows
-    assert built * built.T == sympys * sympys.T and built.row(1) == sympys.row(1) and built[2, 3] == rows[2][3]
-    assert matrix_of([[Symbol("a"), Rational(1, 2)]]) == ImmutableMatrix([[Symbol("a"), Rational(1, 2)]])
