@@ -66,12 +66,19 @@ def to_mpf(value: Expr) -> mpmath.mpf:
     """An exact expression (a rational, a scaled score such as a rational times a surd) as an mpmath number."""
     if value.is_Rational:  # exact division, no evalf
         return mpmath.fdiv(int(value.p), int(value.q), dps=WORKING_DIGITS + 10)
+    surd = rational_times_root(value)
+    if surd is not None:  # c·√m: a score scaled by √d_k
+        coefficient, radicand = surd
+        return surd_numbers([(int(coefficient.p), int(coefficient.q))], radicand)[0]
     with mpmath.workdps(WORKING_DIGITS + 10):
-        surd = rational_times_root(value)
-        if surd is not None:  # c·√m: a score scaled by √d_k
-            coefficient, radicand = surd
-            return mpmath.mpf(int(coefficient.p)) / int(coefficient.q) * mpmath.sqrt(radicand)
         return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))
+
+
+def surd_numbers(coefficients: list[tuple[int, int] | None], radicand: int) -> list[mpmath.mpf | None]:
+    """The numbers (p/q)·√m of coefficients given as (p, q) pairs (None stays None), as to_mpf gives each."""
+    with mpmath.workdps(WORKING_DIGITS + 10):
+        root = mpmath.sqrt(radicand)
+        return [None if c is None else mpmath.mpf(c[0]) / c[1] * root for c in coefficients]
 
 
 def rational_times_root(value: Expr) -> tuple[Expr, int] | None:

@@ -44,9 +44,12 @@ FractionRow = tuple[Fraction | None, ...]  # None: a masked key's logit, −∞
 _PREC = mpmath.libmp.dps_to_prec(approx.WORKING_DIGITS + 10)  # the working precision, in bits
 
 
-def rationals(fractions: FractionRow) -> tuple[Expr, ...]:
-    """A row of fractions as SymPy numbers (−∞ for a masked key)."""
-    return tuple(S.NegativeInfinity if f is None else Rational(*f) for f in fractions)
+def rationals(fractions: FractionRow, radicand: int = 1) -> tuple[Expr, ...]:
+    """A row of fractions as SymPy numbers (−∞ for a masked key), each times √radicand when that is not 1."""
+    if radicand == 1:
+        return tuple(S.NegativeInfinity if f is None else Rational(*f) for f in fractions)
+    root = sqrt(radicand)
+    return tuple(S.NegativeInfinity if f is None else Rational(*f) * root for f in fractions)
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class RowNumbers:
     (Lindemann–Weierstrass): then each weight's number is all there is to say about its value.
     """
 
+    logits: list[mpmath.mpf | None]  # None: a masked key
     exps: list[mpmath.mpf]
     total: mpmath.mpf
     weights: list[mpmath.mpf]
@@ -70,20 +74,28 @@ class Softmax:
     The SymPy forms (exps, total, weights) are built when first read. An answer key needs only the logits (e^{a}
     prints from a) and the numbers, and building 4,096 exponentials and weights costs ~0.4 s at n = 64. When they
     are built, the row's numbers are filed for them (approx), so that documents never evaluate them again.
-    Rational logits may be given as `fractions` instead: they become SymPy numbers when first read, as `logits`.
+    Logits c_j·√m (rational when m = 1) may be given as `fractions` c_j and the `radicand` m instead: they become
+    SymPy numbers when first read, as `logits`.
     """
 
     def __init__(self, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
-                 fractions: FractionRow | None = None) -> None:
+                 fractions: FractionRow | None = None, radicand: int = 1) -> None:
         if logits is not None:
             self.logits = tuple(logits)  # in the instance's dict: the cached property is not consulted
-        self.fractions = fractions
+        self.fractions, self.radicand = fractions, radicand
         self.numbers = numbers
 
     @cached_property
     def logits(self) -> tuple[Expr, ...]:
         """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
-        return rationals(self.fractions)
+        return rationals(self.fractions, self.radicand)
+
+    @property
+    def logit_numbers(self) -> list[mpmath.mpf | None]:
+        """The logits' numbers (None: masked): the row's, else (formulas: symbolic values) evaluated."""
+        if self.numbers is not None:
+            return self.numbers.logits
+        return [None if a is S.NegativeInfinity else approx.number(a) for a in self.logits]
 
     @property
     def masked(self) -> tuple[bool, ...]:
@@ -395,11 +407,15 @@ def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
     return _row_numbers(numbers, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
 
 
-def fraction_numbers(logits: FractionRow, V: Values) -> RowNumbers | None:
-    """row_numbers() of rational logits given as fractions (each logit's number as approx.to_mpf gives it)."""
+def fraction_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNumbers | None:
+    """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as approx.to_mpf gives it:
+    a zero coefficient's is the rational 0's)."""
     if not V.is_numeric:
         return None
     numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
+    if radicand != 1:
+        surds = approx.surd_numbers([f if f is not None and f[0] else None for f in logits], radicand)
+        numbers = [number if surd is None else surd for number, surd in zip(numbers, surds, strict=True)]
     return _row_numbers(numbers, V, distinct=len(set(logits) - {None}))
 
 
@@ -424,7 +440,7 @@ def _row_numbers(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> R
         outputs = [_mpf(mpf_div(mpf_shift(from_int(s, _PREC, round_nearest), low),
                                 mpf_mul_int(total._mpf_, denominator, _PREC, round_nearest), _PREC, round_nearest))
                    for s, (denominator, _) in zip(sums, V.integers, strict=True)]
-    return RowNumbers(exps, total, weights, outputs, irrational=distinct > 1)
+    return RowNumbers(logits, exps, total, weights, outputs, irrational=distinct > 1)
 
 
 def _integer_sums(mantissas: list[int], V: Values) -> list[int]:
@@ -459,10 +475,10 @@ def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableM
 
 
 def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, scale: Expr, raw: FractionRow,
-                     scaled: FractionRow) -> QueryAttention:
-    """attend() of rational scores given as fractions, raw and scaled (None where masked): no SymPy number is
-    made until one is read."""
-    softmax = Softmax(numbers=fraction_numbers(scaled, V), fractions=scaled)
+                     scaled: FractionRow, radicand: int = 1) -> QueryAttention:
+    """attend() of rational scores given as fractions, raw and scaled (None where masked; the scaled scores are
+    these fractions times √radicand): no SymPy number is made until one is read."""
+    softmax = Softmax(numbers=fraction_numbers(scaled, V, radicand), fractions=scaled, radicand=radicand)
     return QueryAttention(query, None, scale, softmax, V, score_fractions=raw)
 
 
@@ -488,11 +504,13 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     left, right = (_rational_storage(stored[name]) for name in "QK")
-    kept = left is not None and right is not None and scale.is_Rational  # rational logits, kept as fractions
+    # Rational scores: the logits are c·√m for a rational or surd scale, kept as fractions c and the radicand m.
+    logit = _logit_factor(scale) if left is not None and right is not None else None
+    kept = logit is not None
     if left is not None and right is not None:  # all raw scores at once: QKᵀ, one exact product
         products = left * right.transpose()
         if kept:
-            raw, scaled = _fractions(products), _fractions(products * QQ.from_sympy(1 / scale))
+            raw, scaled = _fractions(products), _fractions(products * QQ.from_sympy(logit[0]))
         else:
             rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
             raw = {i: tuple(rows[i]) for i in focus}
@@ -504,11 +522,23 @@ def attention(
     values = Values.of(result.V) if fractions is None else Values.of_fractions(fractions, lambda: result.V)
     if kept:
         queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, scale, tuple(raw[i]),
-                                            _masked(scaled[i], allowed(i)))) for i in focus)
+                                            _masked(scaled[i], allowed(i)), logit[1])) for i in focus)
     else:
         queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i]))
                        for i in focus)
     return result
+
+
+def _logit_factor(scale: Expr) -> tuple[Expr, int] | None:
+    """(f, m) with score / scale = score · f · √m for every rational score: (1/scale, 1) for a rational scale,
+    (1/(r·m), m) for r·√m (√d_k when d_k is not a square: √32 = 4√2); None for any other scale."""
+    if scale.is_Rational:
+        return 1 / scale, 1
+    surd = approx.rational_times_root(scale)
+    if surd is None or surd[0] == 0:
+        return None
+    r, m = surd
+    return 1 / (r * m), m
 
 
 def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> FractionRow:

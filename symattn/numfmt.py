@@ -317,6 +317,20 @@ def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visibl
     return f"-{text[3:]}" if text.startswith(" - ") else text[3:]
 
 
+def surd_latex(p: int, q: int, m: int) -> str:
+    """SymPy's LaTeX of (p/q)·√m (q > 0, in lowest terms; m > 1 without square factors): \\frac{579 \\sqrt{2}}{1000},
+    - 3 \\sqrt{2}, \\frac{\\sqrt{2}}{8}, 0."""
+    if p == 0:
+        return "0"
+    top = rf"\sqrt{{{m}}}" if abs(p) == 1 else rf"{abs(p)} \sqrt{{{m}}}"
+    return ("- " if p < 0 else "") + (top if q == 1 else rf"\frac{{{top}}}{{{q}}}")
+
+
+def surd_exponential_latex(p: int, q: int, m: int) -> str:
+    """exponential_latex() of (p/q)·√m: 1, e^{\\frac{\\sqrt{2}}{8}}."""
+    return "1" if p == 0 else f"e^{{{surd_latex(p, q, m)}}}"
+
+
 def exponential_latex(a: Expr) -> str | None:
     """SymPy's LaTeX of e^a (e^{\\frac{3}{4}}, e, 1), written from the exponent; None for e^{−∞} = 0."""
     if a is S.NegativeInfinity:

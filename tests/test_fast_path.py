@@ -170,18 +170,20 @@ def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monk
 
 
 def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
-    """Rational scores and logits kept as fractions give the SymPy path's scores, logits and numbers (bit for bit)
-    and answer texts, masked keys included; no SymPy number is made for the answer key."""
-    from sympy import Integer
+    """Rational scores and logits kept as fractions (times √m when √d_k is not rational) give the SymPy path's
+    scores, logits and numbers (bit for bit) and answer texts, masked keys and zero logits included; no SymPy
+    number is made for the answer key."""
+    from sympy import Integer, sqrt
 
     from symattn.numfmt import fraction_coefficients_latex
     from symattn.render.answers import _query
 
     texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column
+    texts[0][5] = ["0"] * 8  # a query whose scores are all 0
     X, WQ, WK, WV = (exact(m) for m in texts)
     mask = attention.causal_mask(8)
-    for scale in (Integer(2), Rational(3, 2), Integer(1)):
+    for scale in (Integer(2), Rational(3, 2), Integer(1), sqrt(8), sqrt(12), sqrt(2)):  # and logits c·√m
         result = attention.attention(X, X, WQ, WK, WV, scale, tuple(range(8)), mask)
         coefficients = fraction_coefficients_latex(list(zip(*result.fractions("V"), strict=True)))
         for i, query in result.queries.items():
@@ -196,6 +198,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
             ours, theirs = query.softmax.numbers, sympy_path.softmax.numbers
             for part in ("exps", "weights", "outputs"):
                 assert [v._mpf_ for v in getattr(ours, part)] == [v._mpf_ for v in getattr(theirs, part)]
+            assert [v and v._mpf_ for v in ours.logits] == [v and v._mpf_ for v in theirs.logits]
             assert ours.total._mpf_ == theirs.total._mpf_ and ours.irrational == theirs.irrational
             assert query.softmax.masked == sympy_path.softmax.masked == tuple(not ok for ok in allowed)
             assert answer == _query(sympy_path, coefficients)

@@ -1,3 +1,5 @@
+import random
+
 import pytest
 from sympy import E, Rational, exp, sqrt
 
@@ -122,3 +124,18 @@ def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
         coefficients = Coefficients(columns)
         assert (coefficients.signed is None) == any(f and "+" in f for column in columns for f in column)
         assert softmax_latex(row, coefficients)[2] == written_out(row, columns)
+
+
+def test_surd_latex_is_sympys_latex():
+    """(p/q)·√m written from its integers, as SymPy prints it: signs, unit coefficients, integers, zero."""
+    from sympy import latex
+
+    from symattn.numfmt import exponential_latex, surd_exponential_latex, surd_latex
+
+    rng = random.Random(11)
+    for m in (2, 3, 5, 6, 7, 10, 30):
+        for _ in range(200):
+            value = Rational(rng.choice([0, 1, -1, rng.randint(-10**9, 10**9)]), rng.choice([1, rng.randint(1, 10**5)]))
+            p, q = int(value.p), int(value.q)
+            assert surd_latex(p, q, m) == latex(value * sqrt(m))
+            assert surd_exponential_latex(p, q, m) == exponential_latex(value * sqrt(m))

@@ -22,6 +22,8 @@ from ..numfmt import (
     significant_approximation,
     significant_fraction,
     softmax_latex,
+    surd_exponential_latex,
+    surd_latex,
 )
 from ..symbols import is_symbolic
 
@@ -80,9 +82,16 @@ def _scores(query: QueryAttention) -> tuple[list[list[str | None]], list[list[st
     if query.softmax.fractions is None:
         rows = (query.scores, query.scaled)
         return [_row(r) for r in rows], [_exact_row(r) for r in rows], [exponential_latex(a) for a in rows[1]]
-    rows = (query.score_fractions, query.softmax.fractions)
-    terms = [None if f is None else fraction_exponential_latex(*f) for f in rows[1]]
-    return [_fraction_row(r) for r in rows], [_fraction_exact_row(r) for r in rows], terms
+    raw, logits, radicand = query.score_fractions, query.softmax.fractions, query.softmax.radicand
+    if radicand == 1:
+        scaled, exact = _fraction_row(logits), _fraction_exact_row(logits)
+        terms = [None if f is None else fraction_exponential_latex(*f) for f in logits]
+    else:  # logits c·√m (√d_k not an integer): decimals from the engine's numbers, LaTeX from the coefficients c
+        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_approximation(number, FIGURES)
+                  for f, number in zip(logits, query.softmax.logit_numbers, strict=True)]
+        exact = [_MINUS_INFINITY_LATEX if f is None else surd_latex(*f, radicand) for f in logits]
+        terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
+    return [_fraction_row(raw), scaled], [_fraction_exact_row(raw), exact], terms
 
 
 def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:
