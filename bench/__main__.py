@@ -130,20 +130,23 @@ def main() -> int:
     for n in sizes:
         spec = random_spec(n, work)
         solve_times.append(against_floor(f"solve, n = d = {n} (focus = all)", [*symattn, "solve", str(spec)],
-                                         3 if n == 64 else None, 1 if n == 32 else repeat))
+                                         3 if n == 64 else None))
 
     import numpy as np
     from sympy import Matrix, Rational
 
     from bench.naive import naive_attention, numpy_attention
 
+    naive_sizes, naive_times = [], []
     for n in sizes:
         data = json.loads((work / f"random-{n}.json").read_text())["sections"][0]
         exact = [Matrix([[Rational(x) for x in row] for row in data[k]]) for k in ("X", "W_Q", "W_K", "W_V")]
         floats = [np.array(data[k], dtype=float) for k in ("X", "W_Q", "W_K", "W_V")]
         rows.append((f"numpy float64, n = {n}", in_process(lambda f=floats: numpy_attention(*f), 20), "", ""))
         if n <= (8 if args.quick else 16):  # the naive pipeline takes minutes beyond this
-            rows.append((f"naive sympy.Matrix, n = {n}", in_process(lambda e=exact: naive_attention(*e), 1), "", ""))
+            naive_sizes.append(n)
+            naive_times.append(in_process(lambda e=exact: naive_attention(*e), 1))
+            rows.append((f"naive sympy.Matrix, n = {n}", naive_times[-1], "", ""))
 
     for count, formats in ((30, "tex,json,moodle"), (300, "tex,json,moodle"), (30, "pdf,tex,json,moodle")):
         if args.quick and count == 300:
@@ -154,6 +157,10 @@ def main() -> int:
         against_floor(f"exam --count {count} --format {formats}", command, target, 1 if target is None else 3)
 
     exponent = fitted_exponent(sizes[1:], solve_times[1:])
+    # The work beyond start-up (the command's time less the floor's) over the sizes where it is most of the time.
+    large = [(n, t - floor) for n, t in zip(sizes, solve_times, strict=True) if n >= 16 and t > floor]
+    work_exponent = fitted_exponent(*map(list, zip(*large, strict=True))) if len(large) >= 2 else None
+    naive_exponent = fitted_exponent(naive_sizes, naive_times) if len(naive_sizes) >= 2 else None
     machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
     lines = ["# symattn benchmarks", "", f"Machine: {machine}. Run: `python -m bench`"
              + (" --quick" if args.quick else "") + ".", "",
@@ -162,7 +169,14 @@ def main() -> int:
              "| what | seconds | × floor | target |", "|---|---:|---:|---|"]
     lines += [f"| {what} | {seconds:.4g} | {ratio} | {target} |" for what, seconds, ratio, target in rows]
     lines += ["", f"Cost of `solve` against n (n = d, {', '.join(map(str, sizes[1:]))}): fitted exponent "
-              f"{exponent:.2f} (time ∝ n^{exponent:.2f}).", ""]
+              f"{exponent:.2f} (time ∝ n^{exponent:.2f})."]
+    if work_exponent is not None:
+        lines.append(f"Beyond start-up (time − floor, n = {', '.join(str(n) for n, _ in large)}): fitted exponent "
+                     f"{work_exponent:.2f}.")
+    if naive_exponent is not None:
+        lines.append(f"The naive sympy.Matrix pipeline (n = {', '.join(map(str, naive_sizes))}): fitted exponent "
+                     f"{naive_exponent:.2f}.")
+    lines.append("")
     report = "\n".join(lines)
     print(report)
     (ROOT / "bench" / "RESULTS.md").write_text(report, encoding="utf-8")
