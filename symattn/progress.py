@@ -12,7 +12,7 @@ class Progress:
     def __init__(self, label: str, total: int, stream: TextIO | None = None, width: int = 30) -> None:
         self.label, self.total, self.width = label, max(total, 1), width
         self.stream = stream if stream is not None else sys.stderr
-        self.done = 0
+        self.done, self.detail = 0, ""
         self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
         if self.live:
             self._draw()
@@ -20,6 +20,12 @@ class Progress:
     def advance(self, steps: int = 1) -> None:
         self.done = min(self.total, self.done + steps)
         if self.live:
+            self._draw()
+
+    def describe(self, detail: str) -> None:
+        """Text shown after the count on a terminal, such as the pages written so far."""
+        if self.live and detail != self.detail:
+            self.detail = detail
             self._draw()
 
     def close(self) -> None:
@@ -38,7 +44,8 @@ class Progress:
     def _draw(self) -> None:
         filled = self.width * self.done // self.total
         bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}")
+        detail = f", {self.detail}" if self.detail else ""
+        self.stream.write(f"\r{self.label} [{bar}] {self.done}/{self.total}{detail}")
         self.stream.flush()
 
 

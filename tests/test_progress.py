@@ -34,3 +34,15 @@ def test_progress_bar_on_a_terminal_and_one_line_in_logs():
             bar.advance(3)
     assert terminal.getvalue().endswith("\rversions [###-] 3/4\n")
     assert log.getvalue() == "versions: 3/4\n"
+
+
+def test_progress_bar_shows_a_detail_after_its_count_on_a_terminal_only():
+    terminal, log = Terminal(), io.StringIO()
+    for stream in (terminal, log):
+        with Progress("compiling PDFs", 2, stream, width=2) as bar:
+            bar.describe("pages written: 5")
+            bar.describe("pages written: 5")  # unchanged: not drawn again
+            bar.advance()
+    assert terminal.getvalue() == ("\rcompiling PDFs [--] 0/2\rcompiling PDFs [--] 0/2, pages written: 5"
+                                   "\rcompiling PDFs [#-] 1/2, pages written: 5\n")
+    assert log.getvalue() == "compiling PDFs: 1/2\n"

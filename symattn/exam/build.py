@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -120,11 +121,20 @@ def _compile(paper: ExamWriter, versions: list[tuple[Candidate, Rendered]], file
             exam, key = paper.documents([rendered.tex])
             jobs[f"exam-{candidate.label}.pdf"], jobs[f"key-{candidate.label}.pdf"] = exam, key
     results: dict[str, bytes] = {}
+    pages, lock = dict.fromkeys(jobs, 0), threading.Lock()
     with Progress("compiling PDFs", len(jobs)) as bar, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        futures = {name: pool.submit(compile_pdf, source, name.removesuffix(".pdf")) for name, source in jobs.items()}
+
+        def written(name: str, count: int) -> None:  # from the worker threads: the pages of every PDF so far
+            with lock:
+                pages[name] = count
+                bar.describe(f"pages written: {sum(pages.values())}")
+
+        futures = {name: pool.submit(compile_pdf, source, name.removesuffix(".pdf"),
+                                     on_page=partial(written, name)) for name, source in jobs.items()}
         for name, future in futures.items():
             results[name] = future.result()
-            bar.advance()
+            with lock:
+                bar.advance()
     return results
 
 

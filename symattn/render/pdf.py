@@ -31,15 +31,18 @@ def latex_environment() -> dict[str, str]:
     return env
 
 
-def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600) -> bytes:
-    """Compile a complete .tex source and return the PDF's bytes; raise LatexError with the log's errors."""
-    return compile_with_log(tex_source, jobname, timeout)[0]
+def compile_pdf(tex_source: str, jobname: str = "document", timeout: float = 600,
+                on_page: Callable[[int], None] | None = None) -> bytes:
+    """Compile a complete .tex source and return the PDF's bytes; raise LatexError with the log's errors.
+    `on_page(n)` is told the pages written so far while LaTeX runs (LatexRun.finish)."""
+    return compile_with_log(tex_source, jobname, timeout, on_page)[0]
 
 
-def compile_with_log(tex_source: str, jobname: str = "document", timeout: float = 600) -> tuple[bytes, str]:
+def compile_with_log(tex_source: str, jobname: str = "document", timeout: float = 600,
+                     on_page: Callable[[int], None] | None = None) -> tuple[bytes, str]:
     """Like compile_pdf, and also the LaTeX log (for checks such as overfull boxes)."""
     with LatexRun(jobname) as run:
-        return run.finish(tex_source, timeout)
+        return run.finish(tex_source, timeout, on_page)
 
 
 # LuaLaTeX's first file: wait for one line on standard input ("go" once the document is written; end of file, as
