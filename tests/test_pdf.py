@@ -98,8 +98,9 @@ def test_latex_started_early_stops_when_no_document_comes():
 
 def test_the_pages_written_are_counted_while_latex_runs(tmp_path):
     """The progress display is told how many pages LuaTeX has written: a count that only grows, ending with every
-    page of the PDF."""
-    source = r"\documentclass{article}\begin{document}" + r"page\newpage " * 40 + r"last\end{document}"
+    page of the PDF (box resources, which LuaTeX also finishes as PDF objects, are not pages)."""
+    resources = r"\setbox0\hbox{box}\saveboxresource0 \useboxresource\lastsavedboxresourceindex " * 3
+    source = r"\documentclass{article}\begin{document}" + resources + r"page\newpage " * 40 + r"last\end{document}"
     seen: list[int] = []
     with LatexRun() as run:
         (tmp_path / "pages.pdf").write_bytes(run.finish(source, on_page=seen.append)[0])

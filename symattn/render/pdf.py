@@ -48,10 +48,12 @@ def compile_with_log(tex_source: str, jobname: str = "document", timeout: float 
 # LuaLaTeX's first file: wait for one line on standard input ("go" once the document is written; end of file, as
 # when symattn fails or is killed, stops LuaTeX at once), then read the document; print a mark on the terminal
 # after each page written (TeX flushes the terminal there), which LatexRun counts for the progress display.
+# finish_pdfpage is also called for box resources (its argument is then false), and passes its argument on.
 _DOCUMENT = "symattn-document.tex"
 _PAGE_MARK = "@symattn-page"
 _START = (rf'\directlua{{if io.read("l") \string~= "go" then os.exit(3) end '
-          rf'luatexbase.add_to_callback("finish_pdfpage", function() texio.write_nl("term", "{_PAGE_MARK}") end, '
+          rf'luatexbase.add_to_callback("finish_pdfpage", function(page) if page then texio.write_nl("term", '
+          rf'"{_PAGE_MARK}") end return page end, '
           rf'"symattn.pages")}}\input{{{_DOCUMENT}}}' + "\n")
 
 
