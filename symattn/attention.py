@@ -370,7 +370,7 @@ class Values:
     @cached_property
     def numerators(self):
         """The integers' numerators as a python-flint matrix, keys by columns (made when first read, with flint)."""
-        return fmpz_mat([list(row) for row in zip(*(numerators for _, numerators in self.integers), strict=True)])
+        return fmpz_mat([list(row) for row in zip(*(column for _, column in self.integers), strict=True)])
 
 
 def _numeric(logits: tuple[Expr, ...], V: Values) -> bool:
@@ -408,14 +408,14 @@ def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
 
 
 def fraction_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNumbers | None:
-    """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as approx.to_mpf gives it:
-    a zero coefficient's is the rational 0's)."""
+    """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as approx.to_mpf gives
+    it)."""
     if not V.is_numeric:
         return None
-    numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
-    if radicand != 1:
-        surds = approx.surd_numbers([f if f is not None and f[0] else None for f in logits], radicand)
-        numbers = [number if surd is None else surd for number, surd in zip(numbers, surds, strict=True)]
+    if radicand == 1:
+        numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
+    else:  # (a zero coefficient gives mpmath's zero, as the rational 0 does)
+        numbers = approx.surd_numbers(list(logits), radicand)
     return _row_numbers(numbers, V, distinct=len(set(logits) - {None}))
 
 
@@ -504,10 +504,11 @@ def attention(
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     left, right = (_rational_storage(stored[name]) for name in "QK")
+    rational = left is not None and right is not None
     # Rational scores: the logits are c·√m for a rational or surd scale, kept as fractions c and the radicand m.
-    logit = _logit_factor(scale) if left is not None and right is not None else None
+    logit = _logit_factor(scale) if rational else None
     kept = logit is not None
-    if left is not None and right is not None:  # all raw scores at once: QKᵀ, one exact product
+    if rational:  # all raw scores at once: QKᵀ, one exact product
         products = left * right.transpose()
         if kept:
             raw, scaled = _fractions(products), _fractions(products * QQ.from_sympy(logit[0]))
@@ -535,7 +536,7 @@ def _logit_factor(scale: Expr) -> tuple[Expr, int] | None:
     if scale.is_Rational:
         return 1 / scale, 1
     surd = approx.rational_times_root(scale)
-    if surd is None or surd[0] == 0:
+    if surd is None:
         return None
     r, m = surd
     return 1 / (r * m), m

@@ -222,7 +222,7 @@ class LatexRenderer:
         raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
 
     def name(self, name: Name) -> str:
-        """Q_{\\text{love}}, W_Q^{(2)}, z_{\\text{concat}} ..."""
+        """Q_{\\mathrm{love}}, W_Q^{(2)}, z_{\\mathrm{concat}}, x_{\\text{私は}} ..."""
         base = NOTATION.get(name.base)
         if base is None:
             raise RenderError(f"no notation for {name.base!r}")
@@ -562,7 +562,7 @@ class LatexRenderer:
                 lines += self.matrix_relation(Shown(form.scaled))
             parts.append(self.align(lines))
         source = "S'" if step.scaling != "none" else "S"
-        lines = [rf"A &= \operatorname{{softmax}}_{{\text{{row}}}}({source}), \qquad "
+        lines = [rf"A &= \operatorname{{softmax}}_{{{self.subscript_word('row', user_text=False)}}}({source}), \qquad "
                  rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
         if not any_symbolic(form.weights):
             lines += self.matrix_relation(Shown(form.weights))
