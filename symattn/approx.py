@@ -11,9 +11,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 import mpmath
+from mpmath.libmp import dps_to_prec, from_rational, round_nearest
 from sympy import Expr, S
 
 WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
+PRECISION = dps_to_prec(WORKING_DIGITS + 10)  # the bits every evaluation works with (10 guard digits)
 LIMIT = 1 << 20  # values kept; a 64 × 64 document files about 12,000, a long notebook session many more
 _known: dict[Expr, mpmath.mpf] = {}
 
@@ -65,17 +67,21 @@ def decimal_digits(figures: int) -> int:
 def to_mpf(value: Expr) -> mpmath.mpf:
     """An exact expression (a rational, a scaled score such as a rational times a surd) as an mpmath number."""
     if value.is_Rational:  # exact division, no evalf
-        return mpmath.fdiv(int(value.p), int(value.q), dps=WORKING_DIGITS + 10)
+        return fraction_numbers([(int(value.p), int(value.q))])[0]
     surd = rational_times_root(value)
     if surd is not None:  # c·√m: a score scaled by √d_k
         coefficient, radicand = surd
-        return surd_numbers([(int(coefficient.p), int(coefficient.q))], radicand)[0]
+        return fraction_numbers([(int(coefficient.p), int(coefficient.q))], radicand)[0]
     with mpmath.workdps(WORKING_DIGITS + 10):
         return mpmath.mpf(str(value.evalf(WORKING_DIGITS + 10)))
 
 
-def surd_numbers(coefficients: list[tuple[int, int] | None], radicand: int) -> list[mpmath.mpf | None]:
-    """The numbers (p/q)·√m of coefficients given as (p, q) pairs (None stays None), as to_mpf gives each."""
+def fraction_numbers(coefficients: list[tuple[int, int] | None], radicand: int = 1) -> list[mpmath.mpf | None]:
+    """The numbers (p/q)·√m of coefficients given as (p, q) pairs (None stays None); m = 1: the rationals p/q,
+    each one division at PRECISION. The numbers to_mpf gives, which calls this."""
+    if radicand == 1:
+        return [None if c is None else mpmath.mp.make_mpf(from_rational(c[0], c[1], PRECISION, round_nearest))
+                for c in coefficients]
     with mpmath.workdps(WORKING_DIGITS + 10):
         root = mpmath.sqrt(radicand)
         return [None if c is None else mpmath.mpf(c[0]) / c[1] * root for c in coefficients]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from mpmath.libmp import from_int, from_rational, mpf_div, mpf_exp, mpf_mul_int, mpf_shift, mpf_sum, round_nearest
+from mpmath.libmp import from_int, mpf_div, mpf_exp, mpf_mul_int, mpf_shift, mpf_sum, round_nearest
 from sympy import (
     QQ,
     ZZ,
@@ -41,7 +41,7 @@ else:
 
 Fraction = tuple[int, int]  # a rational as (numerator, denominator > 0) in lowest terms
 FractionRow = tuple[Fraction | None, ...]  # None: a masked key's logit, −∞
-_PREC = mpmath.libmp.dps_to_prec(approx.WORKING_DIGITS + 10)  # the working precision, in bits
+_PREC = approx.PRECISION
 
 
 def rationals(fractions: FractionRow, radicand: int = 1) -> tuple[Expr, ...]:
@@ -412,11 +412,7 @@ def fraction_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNu
     it)."""
     if not V.is_numeric:
         return None
-    if radicand == 1:
-        numbers = [None if f is None else _mpf(from_rational(*f, _PREC, round_nearest)) for f in logits]
-    else:  # (a zero coefficient gives mpmath's zero, as the rational 0 does)
-        numbers = approx.surd_numbers(list(logits), radicand)
-    return _row_numbers(numbers, V, distinct=len(set(logits) - {None}))
+    return _row_numbers(approx.fraction_numbers(list(logits), radicand), V, distinct=len(set(logits) - {None}))
 
 
 def _mpf(value: tuple) -> mpmath.mpf:
