@@ -317,17 +317,21 @@ def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visibl
     return f"-{text[3:]}" if text.startswith(" - ") else text[3:]
 
 
-def surd_latex(p: int, q: int, m: int) -> str:
-    """SymPy's LaTeX of (p/q)·√m (q > 0, in lowest terms; m > 1 without square factors): \\frac{579 \\sqrt{2}}{1000},
-    - 3 \\sqrt{2}, \\frac{\\sqrt{2}}{8}, 0."""
+def surd_latex(p: int, q: int, m: int = 1) -> str:
+    """SymPy's LaTeX of (p/q)·√m (q > 0, in lowest terms; m without square factors): \\frac{579 \\sqrt{2}}{1000},
+    - 3 \\sqrt{2}, \\frac{\\sqrt{2}}{8}, 0; for m = 1 the rational's (fraction_latex)."""
+    if m == 1:
+        return fraction_latex(p, q)
     if p == 0:
         return "0"
     top = rf"\sqrt{{{m}}}" if abs(p) == 1 else rf"{abs(p)} \sqrt{{{m}}}"
     return ("- " if p < 0 else "") + (top if q == 1 else rf"\frac{{{top}}}{{{q}}}")
 
 
-def surd_exponential_latex(p: int, q: int, m: int) -> str:
-    """exponential_latex() of (p/q)·√m: 1, e^{\\frac{\\sqrt{2}}{8}}."""
+def surd_exponential_latex(p: int, q: int, m: int = 1) -> str:
+    """exponential_latex() of (p/q)·√m: 1, e^{\\frac{\\sqrt{2}}{8}}; for m = 1 the rational's."""
+    if m == 1:
+        return fraction_exponential_latex(p, q)
     return "1" if p == 0 else f"e^{{{surd_latex(p, q, m)}}}"
 
 

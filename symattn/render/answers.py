@@ -16,7 +16,6 @@ from ..numfmt import (
     exact_latex,
     exponential_latex,
     fraction_coefficients_latex,
-    fraction_exponential_latex,
     fraction_latex,
     significant,
     significant_approximation,
@@ -60,9 +59,9 @@ def _fraction_row(fractions: FractionRow) -> list[str]:
     return [_MINUS_INFINITY if f is None else significant_fraction(*f, FIGURES) for f in fractions]
 
 
-def _fraction_exact_row(fractions: FractionRow) -> list[str]:
-    """_exact_row() of rationals given as fractions (None: −∞)."""
-    return [_MINUS_INFINITY_LATEX if f is None else fraction_latex(*f) for f in fractions]
+def _fraction_exact_row(fractions: FractionRow, radicand: int = 1) -> list[str]:
+    """_exact_row() of the numbers c·√radicand given as fractions c (None: −∞)."""
+    return [_MINUS_INFINITY_LATEX if f is None else surd_latex(*f, radicand) for f in fractions]
 
 
 def _query(query: QueryAttention, coefficients: Coefficients) -> dict[str, Any]:
@@ -84,14 +83,12 @@ def _scores(query: QueryAttention) -> tuple[list[list[str | None]], list[list[st
         return [_row(r) for r in rows], [_exact_row(r) for r in rows], [exponential_latex(a) for a in rows[1]]
     raw, logits, radicand = query.score_fractions, query.softmax.fractions, query.softmax.radicand
     if radicand == 1:
-        scaled, exact = _fraction_row(logits), _fraction_exact_row(logits)
-        terms = [None if f is None else fraction_exponential_latex(*f) for f in logits]
-    else:  # logits c·√m (√d_k not an integer): decimals from the engine's numbers, LaTeX from the coefficients c
+        scaled = _fraction_row(logits)
+    else:  # logits c·√m (√d_k not an integer): their decimals from the engine's numbers
         scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_approximation(number, FIGURES)
                   for f, number in zip(logits, query.softmax.logit_numbers, strict=True)]
-        exact = [_MINUS_INFINITY_LATEX if f is None else surd_latex(*f, radicand) for f in logits]
-        terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
-    return [_fraction_row(raw), scaled], [_fraction_exact_row(raw), exact], terms
+    terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
+    return [_fraction_row(raw), scaled], [_fraction_exact_row(raw), _fraction_exact_row(logits, radicand)], terms
 
 
 def _softmax_numbers(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:
