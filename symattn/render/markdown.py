@@ -18,12 +18,10 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
 class MarkdownRenderer(LatexRenderer):
     """The LaTeX renderer's math, in Markdown."""
 
+    mathrm_words = False  # subscript words stay \text{...}: MathJax, KaTeX and MathML set it at no cost
+
     def escape_text(self, text: str) -> str:
         return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
-
-    def subscript_word(self, word: str, user_text: bool = True) -> str:
-        """Always \\text{...}: MathJax, KaTeX and MathML set it as text, at no cost."""
-        return rf"\text{{{self.math_text(word) if user_text else word}}}"
 
     def token(self, name: str) -> str:
         code = name.replace("|", "\\|")  # a pipe would end a table cell
