@@ -6,14 +6,19 @@ import sys
 from typing import TextIO
 
 
+def _output(stream: TextIO | None) -> tuple[TextIO, bool]:
+    """Where a display writes (stderr unless told), and whether that is a terminal, where it redraws in place."""
+    stream = stream if stream is not None else sys.stderr
+    return stream, hasattr(stream, "isatty") and stream.isatty()
+
+
 class Progress:
     """`label [######----] 12/30`, redrawn in place on a terminal; one closing line elsewhere (logs, CI)."""
 
     def __init__(self, label: str, total: int, stream: TextIO | None = None, width: int = 30) -> None:
         self.label, self.total, self.width = label, max(total, 1), width
-        self.stream = stream if stream is not None else sys.stderr
+        self.stream, self.live = _output(stream)
         self.done, self.detail = 0, ""
-        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
         if self.live:
             self._draw()
 
@@ -55,8 +60,7 @@ class Counter:
 
     def __init__(self, label: str, stream: TextIO | None = None) -> None:
         self.label, self.count = label, 0
-        self.stream = stream if stream is not None else sys.stderr
-        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.stream, self.live = _output(stream)
 
     def update(self, count: int) -> None:
         if self.live and count != self.count:
