@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from .derivation import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
 from .progress import Counter
-from .render.pdf import INSTALL_HINT, LatexRun, tex_available
+from .render.pdf import INSTALL_HINT, LatexRun, compile_pdf, tex_available
 from .spec import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
@@ -73,9 +72,9 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
                 raise TexNotFoundError(_no_tex_message())
             return BuildResult(tuple(written), _no_tex_message())
         notify("compiling the PDF with LuaLaTeX (the first run on a machine also builds a font cache)...")
-        with contextlib.ExitStack() as stack, Counter("PDF pages written") as pages:
-            run = latex if latex is not None else stack.enter_context(LatexRun(derivation.name))
-            pdf = run.finish(tex, on_page=pages.update)[0]
+        with Counter("PDF pages written") as pages:
+            pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
+                   else compile_pdf(tex, derivation.name, on_page=pages.update))
         write_atomic(stem.with_suffix(".pdf"), pdf)
         written.append(stem.with_suffix(".pdf"))
     return BuildResult(tuple(written))
