@@ -10,7 +10,14 @@ from sympy import E, Rational, simplify, sqrt
 from symattn.derivation import derive, derive_spec
 from symattn.errors import RenderError
 from symattn.model import Name, Step
-from symattn.render.latex import LatexRenderer, escape, render_latex, visible_width, wrap
+from symattn.render.latex import (
+    TABLE_LINES,
+    LatexRenderer,
+    escape,
+    render_latex,
+    visible_width,
+    wrap,
+)
 from symattn.render.markdown import MarkdownRenderer
 from symattn.validate import parse_spec
 
@@ -80,6 +87,19 @@ def test_subscript_words_are_mathrm_when_plain_ascii_else_escaped_text():
     assert latex.name(Name("x", token="a b")) == r"{x}_{\text{a b}}"  # \mathrm would drop the space
     assert latex.name(Name("x", token="a_b$")) == r"{x}_{\text{a\_b\$}}"
     assert MarkdownRenderer(lang="en").name(Name("Q", token="love")) == r"{Q}_{\text{love}}"  # MathJax, KaTeX
+
+
+def test_tables_taller_than_a_page_may_break_across_pages():
+    """A tabular is one box: a table taller than TABLE_LINES is a longtable, whose columns all share one width (one
+    chunk, so the one LaTeX pass gets them right); a column of wrapped vectors is flush left."""
+    latex = LatexRenderer(lang="en")
+    short = latex.table(["Token", "$x$"], ["a", "b"], [["$1$", "$2$"]])
+    assert short.startswith("\\begin{center}\n\\begin{tabular}{lc}")
+    wrapped = latex.cell_lines(["$[1,$", "$2]$"])
+    tokens = [f"t{i}" for i in range(TABLE_LINES // 2 + 1)]  # two lines each
+    tall = latex.table(["Token", "$x$"], tokens, [[wrapped] * len(tokens)])
+    assert tall.startswith("\\begin{longtable}{ll}") and tall.endswith("\\bottomrule\n\\end{longtable}")
+    assert latex.table(["Token", "$x$"], tokens[:-1], [[wrapped] * (len(tokens) - 1)]).startswith("\\begin{center}")
 
 
 def test_wide_rows_break_across_lines():

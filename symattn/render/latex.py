@@ -77,6 +77,12 @@ def visible_width(latex: str) -> int:
     return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
 
 
+# A table taller than this many lines of text is a longtable, which breaks across pages: a tabular is one box, and
+# 16 tokens with 16-entry vectors would run past the page's foot. Its header is not repeated on the next page: in
+# the one LaTeX pass a repeated header would be set before the columns' widths are known.
+TABLE_LINES = 30
+
+
 _LABEL_WIDTH = 12  # "(columns 10–16)" beside a block of a split matrix
 
 
@@ -382,12 +388,17 @@ class LatexRenderer:
         return [[c] for c in range(len(widths))]
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
-        lines = [r"\begin{center}", r"\begin{tabular}{l" + "c" * len(columns) + "}", r"\toprule",
-                 " & ".join(header) + r" \\", r"\midrule"]
-        for i, token in enumerate(tokens):
-            lines.append(" & ".join([token, *[column[i] for column in columns]]) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}"]
-        return "\n".join(lines)
+        """One row per token under the header; a table taller than TABLE_LINES may break across pages."""
+        rows = [" & ".join([token, *[column[i] for column in columns]]) + r" \\" for i, token in enumerate(tokens)]
+        head = " & ".join(header) + r" \\"
+        wrapped = [any("\\\\" in cell for cell in column) for column in columns]  # vectors on several lines
+        spec = "l" + "".join("l" if left else "c" for left in wrapped)
+        lines = sum(1 + max((column[i].count("\\\\") for column in columns), default=0) for i in range(len(tokens)))
+        if lines <= TABLE_LINES:
+            return "\n".join([r"\begin{center}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *rows,
+                              r"\bottomrule", r"\end{tabular}", r"\end{center}"])
+        return "\n".join([rf"\begin{{longtable}}{{{spec}}}", r"\toprule", head, r"\midrule", *rows, r"\bottomrule",
+                          r"\end{longtable}"])
 
     def _print_DefinitionTable(self, step: DefinitionTable) -> str:
         rows = []
