@@ -12,7 +12,9 @@ from symattn.errors import RenderError
 from symattn.model import Name, Step
 from symattn.render.latex import (
     TABLE_LINES,
+    UNBROKEN_ROWS,
     LatexRenderer,
+    display_rows,
     escape,
     render_latex,
     visible_width,
@@ -87,6 +89,23 @@ def test_subscript_words_are_mathrm_when_plain_ascii_else_escaped_text():
     assert latex.name(Name("x", token="a b")) == r"{x}_{\text{a b}}"  # \mathrm would drop the space
     assert latex.name(Name("x", token="a_b$")) == r"{x}_{\text{a\_b\$}}"
     assert MarkdownRenderer(lang="en").name(Name("Q", token="love")) == r"{Q}_{\text{love}}"  # MathJax, KaTeX
+
+
+def test_short_derivations_are_one_display_and_tall_ones_may_break_across_pages():
+    """amsmath typesets an align* twice (once to measure it); a derivation short enough never to need a page
+    break is one `aligned` display instead, and a matrix counts as tall as its rows."""
+    latex = LatexRenderer(lang="en")
+
+    def matrix(rows: int) -> str:
+        return "\\begin{bmatrix}\n" + " \\\\\n".join(["1 & 2"] * rows) + "\n\\end{bmatrix}"
+
+    assert display_rows(["a &= b", f"W &= {matrix(10)}", f"&= {matrix(10)} {matrix(11)}"]) == 1 + 10 + 11
+    short = [f"x_{i} &= {i}" for i in range(UNBROKEN_ROWS)]
+    assert latex.align(short) == "\\[\\begin{aligned}\n" + " \\\\\n".join(short) + "\n\\end{aligned}\\]"
+    assert latex.align([*short, "y &= 1"]).startswith("\\begin{align*}\n")
+    assert latex.align([f"W &= {matrix(7)}", f"V &= {matrix(6)}"]).startswith("\\begin{align*}\n")
+    tex = render_latex(derive("mt"))
+    assert "\\begin{aligned}" in tex and "\\begin{align*}" not in tex  # the article's derivations are all short
 
 
 def test_tables_taller_than_a_page_may_break_across_pages():

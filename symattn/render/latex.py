@@ -60,6 +60,10 @@ DOCUMENT_CLASS = {"ja": "ltjsarticle", "en": "article"}
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
 _MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
+# A derivation of up to this many rows (a matrix counts its rows) is one `aligned` display, which LaTeX cannot break
+# across pages; taller ones are align*, which can (\allowdisplaybreaks). amsmath typesets an align* twice (once to
+# measure its columns), and with luatexja that second pass costs about a seventh of a PDF's LuaLaTeX time.
+UNBROKEN_ROWS = 12
 
 
 @lru_cache(maxsize=1 << 12)  # language strings and token names, over and over
@@ -75,6 +79,11 @@ def visible_width(latex: str) -> int:
     plain = _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " "))
     plain = re.sub(r"[{}^_&]", "", plain)
     return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
+
+
+def display_rows(lines: list[str]) -> int:
+    """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it."""
+    return sum(max((m.group(1).count("\\\\") + 1 for m in _MATRIX.finditer(line)), default=1) for line in lines)
 
 
 # A table taller than this many lines of text is a longtable, which breaks across pages: a tabular is one box, and
@@ -306,7 +315,12 @@ class LatexRenderer:
         return blocks
 
     def align(self, lines: Iterable[str]) -> str:
-        return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+        """A derivation's lines, aligned at their `&`: one unbreakable display when it is short (UNBROKEN_ROWS)."""
+        lines = list(lines)
+        body = " \\\\\n".join(lines)
+        if display_rows(lines) <= UNBROKEN_ROWS:
+            return "\\[\\begin{aligned}\n" + body + "\n\\end{aligned}\\]"
+        return "\\begin{align*}\n" + body + "\n\\end{align*}"
 
     def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
         """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (and never wider than the
