@@ -121,6 +121,30 @@ def test_tables_taller_than_a_page_may_break_across_pages():
     assert latex.table(["Token", "$x$"], tokens[:-1], [[wrapped] * (len(tokens) - 1)]).startswith("\\begin{center}")
 
 
+def test_matrices_taller_than_a_page_are_shown_in_labelled_bands_of_rows():
+    """One bmatrix is one box: a matrix of more than `matrix_rows` rows is split into bands of nearly equal
+    height, each labelled; with its columns split too, each column block is shown band by band. Markdown and
+    HTML have no page foot and keep it whole."""
+    from sympy import ImmutableMatrix
+
+    from symattn.model import Shown
+
+    latex = LatexRenderer(lang="en")
+    assert latex.matrix_rows == 22
+    tall = Shown(ImmutableMatrix(45, 2, range(90)))
+    blocks = latex.matrix_blocks(tall, 80)
+    assert [b.count("\\\\") + 1 for b in blocks] == [15, 15, 15]
+    assert [b.split(r"\text")[1] for b in blocks] == ["{(rows 1–15)}", "{(rows 16–30)}", "{(rows 31–45)}"]
+    assert blocks[1].startswith("\\begin{bmatrix}\n30 & 31 \\\\\n")
+    wide = Shown(ImmutableMatrix(23, 40, [i % 7 for i in range(23 * 40)]))
+    labels = [b.split(r"\text")[1] for b in latex.matrix_blocks(wide, 80)]
+    assert labels[:3] == ["{(rows 1–11, columns 1–20)}", "{(rows 12–23, columns 1–20)}", "{(rows 1–11, columns 21–40)}"]
+    assert LatexRenderer(lang="ja").block_label(range(0, 11), None) == "（第 1〜11 行）"
+    assert MarkdownRenderer(lang="en").matrix_blocks(tall, 80) == [MarkdownRenderer(lang="en").bmatrix(tall)]
+    fits = Shown(ImmutableMatrix(22, 2, range(44)))
+    assert latex.matrix_blocks(fits, 80) == [latex.bmatrix(fits)]
+
+
 def test_wide_rows_break_across_lines():
     pieces = [f"{i}.123 \\cdot 4.567 +" for i in range(30)]
     lines = wrap(pieces, 60)

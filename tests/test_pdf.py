@@ -265,6 +265,23 @@ def test_a_16_token_handout_stays_on_the_page():
     assert overfull_boxes(log) == [] and "Overfull \\vbox" not in log
 
 
+def test_a_24_token_matrix_form_is_shown_in_bands_that_fit_the_page():
+    """24 rows are more than one bmatrix may hold on a page: the matrix form shows each matrix in bands of rows
+    (and blocks of columns), and nothing runs past the page's foot or side."""
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    def matrix(rows: int, cols: int) -> list[list[str]]:
+        return [[f"{(7 * r + 3 * c) % 19 - 9}.{(r * c) % 10}" for c in range(cols)] for r in range(rows)]
+
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": [f"t{i}" for i in range(24)],
+                                     "X": matrix(24, 2), "W_Q": matrix(2, 2), "W_K": matrix(2, 2),
+                                     "W_V": matrix(2, 2), "focus": "matrix"}]})
+    latex = render_latex(derive_spec(spec, lang="ja"))
+    assert "（第 13〜24 行、第 1〜" in latex
+    _, log = compile_with_log(latex, jobname="tall")
+    assert overfull_boxes(log) == [] and "Overfull \\vbox" not in log
+
+
 @pytest.mark.parametrize(("tokens", "cjk"), [(["the", "cat", "sat"], False), (["the", "猫", "sat"], True),
                                              (["α", "β", "γ"], True)])
 def test_english_documents_load_luatexja_only_for_non_latin_text(tokens, cjk):

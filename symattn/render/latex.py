@@ -118,6 +118,9 @@ class LatexRenderer:
     # Plain ASCII subscript words as \mathrm{love}: \text typesets its text in all four math styles (\mathchoice),
     # and luatexja processes each of those boxes (~0.2 s of the mt PDF).
     mathrm_words = True
+    # A matrix taller than this many rows is shown in bands of rows: one bmatrix is one box, and 64 rows run past
+    # the page's foot. None: no pages (Markdown, HTML).
+    matrix_rows: int | None = 22
 
     def __init__(self, **settings: Any) -> None:
         unknown = set(settings) - set(self.default_settings)
@@ -294,25 +297,44 @@ class LatexRenderer:
         return [entry(v) for v in shown.entries] if entry else [n.text for n in self.numbers(shown)]
 
     @staticmethod
-    def _bmatrix(texts: list[str], cols: int, columns: range) -> str:
-        rows = [" & ".join(texts[r * cols + c] for c in columns) for r in range(len(texts) // cols)]
-        return "\\begin{bmatrix}\n" + " \\\\\n".join(rows) + "\n\\end{bmatrix}"
+    def _bmatrix(texts: list[str], cols: int, columns: range, rows: range | None = None) -> str:
+        lines = [" & ".join(texts[r * cols + c] for c in columns) for r in (rows or range(len(texts) // cols))]
+        return "\\begin{bmatrix}\n" + " \\\\\n".join(lines) + "\n\\end{bmatrix}"
 
     def matrix_blocks(self, shown: Shown, room: int, entry=None) -> list[str]:
-        """The matrix as one bmatrix if it fits `room`, else split into blocks of whole columns that each fit,
-        each labelled with its columns: a 16 × 16 score matrix never runs off the page."""
-        texts, cols = self._entry_texts(shown, entry), shown.values.cols
-        widths = [max((visible_width(texts[r * cols + c]) for r in range(shown.values.rows)), default=0) - 3
+        """The matrix as one bmatrix if it fits `room` and the page, else split into labelled blocks: of whole
+        columns that each fit `room` (a 16 × 16 score matrix), and of at most `matrix_rows` rows (64 tokens)."""
+        texts, cols, rows = self._entry_texts(shown, entry), shown.values.cols, shown.values.rows
+        widths = [max((visible_width(texts[r * cols + c]) for r in range(rows)), default=0) - 3
                   for c in range(cols)]  # column_groups adds 4 per column: the gap between columns is about 1
-        groups = self.column_groups(widths, room)
-        if len(groups) == 1:
+        bands = self.row_bands(rows)
+        if len(bands) == 1 and len(self.column_groups(widths, room)) == 1:
             return [self._bmatrix(texts, cols, range(cols))]
-        groups = self.balanced_groups(widths, room - _LABEL_WIDTH)
+        widest = self.block_label(bands[-1], range(cols - 1, cols))  # the most digits a label of rows and columns has
+        label_width = _LABEL_WIDTH if len(bands) == 1 else visible_width(widest)
+        groups = [range(g[0], g[-1] + 1) for g in self.balanced_groups(widths, room - label_width)]
         blocks = []
-        for group in groups:
-            label = self.text("matrix.columns", {"first": group[0] + 1, "last": group[-1] + 1})
-            blocks.append(self._bmatrix(texts, cols, range(group[0], group[-1] + 1)) + rf" \quad \text{{{label}}}")
+        for columns in groups:
+            for band in bands:
+                label = self.block_label(band if len(bands) > 1 else None, columns if len(groups) > 1 else None)
+                blocks.append(self._bmatrix(texts, cols, columns, band) + rf" \quad \text{{{label}}}")
         return blocks
+
+    def row_bands(self, rows: int) -> list[range]:
+        """The matrix's rows in as few bands of nearly equal size as keep each within `matrix_rows`."""
+        count = 1 if self.matrix_rows is None else max(1, -(-rows // self.matrix_rows))
+        bounds = [b * rows // count for b in range(count + 1)]
+        return [range(bounds[b], bounds[b + 1]) for b in range(count)]
+
+    def block_label(self, rows: range | None, columns: range | None) -> str:
+        """'(columns 1–8)', '(rows 1–32)' or '(rows 1–32, columns 1–8)' beside a block of a split matrix."""
+        params: dict[str, int] = {}
+        if columns is not None:
+            params.update(first=columns[0] + 1, last=columns[-1] + 1)
+        if rows is not None:
+            params.update(first_row=rows[0] + 1, last_row=rows[-1] + 1)
+        key = "matrix.columns" if rows is None else "matrix.rows" if columns is None else "matrix.block"
+        return self.text(key, params)
 
     def align(self, lines: Iterable[str]) -> str:
         """A derivation's lines, aligned at their `&`: one unbreakable display when it is short (UNBROKEN_ROWS)."""

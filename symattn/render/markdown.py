@@ -19,6 +19,7 @@ class MarkdownRenderer(LatexRenderer):
     """The LaTeX renderer's math, in Markdown."""
 
     mathrm_words = False  # subscript words stay \text{...}: MathJax, KaTeX and MathML set it at no cost
+    matrix_rows = None  # a page without a foot: tall matrices stay whole
 
     def escape_text(self, text: str) -> str:
         return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
