@@ -21,6 +21,12 @@ from .symbols import is_symbolic
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
+# A rounded number on the page of 10^15 or more is written as its mantissa times a power of ten (the e^{a} of a
+# score of 126,373 has 54,969 digits, and computing them all took a minute).
+SCIENTIFIC_FROM = 15
+# A decimal string of the answers below 10^-100 or from 10^100 on is written with an exponent: 1.23…E-122269 rather
+# than 122,269 characters.
+EXPONENT_FROM = 100
 _LOG10_2 = math.log10(2)
 
 
@@ -66,9 +72,7 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
-    known = approx_lookup(value, 15)
-    magnitude = max(0, (known if known is not None else Decimal(str(N(value, 15)))).adjusted())
-    figures = magnitude + digits + _GUARD_DIGITS
+    figures = max(0, _estimate(value).adjusted()) + digits + _GUARD_DIGITS
     approx = _evaluate(value, figures)
     with localcontext() as context:
         context.prec = figures + 10
@@ -94,7 +98,37 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
         return Number(_plain(to_decimal(value, max(places, min_decimals))), exact=True)
     if fraction and value.is_Rational:
         return _fraction(value)
+    scientific = _scientific(value, digits)
+    if scientific is not None:
+        mantissa, exponent = scientific
+        return Number(rf"{_plain(mantissa)} \times 10^{{{exponent}}}", exact=False, compound=True)
     return Number(_plain(to_decimal(value, digits)), exact=False)
+
+
+def _scientific(value: Expr, digits: int) -> tuple[Decimal, int] | None:
+    """(mantissa rounded half-up to `digits` decimals, exponent) of a number of 10^SCIENTIFIC_FROM or more in size;
+    None for a smaller one."""
+    if _estimate(value).adjusted() < SCIENTIFIC_FROM:
+        return None
+    approximation = _evaluate(value, digits + _GUARD_DIGITS)
+    exponent = approximation.adjusted()
+    with localcontext() as context:
+        context.prec = digits + _GUARD_DIGITS + 10
+        quantum = Decimal(1).scaleb(-digits)
+        mantissa = approximation.scaleb(-exponent).quantize(quantum, rounding=ROUND_HALF_UP)
+        if abs(mantissa) >= 10:  # 9.99996 rounded up
+            mantissa, exponent = (mantissa / 10).quantize(quantum, rounding=ROUND_HALF_UP), exponent + 1
+    return mantissa, exponent
+
+
+def _estimate(value: Expr) -> Decimal:
+    """The value to 15 significant digits, for its size."""
+    if value.is_Rational:
+        with localcontext() as context:
+            context.prec = 15
+            return Decimal(int(value.p)) / Decimal(int(value.q))
+    known = approx_lookup(value, 15)
+    return known if known is not None else Decimal(str(N(value, 15)))
 
 
 def _infinite(value: Expr) -> bool:
@@ -195,7 +229,10 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     if 2 * rest >= denominator:  # half-up: away from zero on a tie
         whole += 1
     shift, digits = figures - 1 - magnitude, str(whole)
-    if shift <= 0:
+    rounded_magnitude = magnitude + len(digits) - figures  # 99…9 rounded up to 10…0 (one digit more): one more
+    if abs(rounded_magnitude) >= EXPONENT_FROM:
+        text = f"{digits[0]}.{digits[1:]}E{rounded_magnitude:+d}"
+    elif shift <= 0:
         text = digits + "0" * -shift
     elif shift < len(digits):
         text = f"{digits[:len(digits) - shift]}.{digits[len(digits) - shift:]}"
@@ -222,7 +259,8 @@ def _rounded(number: Decimal, figures: int) -> str:
     with localcontext() as context:
         context.prec = figures + _GUARD_DIGITS
         quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
-        return _plain(number.quantize(quantum, rounding=ROUND_HALF_UP))
+        rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
+        return format(rounded, "E") if abs(rounded.adjusted()) >= EXPONENT_FROM else _plain(rounded)
 
 
 def _evaluate(value: Expr, figures: int) -> Decimal:

@@ -27,11 +27,36 @@ def test_decimal_places(value, places):
         (Rational(579, 500) / sqrt(2), 4, "0.8188", False),
         (exp(1), 6, "2.718282", False),
         (Rational(5), 4, "5", True),
+        (exp(Rational(3453, 100)), 4, "991262005222771.3177", False),  # below 10^15: every digit
+        (exp(Rational(3454, 100)), 4, r"1.0012 \times 10^{15}", False),  # from 10^15 on: a power of ten
+        (-Rational(10**20, 3), 2, r"-3.33 \times 10^{19}", False),
+        (Rational(10**20), 4, "100000000000000000000", True),  # exact: all its digits
+        (999994 * 10**15 + Rational(1, 3), 4, r"9.9999 \times 10^{20}", False),
+        (999995 * 10**15 + Rational(1, 3), 4, r"1.0000 \times 10^{21}", False),  # the mantissa rounds up to 10
     ],
 )
 def test_format_number(value, digits, text, exact):
     number = format_number(value, digits)
     assert (number.text, number.exact) == (text, exact)
+
+
+def test_huge_exponentials_are_a_mantissa_times_a_power_of_ten():
+    """e^{126373.53} has 54,884 digits: the page shows 4 decimals of its mantissa, the answers 30 significant digits
+    with an exponent; both from a few dozen digits, checked against mpmath's own log10."""
+    import mpmath
+
+    score = Rational(12637353, 100)
+    with mpmath.workdps(60):
+        log10 = mpmath.mpf(12637353) / 100 / mpmath.ln(10)
+        exponent = int(mpmath.floor(log10))
+        mantissa = mpmath.power(10, log10 - exponent)
+        expected = mpmath.nstr(mantissa, 30, strip_zeros=False)
+    assert format_number(exp(score)).text == rf"{mpmath.nstr(mantissa, 5, strip_zeros=False)} \times 10^{{{exponent}}}"
+    assert significant(exp(score)) == f"{expected}E+{exponent}"
+    assert significant(exp(-score)).endswith(f"E-{exponent + 1}")
+    assert format_number(exp(-score)).text == "0.0000"  # tiny: rounded to the decimals shown, as every weight is
+    assert significant(Rational(1, 3 * 10**120), 5) == "3.3333E-121"
+    assert significant(Rational(10**99), 5) == "1" + "0" * 99  # an exact decimal keeps all its digits
 
 
 def test_padding_to_written_decimals():
@@ -74,13 +99,14 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
         with localcontext() as context:
             context.prec = 100
             quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
-            return format(number.quantize(quantum, rounding=ROUND_HALF_UP), "f")
+            rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
+            return format(rounded, "E" if abs(rounded.adjusted()) >= 100 else "f")
 
     rng = random.Random(6)
     with mpmath.workdps(100):
         values = [mpmath.exp(mpmath.mpf(rng.randint(-10**6, 10**6)) / 10**5) * mpmath.mpf(10) ** rng.randint(-60, 60)
                   for _ in range(3000)]
-        values += [mpmath.mpf(10) ** k * factor for k in range(-45, 45)
+        values += [mpmath.mpf(10) ** k * factor for k in [*range(-45, 45), *range(-103, -96), *range(96, 103)]
                    for factor in (1, 1 - mpmath.mpf(10) ** -35, 1 - mpmath.mpf(10) ** -85)]
         values += [mpmath.mpf("9.99999999999999999999999999999996"), mpmath.mpf(1) / 3, mpmath.mpf("0.25")]
     for x in values:
