@@ -10,6 +10,7 @@ from sympy import E, Rational, simplify, sqrt
 from symattn.derivation import derive, derive_spec
 from symattn.errors import RenderError
 from symattn.model import Name, Step
+from symattn.numfmt import format_numbers
 from symattn.render.latex import (
     TABLE_LINES,
     UNBROKEN_ROWS,
@@ -100,12 +101,13 @@ def test_short_derivations_are_one_display_and_tall_ones_may_break_across_pages(
         return "\\begin{bmatrix}\n" + " \\\\\n".join(["1 & 2"] * rows) + "\n\\end{bmatrix}"
 
     assert display_rows(["a &= b", f"W &= {matrix(10)}", f"&= {matrix(10)} {matrix(11)}"]) == 1 + 10 + 11
+    assert display_rows([r"a &= \frac{1}{2}", r"b &= \frac{1}{2} {matrix(3)}".replace("{matrix(3)}", matrix(3))]) == 2 + 3
     short = [f"x_{i} &= {i}" for i in range(UNBROKEN_ROWS)]
     assert latex.align(short) == "\\[\\begin{aligned}\n" + " \\\\\n".join(short) + "\n\\end{aligned}\\]"
     assert latex.align([*short, "y &= 1"]).startswith("\\begin{align*}\n")
-    assert latex.align([f"W &= {matrix(7)}", f"V &= {matrix(6)}"]).startswith("\\begin{align*}\n")
+    assert latex.align([f"W &= {matrix(9)}", f"V &= {matrix(8)}"]).startswith("\\begin{align*}\n")
     tex = render_latex(derive("mt"))
-    assert "\\begin{aligned}" in tex and "\\begin{align*}" not in tex  # the article's derivations are all short
+    assert tex.count("\\begin{aligned}") == 36 and tex.count("\\begin{align*}") == 2  # the softmax of 4 keys
 
 
 def test_tables_taller_than_a_page_may_break_across_pages():
@@ -150,6 +152,13 @@ def test_wide_rows_break_across_lines():
     lines = wrap(pieces, 60)
     assert len(lines) > 1
     assert all(visible_width(line) <= 60 for line in lines)
+
+
+def test_a_continued_line_starting_with_a_negative_number_keeps_its_sign_unspaced():
+    latex = LatexRenderer(lang="en")
+    lines = latex.continued("x &= ", latex.vector_pieces(format_numbers([Rational(-i, 3) for i in range(1, 30)])), 40)
+    assert len(lines) > 1 and all(line.startswith(r"&\qquad {-}") for line in lines[1:])
+    assert lines[0].startswith("x &= [-0.3333,")
 
 
 def test_long_products_are_wrapped_in_the_document():

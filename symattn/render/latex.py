@@ -63,7 +63,7 @@ _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 # A derivation of up to this many rows (a matrix counts its rows) is one `aligned` display, which LaTeX cannot break
 # across pages; taller ones are align*, which can (\allowdisplaybreaks). amsmath typesets an align* twice (once to
 # measure its columns), and with luatexja that second pass costs about a seventh of a PDF's LuaLaTeX time.
-UNBROKEN_ROWS = 12
+UNBROKEN_ROWS = 16
 
 
 @lru_cache(maxsize=1 << 12)  # language strings and token names, over and over
@@ -82,8 +82,10 @@ def visible_width(latex: str) -> int:
 
 
 def display_rows(lines: list[str]) -> int:
-    """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it."""
-    return sum(max((m.group(1).count("\\\\") + 1 for m in _MATRIX.finditer(line)), default=1) for line in lines)
+    """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it, one
+    holding a fraction two rows."""
+    return sum(max((m.group(1).count("\\\\") + 1 for m in _MATRIX.finditer(line)), default=2 if r"\frac" in line else 1)
+               for line in lines)
 
 
 # A table taller than this many lines of text is a longtable, which breaks across pages: a tabular is one box, and
@@ -348,7 +350,9 @@ class LatexRenderer:
         """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (and never wider than the
         first line's room, which already leaves out the aligned left column)."""
         wrapped = wrap(pieces, min(self.width, first_room) - 6, first_room)
-        return [lead + wrapped[0], *[r"&\qquad " + line for line in wrapped[1:]]]
+        # A line's leading minus is a sign, not a subtraction: after the cell's {} and \qquad, TeX would space it
+        # as a binary minus; {-} is set without spaces.
+        return [lead + wrapped[0], *[r"&\qquad " + re.sub(r"^-", "{-}", line) for line in wrapped[1:]]]
 
     def scale_equation(self, d_k: int) -> str:
         root = int(d_k**0.5 + 0.5)
