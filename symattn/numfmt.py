@@ -21,11 +21,11 @@ from .symbols import is_symbolic
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
-# A rounded number on the page of 10^15 or more is written as its mantissa times a power of ten (the e^{a} of a
-# score of 126,373 has 54,969 digits, and computing them all took a minute).
+# A rounded number on the page of 10^15 or more (to 15 significant digits) is written as its mantissa times a power
+# of ten (the e^{a} of a score of 126,373 has 54,884 digits, and computing them all took a minute).
 SCIENTIFIC_FROM = 15
-# A decimal string of the answers below 10^-100 or from 10^100 on is written with an exponent: 1.23…E-122269 rather
-# than 122,269 characters.
+# A decimal string of the answers below 10^-99 or from 10^100 on (its exponent 100 or more in size) is written with
+# an exponent: 1.23…E-122269 rather than 122,269 characters.
 EXPONENT_FROM = 100
 _LOG10_2 = math.log10(2)
 

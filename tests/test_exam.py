@@ -202,6 +202,19 @@ def test_exam_and_key_pdfs(tmp_path):
     assert "Version 02" in single and "Version 01" not in single
 
 
+@pytest.mark.pdf
+def test_worked_solutions_break_across_pages_inside_the_key(tmp_path):
+    """The key's solution environments cut their contents at a page break: its derivations are align*, which
+    breaks between lines, so nothing runs past a page's foot (unbreakable displays ran up to 91 pt past it)."""
+    from symattn.render.pdf import compile_with_log
+
+    build_exam(ExamOptions(count=10, seed=1, kind="mixed", lang="ja", difficulty="easy"), tmp_path, ("tex",))
+    key = (tmp_path / "key.tex").read_text(encoding="utf-8")
+    assert r"\begin{align*}" in key and r"\begin{aligned}" not in key
+    _, log = compile_with_log(key, jobname="key")
+    assert "Overfull \\vbox" not in log
+
+
 @pytest.mark.parametrize("difficulty", ["easy", "standard"])
 def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
     """The Fraction/float pre-check that skips most candidates must never reject a problem the exact check

@@ -29,7 +29,9 @@ class ExamWriter:
     def __init__(self, lang: str, digits: int) -> None:
         self.lang = lang
         self.digits = digits
-        self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True)
+        # Every derivation align*, which may break across pages: the exam class's solution environment (framed)
+        # cuts its contents at a page break, and an unbreakable display would run past the page's foot.
+        self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True, unbroken_rows=0)
 
     def documents(self, versions: list[str]) -> tuple[str, str]:
         """The exam and its key around the versions' LaTeX (as version() writes it): one body, typeset once; the

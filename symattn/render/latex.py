@@ -116,7 +116,7 @@ class LatexRenderer:
     """Walks a Derivation and returns LaTeX; settings are checked, unknown ones rejected."""
 
     default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80, "exact": False,
-                                        "compact_headings": False}
+                                        "compact_headings": False, "unbroken_rows": UNBROKEN_ROWS}
     # Plain ASCII subscript words as \mathrm{love}: \text typesets its text in all four math styles (\mathchoice),
     # and luatexja processes each of those boxes (~0.2 s of the mt PDF).
     mathrm_words = True
@@ -339,10 +339,11 @@ class LatexRenderer:
         return self.text(key, params)
 
     def align(self, lines: Iterable[str]) -> str:
-        """A derivation's lines, aligned at their `&`: one unbreakable display when it is short (UNBROKEN_ROWS)."""
+        """A derivation's lines, aligned at their `&`: one unbreakable display when it is short (the setting
+        unbroken_rows, UNBROKEN_ROWS unless set)."""
         lines = list(lines)
         body = " \\\\\n".join(lines)
-        if display_rows(lines) <= UNBROKEN_ROWS:
+        if display_rows(lines) <= self.settings["unbroken_rows"]:
             return "\\[\\begin{aligned}\n" + body + "\n\\end{aligned}\\]"
         return "\\begin{align*}\n" + body + "\n\\end{align*}"
 
