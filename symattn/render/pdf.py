@@ -129,10 +129,10 @@ class LatexRun:
 
 
 def overfull_boxes(log: str, tolerance_pt: float = 1.0) -> list[str]:
-    """The 'Overfull \\hbox (12.3pt too wide)' lines of a log beyond the tolerance: text running off the page."""
-    found = re.findall(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\)[^\n]*", log)
-    lines = re.findall(r"Overfull \\hbox \(\d+(?:\.\d+)?pt too wide\)[^\n]*", log)
-    return [line for line, size in zip(lines, found, strict=True) if float(size) > tolerance_pt]
+    """The 'Overfull \\hbox (12.3pt too wide)' and 'Overfull \\vbox (4.5pt too high)' lines of a log beyond the
+    tolerance: text running off the page's side or past its foot."""
+    found = re.finditer(r"Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\)[^\n]*", log)
+    return [match.group(0) for match in found if float(match.group(1)) > tolerance_pt]
 
 
 def log_excerpt(log: str, context: int = 2, limit: int = 3) -> str:
