@@ -147,6 +147,15 @@ def test_matrices_taller_than_a_page_are_shown_in_labelled_bands_of_rows():
     assert latex.matrix_blocks(fits, 80) == [latex.bmatrix(fits)]
 
 
+def test_a_display_right_after_a_heading_has_no_empty_line_above_it(mt_tex):
+    """A display that starts a paragraph gets an empty line above it from TeX; after a heading the renderer takes
+    that line back. After a sentence the display continues its paragraph, as before."""
+    tex = mt_tex["ja"]
+    assert "\\subsection*{Step 4: Softmax}\n\\vspace*{-\\baselineskip}\n\\begin{align*}" in tex
+    assert tex.count("\\vspace*{-\\baselineskip}") == 3  # Step 4 and Step 6 (softmax), Step 3 of the decoder
+    assert "の Query：\n\\[\\begin{aligned}" in tex
+
+
 def test_wide_rows_break_across_lines():
     pieces = [f"{i}.123 \\cdot 4.567 +" for i in range(30)]
     lines = wrap(pieces, 60)

@@ -150,10 +150,16 @@ class LatexRenderer:
     def body(self, derivation: Derivation) -> str:
         """All steps, in order."""
         chunks: list[str] = []
+        previous = None
         for step in derivation.steps:
             latex = self.render(step)
-            # A display continues the paragraph that introduces it; anything else starts a new one.
-            chunks.append(("\n" if latex.startswith(_DISPLAY_STARTS) else "\n\n") + latex)
+            if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph
+                chunks.append("\n\n" + latex)
+            elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
+                chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
+            else:  # a display continues the paragraph that introduces it
+                chunks.append("\n" + latex)
+            previous = step
         return "".join(chunks).lstrip()
 
     def document(self, derivation: Derivation) -> str:
