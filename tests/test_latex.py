@@ -156,6 +156,16 @@ def test_a_display_right_after_a_heading_has_no_empty_line_above_it(mt_tex):
     assert "の Query：\n\\[\\begin{aligned}" in tex
 
 
+def test_a_sentence_introducing_what_follows_stays_on_its_page(mt_tex):
+    """A sentence ending in a colon is kept on the page of the paragraph or table it introduces (a display already
+    continues its paragraph); after the sentence's text \\nopagebreak would not hold, so it comes after \\par."""
+    tex = mt_tex["ja"]
+    assert "でスケーリングする：\\par\\nopagebreak\n\nQ と K は 2 次元ベクトル" in tex
+    assert "射影後のベクトル：\\par\\nopagebreak\n\n\\begin{center}" in tex
+    assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\par\\nopagebreak\n\n" in mt_tex["en"]
+    assert tex.count("\\nopagebreak") == 4
+
+
 def test_wide_rows_break_across_lines():
     pieces = [f"{i}.123 \\cdot 4.567 +" for i in range(30)]
     lines = wrap(pieces, 60)

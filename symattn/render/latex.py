@@ -60,6 +60,9 @@ DOCUMENT_CLASS = {"ja": "ltjsarticle", "en": "article"}
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
 _MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
+# A sentence ending in a colon introduces what follows; no page break between them. (In vertical mode: after the
+# sentence's text, \nopagebreak does not hold once luatexja has set the paragraph.)
+_LEAD_IN = (":", "：")
 # A derivation of up to this many rows (display_rows: a matrix counts its rows, a fraction two) is one `aligned`
 # display, which LaTeX cannot break across pages; taller ones are align*, which can (\allowdisplaybreaks).
 # amsmath typesets an align* twice (once to measure its columns), and with luatexja that second pass costs about
@@ -153,8 +156,9 @@ class LatexRenderer:
         previous = None
         for step in derivation.steps:
             latex = self.render(step)
-            if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph
-                chunks.append("\n\n" + latex)
+            if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
+                keep = chunks and chunks[-1].endswith(_LEAD_IN)
+                chunks.append(("\\par\\nopagebreak\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
             else:  # a display continues the paragraph that introduces it
