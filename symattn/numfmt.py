@@ -63,8 +63,9 @@ def _places(q: int) -> int | None:
     return max(twos, fives) if q == 1 else None
 
 
-def to_decimal(value: Expr, digits: int) -> Decimal:
-    """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals."""
+def to_decimal(value: Expr, digits: int, size: int | None = None) -> Decimal:
+    """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals.
+    `size`: an irrational value's decimal exponent (_estimate), when the caller has it already."""
     value = sympify(value)
     if value.is_Rational:
         p, q = int(value.p), int(value.q)
@@ -72,7 +73,7 @@ def to_decimal(value: Expr, digits: int) -> Decimal:
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
-    figures = max(0, _estimate(value).adjusted()) + digits + _GUARD_DIGITS
+    figures = max(0, _estimate(value).adjusted() if size is None else size) + digits + _GUARD_DIGITS
     approx = _evaluate(value, figures)
     with localcontext() as context:
         context.prec = figures + 10
@@ -98,18 +99,16 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
         return Number(_plain(to_decimal(value, max(places, min_decimals))), exact=True)
     if fraction and value.is_Rational:
         return _fraction(value)
-    scientific = _scientific(value, digits)
-    if scientific is not None:
-        mantissa, exponent = scientific
+    size = _estimate(value).adjusted()
+    if size >= SCIENTIFIC_FROM:
+        mantissa, exponent = _scientific(value, digits)
         return Number(rf"{_plain(mantissa)} \times 10^{{{exponent}}}", exact=False, compound=True)
-    return Number(_plain(to_decimal(value, digits)), exact=False)
+    return Number(_plain(to_decimal(value, digits, size)), exact=False)
 
 
-def _scientific(value: Expr, digits: int) -> tuple[Decimal, int] | None:
-    """(mantissa rounded half-up to `digits` decimals, exponent) of a number of 10^SCIENTIFIC_FROM or more in size;
-    None for a smaller one."""
-    if _estimate(value).adjusted() < SCIENTIFIC_FROM:
-        return None
+def _scientific(value: Expr, digits: int) -> tuple[Decimal, int]:
+    """(mantissa rounded half-up to `digits` decimals, exponent) of a number, from `digits` + 40 significant
+    digits whatever its size."""
     approximation = _evaluate(value, digits + _GUARD_DIGITS)
     exponent = approximation.adjusted()
     with localcontext() as context:
@@ -288,7 +287,7 @@ def _quick_latex(value: Expr) -> str | None:
     if value.is_Rational:
         return fraction_latex(int(value.p), int(value.q))
     if isinstance(value, exp) and value.args[0].is_Rational:
-        return f"e^{{{_quick_latex(value.args[0])}}}"
+        return fraction_exponential_latex(int(value.args[0].p), int(value.args[0].q))
     return None
 
 
