@@ -446,8 +446,8 @@ class LatexRenderer:
         head = " & ".join(header) + r" \\"
         wrapped = [any("\\\\" in cell for cell in column) for column in columns]  # vectors on several lines
         spec = "l" + "".join("l" if left else "c" for left in wrapped)
-        lines = sum(1 + max((column[i].count("\\\\") for column in columns), default=0) for i in range(len(tokens)))
-        if lines <= TABLE_LINES:
+        height = sum(1 + max((column[i].count("\\\\") for column in columns), default=0) for i in range(len(tokens)))
+        if height <= TABLE_LINES:  # lines of text
             return "\n".join([r"\begin{center}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *rows,
                               r"\bottomrule", r"\end{tabular}", r"\end{center}"])
         return "\n".join([rf"\begin{{longtable}}{{{spec}}}", r"\toprule", head, r"\midrule", *rows, r"\bottomrule",
