@@ -11,7 +11,7 @@ from .derivation import derive_spec
 from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
 from .progress import Counter
-from .render.pdf import INSTALL_HINT, LatexRun, compile_pdf, tex_available
+from .render.pdf import LatexRun, compile_pdf, tex_available, tex_missing
 from .spec import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
@@ -56,7 +56,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
 
     Everything is computed before anything is written. Without TeX, a PDF that was not required is skipped with
     a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written). `latex`
-    is a LuaLaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
+    is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
     derivation = derive_spec(spec, lang=lang, digits=digits)
     texts = {fmt: text_renderer(fmt)(derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
@@ -71,7 +71,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
             if pdf_required:
                 raise TexNotFoundError(_no_tex_message())
             return BuildResult(tuple(written), _no_tex_message())
-        notify("compiling the PDF with LuaLaTeX (the first run on a machine also builds a font cache)...")
+        notify("compiling the PDF with upLaTeX...")
         with Counter("PDF pages written") as pages:
             pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
                    else compile_pdf(tex, derivation.name, on_page=pages.update))
@@ -81,4 +81,4 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
 
 
 def _no_tex_message() -> str:
-    return f"no TeX engine found (lualatex), so no PDF; {INSTALL_HINT}"
+    return tex_missing(", so no PDF")

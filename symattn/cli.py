@@ -161,15 +161,15 @@ def _exam(args: argparse.Namespace) -> int:
 
 def _require_tex() -> None:
     from .errors import TexNotFoundError
-    from .render.pdf import INSTALL_HINT, tex_available
+    from .render.pdf import tex_available, tex_missing
 
     if not tex_available():
-        raise TexNotFoundError(f"no TeX engine found (lualatex); {INSTALL_HINT}, or leave out pdf")
+        raise TexNotFoundError(tex_missing() + ", or leave out pdf")
 
 
 def _latex_started(formats: str | None) -> contextlib.AbstractContextManager:
-    """A LuaLaTeX run started now, before SymPy is imported, when the PDF may be asked for: LuaTeX loads its
-    format and Lua libraries while Python computes (about 0.5 s of the PDF's time). Otherwise a null context."""
+    """A LaTeX run started now, before SymPy is imported, when the PDF may be asked for: TeX loads its format
+    while Python computes (about 0.08 s of the mt PDF's time). Otherwise a null context."""
     from .render.pdf import LatexRun, tex_available
 
     if (formats is None or "pdf" in formats.lower()) and tex_available():

@@ -356,12 +356,3 @@ def test_several_decoder_tokens_name_their_steps():
         assert rf"Step 7: Weighted sum (\tok{{{token}}})" in tex
     assert "Step 6: Softmax}" not in tex
     assert r"$a$ = $s$ goes into the softmax" in _tex(scale=False)
-
-
-def test_cjk_font_check_is_every_character_from_greek_on_except_punctuation_and_math():
-    from symattn.render.templates import needs_cjk_fonts
-
-    for code in range(0x3000):
-        expected = code >= 0x370 and not 0x2000 <= code <= 0x22FF
-        assert needs_cjk_fonts(f"ab {chr(code)} cd") == expected, hex(code)
-    assert needs_cjk_fonts("the cat 猫") and needs_cjk_fonts("\U0001F600") and not needs_cjk_fonts("")

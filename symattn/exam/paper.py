@@ -46,7 +46,7 @@ class ExamWriter:
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(language_preamble(self.lang, body)))
+        doc.preamble.append(NoEscape(language_preamble(self.lang)))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
             doc.preamble.append(NoEscape(r"\printanswers"))

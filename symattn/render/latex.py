@@ -56,17 +56,17 @@ NOTATION = {
 LABELS = {"concat": "concat", "final": "final"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
-DOCUMENT_CLASS = {"ja": "ltjsarticle", "en": "article"}
+DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
 _MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
-# A sentence ending in a colon introduces what follows; no page break between them. (In vertical mode: after the
-# sentence's text, \nopagebreak does not hold once luatexja has set the paragraph.)
+# A sentence ending in a colon introduces what follows; no page break between them. (\par\nopagebreak: in vertical
+# mode, after the paragraph. Right after the sentence's text, \nopagebreak did not hold under luatexja.)
 _LEAD_IN = (":", "：")
 # A derivation of up to this many rows (display_rows: a matrix counts its rows, a fraction two) is one `aligned`
 # display, which LaTeX cannot break across pages; taller ones are align*, which can (\allowdisplaybreaks).
-# amsmath typesets an align* twice (once to measure its columns), and with luatexja that second pass costs about
-# a tenth of the mt PDF's time (2.89 s to 2.61 s).
+# A short derivation so stays on one page, and amsmath sets it once: an align* is typeset twice (once to measure
+# its columns).
 UNBROKEN_ROWS = 16
 
 
@@ -122,7 +122,7 @@ class LatexRenderer:
     default_settings: dict[str, Any] = {"lang": "ja", "digits": DEFAULT_DIGITS, "width": 80, "exact": False,
                                         "compact_headings": False, "unbroken_rows": UNBROKEN_ROWS}
     # Plain ASCII subscript words as \mathrm{love}: \text typesets its text in all four math styles (\mathchoice),
-    # and luatexja processes each of those boxes (~0.2 s of the mt PDF).
+    # four boxes for one.
     mathrm_words = True
     # A matrix taller than this many rows is shown in bands of rows: one bmatrix is one box, and 64 rows run past
     # the page's foot. None: no pages (Markdown, HTML).
@@ -176,7 +176,7 @@ class LatexRenderer:
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
         )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(language_preamble(self.lang, title + subtitle + body)))
+        doc.preamble.append(NoEscape(language_preamble(self.lang)))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
         doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
