@@ -356,3 +356,18 @@ def test_several_decoder_tokens_name_their_steps():
         assert rf"Step 7: Weighted sum (\tok{{{token}}})" in tex
     assert "Step 6: Softmax}" not in tex
     assert r"$a$ = $s$ goes into the softmax" in _tex(scale=False)
+
+
+def test_the_preamble_allows_as_many_matrix_columns_as_the_widest_matrix_has():
+    """amsmath sets a matrix of at most MaxMatrixCols (10) columns, and every matrix costs in proportion to the
+    setting: the preamble raises it only for a wider matrix, to exactly its width."""
+    from symattn.render.latex import matrix_columns, matrix_columns_setting
+
+    def bmatrix(cols: int) -> str:
+        return "\\begin{bmatrix}\n" + " & ".join("1" * cols) + " \\\\\n" + " & ".join("2" * cols) + "\n\\end{bmatrix}"
+
+    body = rf"\[ {bmatrix(3)} \] and \[ {bmatrix(12)} \quad \text{{a \& b}} \]"
+    assert matrix_columns(body) == 12 and matrix_columns("no matrix") == 0
+    assert matrix_columns_setting(body) == r"\setcounter{MaxMatrixCols}{12}"
+    assert matrix_columns_setting(bmatrix(10)) == ""
+    assert r"\setcounter{MaxMatrixCols}" not in _tex()

@@ -237,6 +237,18 @@ def test_mask_positions_and_computed_heads_in_every_format(tmp_path, lang):
     assert len(heads) == 2 and all(h is not None for h in heads)
 
 
+def test_a_matrix_wider_than_ten_columns_compiles():
+    """amsmath refuses a matrix wider than MaxMatrixCols (10 unless the preamble raises it)."""
+    from symattn.render.pdf import compile_with_log
+
+    ones = [["1"] * 12 for _ in range(12)]
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": ["a", "b"], "X": [["1"] * 12, ["0"] * 12],
+                                     "W_Q": ones, "W_K": ones, "W_V": ones, "focus": "matrix"}]})
+    latex = render_latex(derive_spec(spec, lang="en"))
+    assert r"\setcounter{MaxMatrixCols}{12}" in latex
+    compile_with_log(latex, jobname="wide")
+
+
 def test_a_16_token_handout_stays_on_the_page():
     """focus = "matrix" gives a 16-token, d = 16 handout of the matrix form only; its wide matrices are split
     into labelled column blocks and its heatmap is scaled down, and nothing runs off the page."""

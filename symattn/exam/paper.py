@@ -15,7 +15,7 @@ from ..attention import Attention, MultiHead
 from ..derivation import given_weights, shown, weight_equations
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
-from ..render.latex import LatexRenderer
+from ..render.latex import LatexRenderer, matrix_columns_setting
 from ..render.templates import class_options, language_preamble, read_template
 from .generate import Version
 
@@ -47,6 +47,8 @@ class ExamWriter:
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(language_preamble(self.lang)))
+        if columns := matrix_columns_setting(body):
+            doc.preamble.append(NoEscape(columns))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
             doc.preamble.append(NoEscape(r"\printanswers"))

@@ -85,6 +85,18 @@ def visible_width(latex: str) -> int:
     return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
 
 
+def matrix_columns(latex: str) -> int:
+    """The most columns of any bmatrix in `latex` (0 without one)."""
+    return max((row.count("&") + 1 for m in _MATRIX.finditer(latex) for row in m.group(1).split("\\\\")), default=0)
+
+
+def matrix_columns_setting(body: str) -> str:
+    """The preamble line that lets amsmath set the body's widest matrix, if it is wider than amsmath's default 10
+    columns; else nothing (every matrix costs in proportion to the setting)."""
+    columns = matrix_columns(body)
+    return rf"\setcounter{{MaxMatrixCols}}{{{columns}}}" if columns > 10 else ""
+
+
 def display_rows(lines: list[str]) -> int:
     """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it, one
     holding a fraction two rows."""
@@ -177,6 +189,8 @@ class LatexRenderer:
         )
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
         doc.preamble.append(NoEscape(language_preamble(self.lang)))
+        if columns := matrix_columns_setting(body):
+            doc.preamble.append(NoEscape(columns))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
         doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
