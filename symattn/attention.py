@@ -430,9 +430,13 @@ def _row_numbers(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> R
         with mpmath.workdps(approx.WORKING_DIGITS + 10):
             outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]
     else:
-        # Σ_j e^{a_j} v_j exactly in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent.
-        low = min((e.exp for e in exps if e.man), default=0)
-        sums = _integer_sums([e.man << (e.exp - low) if e.man else 0 for e in exps], V)
+        # Σ_j e^{a_j} v_j in integers: each e^{a_j} is man·2^exp, shifted to the smallest exponent, but to none more
+        # than _PREC + 64 bits below the largest term: each term is already rounded to _PREC bits, so what lies below
+        # changes no digit (with scores of 10^7 the shifts to the smallest exponent ran out of memory).
+        high = max((e.exp + e.bc for e in exps if e.man), default=0)
+        low = max(min((e.exp for e in exps if e.man), default=0), high - _PREC - 64)
+        sums = _integer_sums([(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0
+                              for e in exps], V)
         outputs = [_mpf(mpf_div(mpf_shift(from_int(s, _PREC, round_nearest), low),
                                 mpf_mul_int(total._mpf_, denominator, _PREC, round_nearest), _PREC, round_nearest))
                    for s, (denominator, _) in zip(sums, V.integers, strict=True)]

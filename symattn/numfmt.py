@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, localcontext
 from functools import cache, lru_cache
 from itertools import compress
 from operator import add, and_
@@ -75,8 +76,7 @@ def to_decimal(value: Expr, digits: int, size: int | None = None) -> Decimal:
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
     figures = max(0, _estimate(value).adjusted() if size is None else size) + digits + _GUARD_DIGITS
     approx = _evaluate(value, figures)
-    with localcontext() as context:
-        context.prec = figures + 10
+    with _context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
 
@@ -111,8 +111,7 @@ def _scientific(value: Expr, digits: int) -> tuple[Decimal, int]:
     digits whatever its size."""
     approximation = _evaluate(value, digits + _GUARD_DIGITS)
     exponent = approximation.adjusted()
-    with localcontext() as context:
-        context.prec = digits + _GUARD_DIGITS + 10
+    with _context(digits + _GUARD_DIGITS + 10):
         quantum = Decimal(1).scaleb(-digits)
         mantissa = approximation.scaleb(-exponent).quantize(quantum, rounding=ROUND_HALF_UP)
         if abs(mantissa) >= 10:  # 9.99996 rounded up
@@ -123,8 +122,7 @@ def _scientific(value: Expr, digits: int) -> tuple[Decimal, int]:
 def _estimate(value: Expr) -> Decimal:
     """The value to 15 significant digits, for its size."""
     if value.is_Rational:
-        with localcontext() as context:
-            context.prec = 15
+        with _context(15):
             return Decimal(int(value.p)) / Decimal(int(value.q))
     known = approx_lookup(value, 15)
     return known if known is not None else Decimal(str(N(value, 15)))
@@ -200,8 +198,7 @@ def significant_fraction(p: int, q: int, figures: int = 30) -> str:
         text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
         whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
         return ("-" if p < 0 else "") + whole
-    with localcontext() as context:
-        context.prec = figures + _GUARD_DIGITS
+    with _context(figures + _GUARD_DIGITS):
         return _rounded(Decimal(p) / Decimal(q), figures)
 
 
@@ -255,11 +252,16 @@ def _ten(k: int) -> int:
 
 def _rounded(number: Decimal, figures: int) -> str:
     """A nonzero number rounded half-up to `figures` significant digits, written out in full."""
-    with localcontext() as context:
-        context.prec = figures + _GUARD_DIGITS
+    with _context(figures + _GUARD_DIGITS):
         quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
         rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
         return format(rounded, "E") if abs(rounded.adjusted()) >= EXPONENT_FROM else _plain(rounded)
+
+
+def _context(prec: int) -> AbstractContextManager:
+    """A decimal context of `prec` digits with unbounded exponents: e^{a} of a score of 10^7 has millions of digits
+    before the point, beyond the default context's exponent limit."""
+    return localcontext(prec=prec, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 def _evaluate(value: Expr, figures: int) -> Decimal:

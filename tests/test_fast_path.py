@@ -202,3 +202,20 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
             assert ours.total._mpf_ == theirs.total._mpf_ and ours.irrational == theirs.irrational
             assert query.softmax.masked == sympy_path.softmax.masked == tuple(not ok for ok in allowed)
             assert answer == _query(sympy_path, coefficients)
+
+
+def test_scores_in_the_millions_agree_with_numpy():
+    """Entries in the thousands give scores of ~10^7, whose e^{a} differ by millions of binary digits: the weighted
+    sums drop what lies beyond the working precision instead of running out of memory, and still agree with numpy."""
+    rng = random.Random(5)
+    texts = [[[f"{rng.randint(-99999, 99999) / 100}" for _ in range(6)] for _ in range(6)] for _ in range(4)]
+    X, WQ, WK, WV = (exact(m) for m in texts)
+    result = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(6), tuple(range(6)))
+    Xf, WQf, WKf, WVf = (np.array(m, dtype=float) for m in texts)
+    S = (Xf @ WQf) @ (Xf @ WKf).T / np.sqrt(6)
+    assert np.abs(S).max() > 1e6
+    A = np.exp(S - S.max(axis=1, keepdims=True))
+    A /= A.sum(axis=1, keepdims=True)
+    Z = A @ (Xf @ WVf)
+    for i, query in result.queries.items():
+        assert np.allclose([float(significant(v)) for v in query.output], Z[i], rtol=1e-9, atol=1e-9)

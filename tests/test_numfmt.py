@@ -165,3 +165,16 @@ def test_surd_latex_is_sympys_latex():
             p, q = int(value.p), int(value.q)
             assert surd_latex(p, q, m) == latex(value * sqrt(m))
             assert surd_exponential_latex(p, q, m) == exponential_latex(value * sqrt(m))
+
+
+def test_exponents_beyond_the_decimal_contexts_limit():
+    """e^{10^7} has 4,342,945 digits: Python's default decimal context stops at an exponent of 999,999."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        log10 = mpmath.mpf(10**7) / mpmath.ln(10)
+        exponent = int(mpmath.floor(log10))
+        mantissa = mpmath.nstr(mpmath.power(10, log10 - exponent), 5, strip_zeros=False)
+    assert format_number(exp(Rational(10**7))).text == rf"{mantissa} \times 10^{{{exponent}}}"
+    assert significant(exp(Rational(10**7))).endswith(f"E+{exponent}")
+    assert significant(exp(Rational(-10**7))).endswith(f"E-{exponent + 1}")
