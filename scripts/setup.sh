@@ -1,18 +1,19 @@
 #!/bin/sh
 # symattn: everything a fresh Debian/Ubuntu machine needs, then symattn itself (editable, with the test extra).
-#   TeX Live (upLaTeX + dvipdfmx + jsarticle + HaranoAji fonts, the exam class; LuaLaTeX for the benchmark's TeX
-#   floor), poppler-utils (pdftotext/pdftoppm), and Chromium, in which the tests open the HTML output.
+#   TeX Live (upLaTeX + dvipdfmx + jsarticle + HaranoAji fonts, Latin Modern, the exam class; LuaLaTeX for the
+#   benchmark's TeX floor), poppler-utils (pdftotext/pdftoppm), and Chromium, in which the tests open the HTML output.
 # Safe to run again: it installs only what is missing.
 set -eu
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-PACKAGES="texlive-luatex texlive-lang-japanese texlive-latex-recommended texlive-latex-extra poppler-utils chromium"
+PACKAGES="texlive-lang-japanese texlive-latex-recommended texlive-latex-extra lmodern texlive-luatex poppler-utils chromium"
 
 have_tools() {
     command -v chromium >/dev/null 2>&1 && command -v uplatex >/dev/null 2>&1 && command -v dvipdfmx >/dev/null 2>&1 &&
         command -v lualatex >/dev/null 2>&1 && command -v pdftotext >/dev/null 2>&1 &&
         kpsewhich jsarticle.cls >/dev/null 2>&1 && kpsewhich uptex-haranoaji.map >/dev/null 2>&1 &&
-        kpsewhich luatexja.sty >/dev/null 2>&1 && kpsewhich booktabs.sty >/dev/null 2>&1 &&
+        kpsewhich lmodern.sty >/dev/null 2>&1 && kpsewhich luatexja.sty >/dev/null 2>&1 &&
+        kpsewhich booktabs.sty >/dev/null 2>&1 &&
         kpsewhich exam.cls >/dev/null 2>&1
 }
 

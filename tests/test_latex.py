@@ -371,3 +371,17 @@ def test_the_preamble_allows_as_many_matrix_columns_as_the_widest_matrix_has():
     assert matrix_columns_setting(body) == r"\setcounter{MaxMatrixCols}{12}"
     assert matrix_columns_setting(bmatrix(10)) == ""
     assert r"\setcounter{MaxMatrixCols}" not in _tex()
+
+
+def test_user_text_composes_accents_and_builds_the_letters_latex_lacks():
+    from symattn.render.latex import escape
+
+    assert escape("e\u0301t\u00e9") == "été"  # a decomposed é, as macOS pastes it, composed
+    assert escape("café Łódź") == "café Łódź"  # LaTeX's own tables have these
+    assert escape("tiếng") == r"ti\'{\^{e}}ng"
+    assert escape("Việt") == r"Vi\d{\^{e}}t"  # the accent above first: ê is a glyph, which takes one below
+    assert escape("ǐ ị ǎ") == r"\v{\i} \d{i} \v{a}"
+    assert escape("x\u0301") == r"\'{x}"  # no precomposed form
+    assert escape("x\u200by\ufeff") == "xy"
+    assert escape("私は が ħ λόγος 😀") == "私は が ħ λόγος 😀"  # left to LaTeX and the fonts
+    assert escape("a_b% {x}") == r"a\_b\% \{x\}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import unicodedata
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -292,6 +293,23 @@ def test_a_24_token_matrix_form_is_shown_in_bands_that_fit_the_page():
     assert "（第 13〜24 行、第 1〜" in latex
     _, log = compile_with_log(latex, jobname="tall")
     assert overfull_boxes(log) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_any_unicode_in_token_names_gives_a_pdf(tmp_path, lang):
+    """Letters LaTeX's tables lack, signs upLaTeX does not know, invisible and unprintable characters: a PDF (a
+    glyph no font has is an empty box), never a LaTeX error."""
+    from symattn.render.pdf import compile_with_log
+
+    tokens = ["tiếng", "e\u0301t\u00e9", "ħ", "a∑b", "x\u200by", "😀", "가", "Việt", "ǎ"]
+    spec = parse_spec({"sections": [{"kind": "self_attention", "tokens": tokens,
+                                     "X": [[str(i % 3), "1"] for i in range(len(tokens))],
+                                     "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "0"], ["0", "1"]],
+                                     "W_V": [["1", "0"], ["0", "1"]], "focus": "tiếng"}]})
+    pdf, _ = compile_with_log(render_latex(derive_spec(spec, lang=lang)), jobname="unicode")
+    (tmp_path / "unicode.pdf").write_bytes(pdf)
+    text = unicodedata.normalize("NFC", pdf_text(tmp_path / "unicode.pdf"))  # pdftotext writes ế decomposed
+    assert "tiếng" in text and "été" in text and "∑" in text
 
 
 def test_english_documents_set_japanese_greek_punctuation_and_signs(tmp_path):

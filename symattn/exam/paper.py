@@ -42,7 +42,7 @@ class ExamWriter:
     def document(self, body: str, key: bool) -> str:
         """A complete exam-class document around the versions' LaTeX."""
         doc = Document(
-            documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options(self.lang)],
+            documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options("exam")],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         doc.preamble.append(NoEscape(read_template("preamble-common.tex")))

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pylatex.utils import escape_latex
+
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
 from .latex import LatexRenderer
@@ -23,6 +25,11 @@ class MarkdownRenderer(LatexRenderer):
 
     def escape_text(self, text: str) -> str:
         return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+    def math_text(self, text: str) -> str:
+        """User text inside \\text{}: escaped, but with its letters as they are (MathJax's \\text{} has no
+        accent commands)."""
+        return escape_latex(text)
 
     def token(self, name: str) -> str:
         code = name.replace("|", "\\|")  # a pipe would end a table cell

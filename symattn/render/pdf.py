@@ -18,18 +18,23 @@ from ..errors import LatexError, TexNotFoundError
 # dvipdfmx turns its DVI into the PDF, embedding the fonts.
 ENGINE, DVI_TO_PDF = "uplatex", "dvipdfmx"
 INSTALL_HINT = ("install TeX Live to get the PDF, e.g. on Debian/Ubuntu: apt-get install texlive-lang-japanese "
-                "texlive-latex-recommended texlive-latex-extra")
+                "texlive-latex-recommended texlive-latex-extra lmodern")
 _ERROR_LINE = re.compile(r"^(! |.*:\d+: )")
 
 
 def tex_available() -> bool:
     """Whether uplatex and dvipdfmx are on the PATH."""
-    return shutil.which(ENGINE) is not None and shutil.which(DVI_TO_PDF) is not None
+    return not _missing_tools()
 
 
 def tex_missing(consequence: str = "") -> str:
     """The one-line message for a missing TeX: what is missing, what that means (`consequence`), how to get it."""
-    return f"no TeX engine found ({ENGINE} and {DVI_TO_PDF}){consequence}; {INSTALL_HINT}"
+    missing = " and ".join(_missing_tools() or [ENGINE, DVI_TO_PDF])
+    return f"no TeX engine found ({missing} not on the PATH){consequence}; {INSTALL_HINT}"
+
+
+def _missing_tools() -> list[str]:
+    return [tool for tool in (ENGINE, DVI_TO_PDF) if shutil.which(tool) is None]
 
 
 def latex_environment() -> dict[str, str]:

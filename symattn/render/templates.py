@@ -27,8 +27,8 @@ def language_preamble(lang: str) -> str:
     return read_template(f"preamble-{lang}.tex")
 
 
-def class_options(lang: str) -> list[str]:
-    """Document class options of a language, beside paper and size: the engine (jsarticle sets Japanese for upLaTeX
-    with `uplatex`; without `nomag*` it would scale the page by \\mag, and geometry's margins with it) and the
+def class_options(documentclass: str) -> list[str]:
+    """Document class options beside paper and size: jsarticle sets Japanese for upLaTeX with `uplatex`, and
+    without `nomag*` it would scale the page by \\mag (and geometry's margins with it); every class gets the
     DVI-to-PDF driver, which graphicx and xcolor read."""
-    return ["uplatex", "nomag*", "dvipdfmx"] if lang == "ja" else ["dvipdfmx"]
+    return ["uplatex", "nomag*", "dvipdfmx"] if documentclass == "jsarticle" else ["dvipdfmx"]
