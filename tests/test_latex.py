@@ -385,3 +385,17 @@ def test_user_text_composes_accents_and_builds_the_letters_latex_lacks():
     assert escape("x\u200by\ufeff") == "xy"
     assert escape("私は が ħ λόγος 😀") == "私は が ħ λόγος 😀"  # left to LaTeX and the fonts
     assert escape("a_b% {x}") == r"a\_b\% \{x\}"
+
+
+def test_a_matrix_column_is_as_wide_as_its_widest_entry_a_minus_sign_and_the_gap():
+    """The room of a column in characters of the line (about 5.9 pt each): a minus sign is one and a half digits,
+    the gap between columns (2 \\arraycolsep = 10 pt) 1.7. Counting the gap as 1 and the minus as a digit let a
+    16-column score matrix of entries like -154 run 37 pt into the margin."""
+    from sympy import ImmutableMatrix
+
+    from symattn.model import Shown
+
+    assert LatexRenderer.column_width(["-154", "12", "7"]) == 4 + 0.5 + 1.7
+    assert LatexRenderer.column_width(["1", "2"]) == 1 + 1.7
+    scores = Shown(ImmutableMatrix(16, 16, [-10 - i % 90 for i in range(256)]))  # -10 ... -99
+    assert len(LatexRenderer(lang="en").matrix_blocks(scores, 73)) == 2  # 16 × 29.5 pt: more than the line

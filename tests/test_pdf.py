@@ -176,7 +176,8 @@ def test_random_specs_compile(tmp_path, data, lang, exact):
 
 
 @pytest.mark.parametrize(("example", "lang", "exact"), [("mt", "ja", False), ("mt", "en", True),
-                                                         ("matrix", "ja", True), ("symbolic", "en", False)])
+                                                         ("matrix", "ja", True), ("symbolic", "en", False),
+                                                         ("decoder", "ja", True)])
 def test_nothing_runs_off_the_page(example, lang, exact):
     from symattn.derivation import derive
     from symattn.render.pdf import compile_with_log, overfull_boxes

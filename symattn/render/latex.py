@@ -69,6 +69,9 @@ _LEAD_IN = (":", "：")
 # A short derivation so stays on one page, and amsmath sets it once: an align* is typeset twice (once to measure
 # its columns).
 UNBROKEN_ROWS = 16
+# In exact mode a rounded value is shown after its exact form only if that form leaves this much of the line: one
+# line cannot be broken, and a product of sums of sines (the decoder's positional encodings) ran 250 pt off the page.
+EXACT_MARGIN = 10
 
 
 # Zero-width and other invisible format characters, which no font of the document has: left out of the LaTeX.
@@ -328,7 +331,9 @@ class LatexRenderer:
         """(text, exact) of one value; in exact mode a rounded value is preceded by its exact form."""
         number = format_number(value, self.digits, decimals)
         if self.exact and not number.exact:  # "= exact ≈ decimal": the first relation is then "="
-            return rf"{exact_latex(value, decimals=False)} \approx {number.text}", True
+            exact = exact_latex(value, decimals=False)
+            if visible_width(exact) <= self.width - EXACT_MARGIN:
+                return rf"{exact} \approx {number.text}", True
         return number.text, number.exact
 
     def denominator(self, d_k: int, by_sqrt_d_k: bool, scale: Expr) -> str:
@@ -372,13 +377,13 @@ class LatexRenderer:
         """The matrix as one bmatrix if it fits `room` and the page, else split into labelled blocks: of whole
         columns that each fit `room` (a 16 × 16 score matrix), and of at most `matrix_rows` rows (64 tokens)."""
         texts, cols, rows = self._entry_texts(shown, entry), shown.values.cols, shown.values.rows
-        widths = [max((visible_width(texts[r * cols + c]) for r in range(rows)), default=0) - 3
-                  for c in range(cols)]  # column_groups adds 4 per column: the gap between columns is about 1
+        widths = [self.column_width([texts[r * cols + c] for r in range(rows)]) - 4 for c in range(cols)]
         bands = self.row_bands(rows)
         if len(bands) == 1 and len(self.column_groups(widths, room)) == 1:
             return [self._bmatrix(texts, cols, range(cols))]
         widest = self.block_label(bands[-1], range(cols - 1, cols))  # the most digits a label of rows and columns has
-        label_width = _LABEL_WIDTH if len(bands) == 1 else visible_width(widest)
+        # a label is text, whose letters are narrower than math's digits
+        label_width = _LABEL_WIDTH if len(bands) == 1 else 0.85 * visible_width(widest)
         groups = [range(g[0], g[-1] + 1) for g in self.balanced_groups(widths, room - label_width)]
         blocks = []
         for columns in groups:
@@ -386,6 +391,12 @@ class LatexRenderer:
                 label = self.block_label(band if len(bands) > 1 else None, columns if len(groups) > 1 else None)
                 blocks.append(self._bmatrix(texts, cols, columns, band) + rf" \quad \text{{{label}}}")
         return blocks
+
+    @staticmethod
+    def column_width(entries: list[str]) -> float:
+        """The room a matrix column takes, in characters of the line's width: its widest entry, a minus sign
+        counting one and a half digits, and the gap to the next column (2 \\arraycolsep, 1.7 characters)."""
+        return max((visible_width(e) + (0.5 if e.startswith("-") else 0) for e in entries), default=0) + 1.7
 
     def row_bands(self, rows: int) -> list[range]:
         """The matrix's rows in as few bands of nearly equal size as keep each within `matrix_rows`."""
