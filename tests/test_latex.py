@@ -140,7 +140,8 @@ def test_matrices_taller_than_a_page_are_shown_in_labelled_bands_of_rows():
     assert blocks[1].startswith("\\begin{bmatrix}\n30 & 31 \\\\\n")
     wide = Shown(ImmutableMatrix(23, 40, [i % 7 for i in range(23 * 40)]))
     labels = [b.split(r"\text")[1] for b in latex.matrix_blocks(wide, 80)]
-    assert labels[:3] == ["{(rows 1–11, columns 1–20)}", "{(rows 12–23, columns 1–20)}", "{(rows 1–11, columns 21–40)}"]
+    # 20 digit columns and "(rows 12–23, columns 21–40)" would take 478 pt of the 470: 14 + 13 + 13
+    assert labels[:3] == ["{(rows 1–11, columns 1–14)}", "{(rows 12–23, columns 1–14)}", "{(rows 1–11, columns 15–27)}"]
     assert LatexRenderer(lang="ja").block_label(range(0, 11), None) == "（第 1〜11 行）"
     assert MarkdownRenderer(lang="en").matrix_blocks(tall, 80) == [MarkdownRenderer(lang="en").bmatrix(tall)]
     fits = Shown(ImmutableMatrix(22, 2, range(44)))
@@ -387,15 +388,17 @@ def test_user_text_composes_accents_and_builds_the_letters_latex_lacks():
     assert escape("a_b% {x}") == r"a\_b\% \{x\}"
 
 
-def test_a_matrix_column_is_as_wide_as_its_widest_entry_a_minus_sign_and_the_gap():
-    """The room of a column in characters of the line (about 5.9 pt each): a minus sign is one and a half digits,
-    the gap between columns (2 \\arraycolsep = 10 pt) 1.7. Counting the gap as 1 and the minus as a digit let a
-    16-column score matrix of entries like -154 run 37 pt into the margin."""
+def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
+    """The room of a column in characters of the line (470 pt / 80): a number by its glyphs (digit 5.5 pt, minus
+    8.5 pt, point 3 pt), the gap between columns (2 \\arraycolsep, up to 10.95 pt) 1.86. Counting every glyph as a
+    character and the gap as 1 let a 16-column score matrix of entries like -154 run 37 pt into the margin."""
     from sympy import ImmutableMatrix
 
     from symattn.model import Shown
 
-    assert LatexRenderer.column_width(["-154", "12", "7"]) == 4 + 0.5 + 1.7
-    assert LatexRenderer.column_width(["1", "2"]) == 1 + 1.7
-    scores = Shown(ImmutableMatrix(16, 16, [-10 - i % 90 for i in range(256)]))  # -10 ... -99
-    assert len(LatexRenderer(lang="en").matrix_blocks(scores, 73)) == 2  # 16 × 29.5 pt: more than the line
+    assert LatexRenderer.column_width(["-17.86", "2.5", "7"]) == pytest.approx(1.45 + 4 * 0.93 + 0.52 + 1.86)
+    assert LatexRenderer.column_width([r"-\tfrac{1}{3}", "2"]) == pytest.approx(4 + 0.5 + 1.86)
+    scores = Shown(ImmutableMatrix(16, 16, [-10 - i % 90 for i in range(256)]))  # -10 ... -99: 472 pt
+    assert len(LatexRenderer(lang="en").matrix_blocks(scores, 73)) == 2
+    weights = Shown(ImmutableMatrix(16, 16, [Rational(-999 + 7 * i, 100) for i in range(256)]))  # -9.99: 8 fit
+    assert len(LatexRenderer(lang="en").matrix_blocks(weights, 72)) == 2
