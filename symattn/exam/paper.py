@@ -15,8 +15,8 @@ from ..attention import Attention, MultiHead
 from ..derivation import given_weights, shown, weight_equations
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
-from ..render.latex import LatexRenderer, matrix_columns_setting
-from ..render.templates import class_options, language_preamble, read_template
+from ..render.latex import LatexRenderer, shared_preamble
+from ..render.templates import class_options, read_template
 from .generate import Version
 
 POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
@@ -45,10 +45,8 @@ class ExamWriter:
             documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options("exam")],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
-        doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(language_preamble(self.lang)))
-        if columns := matrix_columns_setting(body):
-            doc.preamble.append(NoEscape(columns))
+        for part in shared_preamble(self.lang, body):
+            doc.preamble.append(NoEscape(part))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
             doc.preamble.append(NoEscape(r"\printanswers"))

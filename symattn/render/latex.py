@@ -139,6 +139,13 @@ def matrix_columns_setting(body: str) -> str:
     return rf"\setcounter{{MaxMatrixCols}}{{{columns}}}" if columns > 10 else ""
 
 
+def shared_preamble(lang: str, body: str) -> list[str]:
+    """The preamble parts of every document (handout, exam, key): preamble-common.tex, the language's, and the
+    matrix columns the body needs."""
+    columns = matrix_columns_setting(body)
+    return [read_template("preamble-common.tex"), language_preamble(lang), *([columns] if columns else [])]
+
+
 _PLAIN_NUMBER = re.compile(r"-?[0-9.]+")
 
 
@@ -161,8 +168,6 @@ def display_rows(lines: list[str]) -> int:
 # 16 tokens with 16-entry vectors would run past the page's foot. Its header is not repeated on the next page: in
 # the one LaTeX pass a repeated header would be set before the columns' widths are known.
 TABLE_LINES = 30
-
-
 
 
 def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[str]:
@@ -239,10 +244,8 @@ class LatexRenderer:
             document_options=["a4paper", "11pt", *class_options(DOCUMENT_CLASS[self.lang])],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
         )
-        doc.preamble.append(NoEscape(read_template("preamble-common.tex")))
-        doc.preamble.append(NoEscape(language_preamble(self.lang)))
-        if columns := matrix_columns_setting(body):
-            doc.preamble.append(NoEscape(columns))
+        for part in shared_preamble(self.lang, body):
+            doc.preamble.append(NoEscape(part))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
         doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
