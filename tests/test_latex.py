@@ -1,4 +1,4 @@
-"""The LaTeX renderer: the article's layout, escaping, line breaking, golden files."""
+"""The LaTeX renderer: the article's layout, escaping, line breaking."""
 
 from __future__ import annotations
 
@@ -63,11 +63,6 @@ def test_article_headings_in_both_languages(mt_tex):
     for heading in ("Step 1: Token embeddings", "Step 7: Weighted sum", "Step 3: Final projection"):
         assert heading in mt_tex["en"]
     assert "トークン" not in mt_tex["en"].split(r"\begin{document}")[1].replace("私は", "")
-
-
-def test_golden_mt(mt_tex, golden):
-    golden("mt-ja.tex", mt_tex["ja"])
-    golden("mt-en.tex", mt_tex["en"])
 
 
 def test_user_text_is_escaped():
