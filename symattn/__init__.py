@@ -13,9 +13,10 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "derive": "symattn.derivation",
     "derive_spec": "symattn.derivation",
-    "load_spec": "symattn.load",
-    "load_example": "symattn.load",
-    "Spec": "symattn.spec",
+    "load_spec": "symattn.spec.files",
+    "load_example": "symattn.spec.files",
+    "parse_spec": "symattn.spec.files",
+    "Spec": "symattn.spec.model",
     "Derivation": "symattn.model",
     "render_latex": "symattn.render.latex",
     "compile_pdf": "symattn.render.pdf",

@@ -12,7 +12,7 @@ from .errors import SpecError, TexNotFoundError
 from .output import write_atomic
 from .progress import Counter
 from .render.pdf import LatexRun, compile_pdf, tex_available, tex_missing
-from .spec import Spec
+from .spec.model import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
 # Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported

@@ -131,17 +131,18 @@ def _load(args: argparse.Namespace):
 
     if (args.spec is None) == (args.example is None):
         raise SpecError(args.command, "give either a SPEC file or --example NAME (see `symattn examples`)")
-    from .load import load_example, load_spec
+    from .spec.files import load_example, load_spec
 
     return load_example(args.example) if args.example else load_spec(args.spec)
 
 
 def _exam(args: argparse.Namespace) -> int:
     from .errors import SpecError
-    from .exam.build import ExamOptions, build_exam, parse_exam_formats
+    from .exam.build import build_exam, parse_exam_formats
     from .exam.generate import check_request
+    from .exam.options import ExamOptions
     from .exam.workers import default_jobs
-    from .validate import parse_digits
+    from .spec.fields import parse_digits
 
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else 4
     check_request(args.count, args.kind, args.difficulty, digits)
@@ -188,7 +189,7 @@ def _solve(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
         from .build import build, parse_formats
-        from .validate import parse_digits
+        from .spec.fields import parse_digits
 
         formats = parse_formats("tex,pdf" if args.formats is None else args.formats)
         digits = parse_digits(args.digits, "--digits") if args.digits is not None else None

@@ -9,7 +9,7 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix
 
 from .attention import MatrixForm, Softmax, flat_entries
-from .symbols import any_symbolic
+from .spec.model import Section
 
 
 @dataclass(frozen=True)
@@ -257,12 +257,14 @@ class Concat(Step):
 
 @dataclass(frozen=True)
 class DerivedSection:
-    """One section of a document: its kind, the spec it came from, the engine's result and its steps."""
+    """One section of a document: its kind's name, the section's spec, the engine's result (the kind's result
+    type), its steps, and whether the result holds symbols (then nothing is rounded)."""
 
     kind: str
-    spec: Any
+    spec: Section
     result: Any
     steps: tuple[Step, ...]
+    symbolic: bool = False
 
 
 @dataclass(frozen=True)
@@ -302,8 +304,7 @@ class Derivation:
     @property
     def symbolic(self) -> bool:
         """Whether any input holds symbols (then nothing is rounded)."""
-        return any(any_symbolic(getattr(section.result, name)) for section in self.sections
-                   for name in ("V", "output") if hasattr(section.result, name))
+        return any(section.symbolic for section in self.sections)
 
     @property
     def steps(self) -> tuple[Step, ...]:

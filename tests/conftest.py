@@ -30,6 +30,6 @@ def golden(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def mt():
-    from symattn.load import load_example
+    from symattn.spec.files import load_example
 
     return load_example("mt")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from symattn.cli import main
 from symattn.derivation import derive, derive_spec
 from symattn.render.answers import answers, render_json
-from symattn.validate import parse_spec
+from symattn.spec.files import parse_spec
 
 
 def significant_digits(text: str) -> int:

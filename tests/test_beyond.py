@@ -13,7 +13,7 @@ from symattn.derivation import derive, derive_spec
 from symattn.errors import SpecError
 from symattn.render.answers import answers, render_json
 from symattn.render.latex import escape, render_latex
-from symattn.validate import parse_spec
+from symattn.spec.files import parse_spec
 
 I2 = [["1", "0"], ["0", "1"]]
 
@@ -54,9 +54,9 @@ def test_decoder_example_matches_float_attention():
     derivation = derive("decoder")
     section = derivation.sections[0]
     s = section.spec
-    X = np.array((s.X.values + s.P.values).evalf(30).tolist(), dtype=float)
+    X = np.array((s.X.values + s.positions.P.values).evalf(30).tolist(), dtype=float)
     A, Z = float_attention(X, *(np.array(m.values.tolist(), dtype=float) for m in (s.W_Q, s.W_K, s.W_V)),
-                           np.array(s.mask.tolist(), dtype=int))
+                           np.array(s.mask.values.tolist(), dtype=int))
     data = answers(derivation)["sections"][0]
     for i, token in enumerate(s.tokens):
         weights = [0.0 if w == "0" or float(w) == 0 else float(w) for w in data["queries"][token]["weights"]]

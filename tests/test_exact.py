@@ -4,7 +4,7 @@ import pytest
 from sympy import Rational
 
 from symattn.errors import SpecError
-from symattn.exact import parse_number
+from symattn.spec.numbers import parse_number
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from symattn.cli import main
-from symattn.exam.build import ExamOptions, build_exam
-from symattn.exam.generate import LEVELS, generate
-from symattn.load import read_spec_text
-from symattn.validate import parse_spec
+from symattn.exam.build import build_exam
+from symattn.exam.generate import generate
+from symattn.exam.levels import LEVELS
+from symattn.exam.options import ExamOptions
+from symattn.spec.files import parse_spec, read_spec_text
 
 
 def number(text: str) -> float:
@@ -222,14 +223,16 @@ def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
     import random
 
     from symattn.derivation import compute
-    from symattn.exam.generate import KINDS, _hand_friendly, _plausible, _problem
+    from symattn.exam.generate import draw, plausible
+    from symattn.kinds import examinable, kind_of
 
     rng = random.Random(f"pre-check:{difficulty}")
     decisions = []
+    kinds = examinable()
     for i in range(240):
-        data = _problem(rng, KINDS[i % len(KINDS)], LEVELS[difficulty], "en")
-        spec = parse_spec(data)
-        decisions.append((_plausible(data["sections"][0]), _hand_friendly(spec.sections[0], compute(spec.sections[0]))))
+        data = draw(rng, kinds[i % len(kinds)], LEVELS[difficulty], "en")
+        section = parse_spec(data).sections[0]
+        decisions.append((plausible(data), kind_of(section.kind).friendly(section, compute(section))))
     assert all(quick == exact for quick, exact in decisions)
     assert {exact for _, exact in decisions} == {True, False}  # both kinds of candidate were seen
 
@@ -238,12 +241,11 @@ def test_pre_check_rejects_a_zero_output_projection():
     """A multi-head problem whose W_O is all zeros has every final answer 0: the pre-check throws it out."""
     import random
 
-    from symattn.exam.generate import _plausible, _problem
+    from symattn.exam.generate import draw, plausible
 
     rng = random.Random("zero W_O")
-    section = next(s for s in (_problem(rng, "multi_head", LEVELS["easy"], "en")["sections"][0] for _ in range(400))
-                   if _plausible(s))
-    assert not _plausible({**section, "W_O": [["0", "0"], ["0", "0"]]})
+    data = next(d for d in (draw(rng, "multi_head", LEVELS["easy"], "en") for _ in range(400)) if plausible(d))
+    assert not plausible({"sections": [{**data["sections"][0], "W_O": [["0", "0"], ["0", "0"]]}]})
 
 
 @pytest.mark.parametrize("kind", ["mixed", "self_attention"])
@@ -252,7 +254,10 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
     the search must go on exactly as a search that checks one candidate at a time."""
     import random
 
-    from symattn.exam.generate import KINDS, _plausible, _problem, search
+    from symattn.exam.generate import draw, plausible, search
+    from symattn.kinds import examinable
+
+    kinds = examinable()
 
     def accept(data):  # a stand-in for the exact check that rejects about one in six
         return data["sections"][0]["X"][0][0] != "0"
@@ -260,9 +265,9 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
     rng = random.Random(f"symattn-exam:4:{kind}:easy:en")
     expected, seen = [], set()
     while len(expected) < 20:
-        data = _problem(rng, KINDS[len(expected) % len(KINDS)] if kind == "mixed" else kind, LEVELS["easy"], "en")
+        data = draw(rng, kinds[len(expected) % len(kinds)] if kind == "mixed" else kind, LEVELS["easy"], "en")
         key = json.dumps(data["sections"], sort_keys=True)
-        if key in seen or not _plausible(data["sections"][0]) or not accept(data):
+        if key in seen or not plausible(data) or not accept(data):
             continue
         seen.add(key)
         label = f"{len(expected) + 1:02d}"
@@ -297,7 +302,7 @@ def test_exam_json_from_entries_is_json_dumps_of_the_whole():
     """exam.json is assembled from entries encoded apart (in the workers); it must be what one json.dumps of
     the whole document gives, whatever the entries hold."""
     from symattn import __version__
-    from symattn.exam.build import exam_json, version_json
+    from symattn.exam.drivers.answers_json import exam_json, version_json
 
     options = ExamOptions(2, 3, "mixed", "standard", "ja", 5)
     entries = [("01", {"title": "Version 01", "sections": [{"X": [["0.5", "-1"]], "empty": [], "none": {}}]},

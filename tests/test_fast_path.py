@@ -126,7 +126,7 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     """The answer key reads a row's weights and outputs from the engine's numbers without building the SymPy forms;
     the texts equal those of the forms once built (√6 scaling: irrational logits; a zero value column; a causal
     mask; equal scores, whose weights are rational and read from the forms)."""
-    from symattn.render.answers import FIGURES, _softmax_numbers
+    from symattn.kinds.answers import FIGURES, softmax_texts
 
     texts = random_problem(6, seed=11)
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero
@@ -135,7 +135,7 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     for query_weights in (WQ, ImmutableMatrix.zeros(6, 6)):  # zero W_Q: every score 0, weights 1/n
         result = attention.attention(X, X, query_weights, WK, WV, attention.scale_factor(6), tuple(range(6)), mask)
         for query in result.queries.values():
-            weights, outputs = _softmax_numbers(query)  # before the forms exist
+            weights, outputs = softmax_texts(query)  # before the forms exist
             assert "exps" not in vars(query.softmax) or not query.softmax.numbers.irrational
             assert weights == [significant(w, FIGURES) for w in query.softmax.weights]
             assert outputs == [significant(v, FIGURES) for v in query.output]
@@ -175,8 +175,8 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     number is made for the answer key."""
     from sympy import Integer, sqrt
 
+    from symattn.kinds.answers import query_answers
     from symattn.numfmt import fraction_coefficients_latex
-    from symattn.render.answers import _query
 
     texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column
@@ -188,7 +188,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
         coefficients = fraction_coefficients_latex(list(zip(*result.fractions("V"), strict=True)))
         for i, query in result.queries.items():
             assert query.score_fractions is not None and query.softmax.fractions is not None
-            answer = _query(query, coefficients)
+            answer = query_answers(query, coefficients)
             assert "scores" not in vars(query)  # (a rational row's weights are read from their SymPy forms)
             assert "logits" not in vars(query.softmax) or not query.softmax.numbers.irrational
             allowed = tuple(bool(mask[i, j]) for j in range(8))
@@ -201,7 +201,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
             assert [v and v._mpf_ for v in ours.logits] == [v and v._mpf_ for v in theirs.logits]
             assert ours.total._mpf_ == theirs.total._mpf_ and ours.irrational == theirs.irrational
             assert query.softmax.masked == sympy_path.softmax.masked == tuple(not ok for ok in allowed)
-            assert answer == _query(sympy_path, coefficients)
+            assert answer == query_answers(sympy_path, coefficients)
 
 
 def test_scores_in_the_millions_agree_with_numpy():

@@ -25,7 +25,7 @@ def test_no_math_in_language_strings():
 
 
 def test_every_key_the_derivation_uses_exists():
-    source = "\n".join(p.read_text(encoding="utf-8") for p in (LOCALES.parent).glob("*.py"))
+    source = "\n".join(p.read_text(encoding="utf-8") for p in (LOCALES.parent).rglob("*.py"))
     used = set(re.findall(r'(?:Heading\(\d, |Paragraph\()"([a-z_]+\.[a-z_.]+)"', source))
     assert used, "no keys found: the pattern is stale"
     assert used <= set(i18n.strings("ja"))

@@ -22,7 +22,7 @@ from symattn.render.latex import (
     wrap,
 )
 from symattn.render.markdown import MarkdownRenderer
-from symattn.validate import parse_spec
+from symattn.spec.files import parse_spec
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from symattn.derivation import derive_spec
 from symattn.errors import LatexError
 from symattn.render.latex import render_latex
 from symattn.render.pdf import LatexRun, compile_pdf, log_excerpt
-from symattn.validate import parse_spec
+from symattn.spec.files import parse_spec
 
 pytestmark = pytest.mark.pdf
 

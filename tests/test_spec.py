@@ -9,8 +9,7 @@ import pytest
 from sympy import Rational
 
 from symattn.errors import SpecError
-from symattn.load import example_text, load_example, load_spec, read_spec_text
-from symattn.validate import parse_spec
+from symattn.spec.files import example_text, load_example, load_spec, parse_spec, read_spec_text
 
 
 def test_mt_example_is_exact(mt):
@@ -19,8 +18,8 @@ def test_mt_example_is_exact(mt):
     assert self_attention.W_K.values[1, 0] == Rational(-3, 10)
     assert cross.X.decimals == 3 and cross.memory.decimals == 3
     assert multi.W_O.decimals == 2
-    assert self_attention.d_k == 2 and self_attention.focus == ("love",)
-    assert cross.focus == ("私は",)
+    assert self_attention.d_k == 2 and self_attention.focus.tokens == ("love",)
+    assert cross.focus.tokens == ("私は",)
     assert mt.lang == "ja" and mt.digits == 4
 
 

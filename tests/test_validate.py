@@ -8,8 +8,7 @@ import pytest
 from sympy import Rational, Symbol
 
 from symattn.errors import SpecError
-from symattn.load import read_spec_text
-from symattn.validate import parse_spec
+from symattn.spec.files import parse_spec, read_spec_text
 
 I2 = [["1", "0"], ["0", "1"]]
 
@@ -55,9 +54,10 @@ def test_bad_scale():
 
 
 def test_focus_all_is_remembered():
-    assert section(focus="all").all_tokens
-    assert not section(focus=["a", "b"]).all_tokens
-    assert section().all_tokens  # the default
+    assert section(focus="all").focus.mode == "all"
+    assert section(focus=["a", "b"]).focus.mode == "tokens"
+    assert section().focus.mode == "all"  # the default
+    assert section(focus="matrix").focus.stepwise == ()
 
 
 def test_d_k_overrides_scaling_only():

@@ -8,7 +8,7 @@ from decimal import Decimal
 from sympy import QQ, Expr, ImmutableMatrix, Integer, Rational
 from sympy.polys.matrices import DomainMatrix
 
-from .errors import SpecError
+from ..errors import SpecError
 
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 _FRACTION = re.compile(r"[+-]?\d+\s*/\s*[+-]?\d+")

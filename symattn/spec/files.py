@@ -1,4 +1,5 @@
-"""Reading spec files and built-in examples so that every number keeps its exact value."""
+"""Reading spec files and built-in examples so that every number keeps its exact value, and validating a parsed
+document into a Spec: the top-level keys here, each section by its kind (symattn.kinds)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,38 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from . import examples
-from .errors import SpecError
-from .spec import Spec
-from .validate import parse_spec, suggest
+from .. import examples
+from ..errors import SpecError
+from ..kinds import kind_of
+from .fields import check_keys, parse_digits, parse_lang, require, suggest
+from .model import Section, Spec
+
+_TOP_KEYS = {"title", "lang", "digits", "sections"}
+SPEC_SUFFIXES = (".toml", ".json")
+
+
+def parse_spec(data: dict[str, Any], name: str = "spec") -> Spec:
+    """Validate a parsed spec document and build the exact Spec."""
+    check_keys(data, _TOP_KEYS, "")
+    title = data.get("title")
+    if title is not None and not isinstance(title, str):
+        raise SpecError("title", "expected a string")
+    lang = parse_lang(data["lang"], "lang") if "lang" in data else None
+    digits = parse_digits(data["digits"], "digits") if "digits" in data else None
+    sections = data.get("sections")
+    if not isinstance(sections, list) or not sections:
+        raise SpecError("sections", "expected a non-empty list of sections")
+    parsed = tuple(parse_section(section, f"sections[{i}]") for i, section in enumerate(sections))
+    return Spec(sections=parsed, title=title, lang=lang, digits=digits, name=name)
+
+
+def parse_section(data: Any, field: str) -> Section:
+    """One section, validated by its kind."""
+    if not isinstance(data, dict):
+        raise SpecError(field, "expected a table (object) describing a section")
+    kind = kind_of(require(data, "kind", field), f"{field}.kind")
+    check_keys(data, kind.keys, field)
+    return kind.parse(data, field)
 
 
 def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
@@ -40,7 +69,7 @@ def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file (.toml or .json)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".toml", ".json"):
+    if suffix not in SPEC_SUFFIXES:
         raise SpecError(str(path), f"expected a .toml or .json spec file, got {suffix or 'no extension'}")
     fmt = suffix.removeprefix(".")
     try:
@@ -62,3 +91,12 @@ def example_text(name: str) -> str:
 def load_example(name: str) -> Spec:
     """A built-in example as a validated Spec."""
     return parse_spec(read_spec_text(example_text(name), "toml", f"example {name}"), name=name)
+
+
+def load(source: str | Path | Spec) -> Spec:
+    """A Spec from itself, a spec file's path (.toml or .json, in any case) or a built-in example's name."""
+    if isinstance(source, Spec):
+        return source
+    if isinstance(source, Path) or str(source).lower().endswith(SPEC_SUFFIXES):
+        return load_spec(source)
+    return load_example(str(source))

@@ -1,0 +1,80 @@
+"""Whether a drawn problem is fair to solve by hand: a quick check in integers and floats before the exact
+computation, and the exact check after it. A kind says which runs (queries, keys/values source, weights) to check."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from ..attention import Attention, entries
+from ..numfmt import to_decimal
+from .levels import MAX_LOGIT, MIN_WEIGHT
+
+IntMatrix = list[list[int]]
+
+
+@lru_cache(maxsize=256)  # a level has a dozen values
+def _units(value: str, places: int) -> int:
+    """A decimal string as an integer count of 10^-places."""
+    return int(Decimal(value).scaleb(places))
+
+
+def integer_matrices(matrices: list[list[list[str]]]) -> list[IntMatrix]:
+    """The drawn matrices as integer counts of 10^-places for one shared `places`: products stay exact integers."""
+    places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
+    return [[[_units(v, places) for v in row] for row in matrix] for matrix in matrices], places
+
+
+def _product(left: IntMatrix, right: IntMatrix) -> IntMatrix:
+    return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
+            for row in left]
+
+
+def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, IntMatrix]], focus: int,
+                   places: int) -> bool:
+    """The quick check of (queries, source, W_Q, W_K, W_V) runs in integers of 10^-places: it rejects only what
+    friendly_runs rejects too (zero rows and columns and tied scores exactly, scaled scores and weights with
+    margins far above float error)."""
+    for queries, source, W_Q, W_K, W_V in runs:
+        Q, K, V = _product(queries, W_Q), _product(source, W_K), _product(source, W_V)
+        for matrix in (queries, source, Q, K, V):
+            if any(all(v == 0 for v in row) for row in matrix):
+                return False
+        for matrix in (Q, K, V):
+            if any(all(v == 0 for v in column) for column in zip(*matrix, strict=True)):
+                return False
+        scores = [sum(a * b for a, b in zip(Q[focus], k, strict=True)) for k in K]  # × 10^(4·places)
+        if scores.count(max(scores)) > 1:
+            return False
+        scaled = [s / 10 ** (4 * places) / math.sqrt(len(W_K[0])) for s in scores]
+        if any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
+            return False
+        exps = [math.exp(a - max(scaled)) for a in scaled]
+        if any(e / sum(exps) < MIN_WEIGHT - 1e-9 for e in exps):
+            return False
+    return True
+
+
+def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
+    """No all-zero rows anywhere and no all-zero column in Q, K or V; for the query asked about, one clear largest
+    weight, scaled scores within ±MAX_LOGIT and every weight at least MIN_WEIGHT. Runs are (queries, source, the
+    computed attention)."""
+    for X, source, attention in runs:
+        for matrix in (X, source, attention.Q, attention.K, attention.V):
+            rows = entries(matrix)
+            if any(all(v == 0 for v in row) for row in rows):
+                return False
+            computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V
+            if computed and any(all(v == 0 for v in column) for column in zip(*rows, strict=True)):
+                return False  # a zero column of Q, K or V makes an answer identically 0
+        query = attention.queries[focus]
+        if list(query.scores).count(max(query.scores)) > 1:
+            return False
+        # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
+        if any(abs(to_decimal(a, 12)) > MAX_LOGIT for a in query.scaled):
+            return False
+        if any(to_decimal(w, 12) < Decimal(str(MIN_WEIGHT)) for w in query.softmax.weights):
+            return False
+    return True

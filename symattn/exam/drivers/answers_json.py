@@ -1,0 +1,50 @@
+"""exam.json: every version's spec (re-renderable with `symattn render`) and its answers (the `symattn solve`
+schema), with the options that made the exam."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ... import __version__
+from ...render.answers import answers
+from ..exercise import Exercise
+from ..options import ExamOptions, Share
+
+_SLOT = "@versions@"  # where the versions' entries go
+
+
+class JsonDriver:
+    """Writes exam.json; each version's entry is encoded where the version is made (in a worker process)."""
+
+    name = "json"
+
+    def __init__(self, options: ExamOptions) -> None:
+        self.options = options
+
+    def version(self, exercise: Exercise) -> str:
+        return version_json(exercise.label, exercise.data, answers(exercise.derivation))
+
+    def files(self, shares: list[Share]) -> dict[str, str]:
+        return {"exam.json": exam_json(self.options, [share.text for share in shares])}
+
+
+def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any]) -> str:
+    """One version's entry: JSON's own lines, two levels deeper for their place in the list (a JSON string holds
+    no line break, so every line break is one of the layout's)."""
+    entry = {"label": label, "spec": spec, "answers": answers}
+    return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
+
+
+def exam_json(options: ExamOptions, versions: list[str]) -> str:
+    """exam.json: json.dumps(..., indent=1) of the whole, with the versions' entries as version_json() wrote
+    them."""
+    data: dict[str, Any] = {
+        "symattn": __version__,
+        "seed": options.seed,
+        "options": {"count": options.count, "kind": options.kind, "difficulty": options.difficulty,
+                    "lang": options.lang, "digits": options.digits},
+        "versions": [_SLOT],
+    }
+    head, tail = json.dumps(data, ensure_ascii=False, indent=1).split(json.dumps(_SLOT))
+    return head + ",\n  ".join(versions) + tail + "\n"

@@ -1,0 +1,132 @@
+"""The exam paper and its key (exam.tex, key.tex) as LaTeX, in the conventions of the `exam` document class.
+
+One source serves both: each part's answer and the full worked solution sit in `solution` environments, which
+leave writing space on the paper and are printed in the key (`\\printanswers`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pylatex import Document, NoEscape
+from sympy import exp
+
+from ...kinds.steps import shown
+from ...model import MatrixEquation, Name, ScaleFactor, Step, Token, TokenTable, VectorEquation
+from ...numfmt import format_number
+from ...render.latex import LatexRenderer, shared_preamble
+from ...render.templates import class_options, read_template
+from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
+from ..options import ExamOptions, Share
+
+
+class PaperDriver:
+    """Writes the exam (answers hidden) and the key (answers printed) of a list of exercises."""
+
+    name = "tex"
+
+    def __init__(self, options: ExamOptions) -> None:
+        self.lang = lang = options.lang
+        self.digits = digits = options.digits
+        # Every derivation align*, which may break across pages: the exam class's solution environment (framed)
+        # cuts its contents at a page break, and an unbreakable display would run past the page's foot.
+        self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True, unbroken_rows=0)
+
+    def files(self, shares: list[Share]) -> dict[str, str]:
+        """exam.tex and key.tex around every version."""
+        exam, key = self.documents([share.text for share in shares])
+        return {"exam.tex": exam, "key.tex": key}
+
+    def documents(self, versions: list[str]) -> tuple[str, str]:
+        """The exam and its key around the versions' LaTeX (as version() writes it): one body, typeset once; the
+        key adds only \\printanswers."""
+        body = "\n\n".join(versions)
+        return self.document(body, key=False), self.document(body, key=True)
+
+    def document(self, body: str, key: bool) -> str:
+        """A complete exam-class document around the versions' LaTeX."""
+        doc = Document(
+            documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options("exam")],
+            fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
+        )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
+        for part in shared_preamble(self.lang, body):
+            doc.preamble.append(NoEscape(part))
+        doc.preamble.append(NoEscape(read_template("exam.tex")))
+        if key:
+            doc.preamble.append(NoEscape(r"\printanswers"))
+        text = self.renderer.text
+        title = text("exam.key_title" if key else "exam.title")
+        doc.preamble.append(NoEscape(rf"\newcommand{{\examtitle}}{{{title}}}"))
+        doc.preamble.append(NoEscape(rf"\pointpoints{{{text('exam.point')}}}{{{text('exam.points')}}}"))
+        doc.preamble.append(NoEscape(rf"\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.answers')}:}}"
+                                     r"\enspace}"))
+        doc.append(NoEscape(body))
+        return doc.dumps() + "\n"
+
+    # ------------------------------------------------------------ one version
+
+    def version(self, exercise: Exercise) -> str:
+        """One version's pages: the problem, its parts with their answers, and the worked solution."""
+        text = self.renderer.text
+        label = text("exam.version", {"label": exercise.label})
+        lines = [
+            rf"\begin{{center}}{{\large\examtitle}}\\[2pt]{{\Large\bfseries {label}}}\end{{center}}",
+            rf"\noindent {text('exam.name_line')} \makebox[7cm]{{\hrulefill}}\par\medskip",
+            text("exam.instructions", {"digits": self.digits, "points": exercise.points}),
+            r"\setcounter{question}{0}",
+            r"\begin{questions}",
+            r"\question " + self.given(exercise),
+            r"\begin{parts}",
+        ]
+        for part in exercise.parts:
+            lines.append(rf"\part[{part.points}] {text(part.question, part.params)}")
+            lines.append(rf"\begin{{solution}}[{part.space}]" + "\n" + self.answer(part) + "\n" + r"\end{solution}")
+        lines += [
+            r"\end{parts}",
+            # the worked solution, under its own title instead of the parts' "Answers:"
+            rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
+            r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
+            + r"\end{solution}}",
+            r"\end{questions}",
+            r"\clearpage",
+        ]
+        return "\n".join(lines)
+
+    def given(self, exercise: Exercise) -> str:
+        """The problem statement: the inputs, typeset as in the handouts, and what to answer for."""
+        text = self.renderer.text
+        body = [text(*exercise.intro), *(self.renderer.render(given_step(item)) for item in exercise.given)]
+        body.append(text("exam.focus", {"token": Token(exercise.focus), "d_k": ScaleFactor(exercise.d_k)}))
+        body.append(self.softmax_instruction(exercise.exp_table))
+        return "\n".join(body)
+
+    def softmax_instruction(self, values: tuple | None) -> str:
+        """The paper's e^x table for the scaled scores that occur, or the calculator's sentence."""
+        text = self.renderer.text
+        if values is None:
+            return text("exam.softmax_calculator", {"digits": self.digits})
+        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$"
+                               for a in values)
+        table = ("\\begin{center}\n\\begin{tabular}{rr}\n\\toprule\n$x$ & $e^{x}$ \\\\\n\\midrule\n" + rows
+                 + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
+        return text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+
+    def answer(self, part: Part) -> str:
+        """The LaTeX of a part's answers: vectors as equations, tables as token tables."""
+        return "\n".join(self.renderer.render(answer_step(answer)) for answer in part.answers)
+
+
+def given_step(item: Given) -> Step:
+    """An input as the handouts show it."""
+    if isinstance(item, GivenTable):
+        return TokenTable((item.token_key, item.header_key), item.tokens, (shown(item.matrix),))
+    if isinstance(item, GivenVector):
+        return VectorEquation(item.name, shown(item.matrix))
+    return MatrixEquation(item.name, shown(item.matrix))
+
+
+def answer_step(answer: Answer) -> Step:
+    """An answer as a step: a named vector, or a table of token rows."""
+    if isinstance(answer, AnswerTable):
+        return TokenTable(answer.header, answer.tokens, answer.columns)
+    return VectorEquation(answer.name, answer.values)

@@ -1,0 +1,38 @@
+"""The kinds of section, by name: the one table that names them all. Adding a kind is a module that defines it,
+its language strings and an example, and a line here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SpecError
+from ..spec.fields import suggest
+from .base import Kind
+from .cross_attention import CROSS_ATTENTION
+from .multi_head import MULTI_HEAD
+from .self_attention import SELF_ATTENTION
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """File a kind under its name (a kind defined elsewhere, such as in a test, may register itself too)."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind_of(name: Any, field: str = "kind") -> Kind:
+    """The kind of that name; SpecError naming `field` for an unknown one."""
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise SpecError(field, f"unknown section kind {name!r}{suggest(str(name), KINDS)}")
+    return kind
+
+
+def examinable() -> tuple[str, ...]:
+    """The kinds an exam can draw, in the order `--kind mixed` takes them."""
+    return tuple(name for name, kind in KINDS.items() if kind.examinable)
+
+
+for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD):
+    register(_kind)

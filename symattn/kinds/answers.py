@@ -1,0 +1,130 @@
+"""Answers of attention results as plain data: decimals to 30 significant digits and exact LaTeX, read from the
+engine's results (their fractions and numbers where it kept them so). Used by every attention kind's answers()."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sympy import Expr, S
+
+from ..attention import Attention, FractionRow, QueryAttention, entries
+from ..numfmt import (
+    Coefficients,
+    coefficients_latex,
+    exact_latex,
+    exponential_latex,
+    fraction_coefficients_latex,
+    fraction_latex,
+    significant,
+    significant_approximation,
+    significant_fraction,
+    softmax_latex,
+    surd_exponential_latex,
+    surd_latex,
+)
+from ..symbols import is_symbolic
+
+FIGURES = 30
+ZERO = significant(S.Zero, FIGURES)
+
+
+def number_text(value: Expr) -> str | None:
+    """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
+    if value.is_Rational:  # most entries: no symbol search
+        return significant(value, FIGURES)
+    if is_symbolic(value):
+        return None
+    if value is S.Infinity or value is S.NegativeInfinity:  # a masked score (singletons: no evaluation)
+        return "-inf" if value is S.NegativeInfinity else "inf"
+    return significant(value, FIGURES)
+
+
+# a masked logit, −∞
+_MINUS_INFINITY = number_text(S.NegativeInfinity)
+_MINUS_INFINITY_LATEX = exact_latex(S.NegativeInfinity, decimals=False)
+
+
+def row_texts(values) -> list[str | None]:
+    return [number_text(v) for v in values]
+
+
+def exact_texts(values) -> list[str]:
+    return [exact_latex(v, decimals=False) for v in values]
+
+
+def fraction_texts(fractions: FractionRow) -> list[str]:
+    """row_texts() of rationals given as fractions (None: −∞)."""
+    return [_MINUS_INFINITY if f is None else significant_fraction(*f, FIGURES) for f in fractions]
+
+
+def fraction_exact_texts(fractions: FractionRow, radicand: int = 1) -> list[str]:
+    """exact_texts() of the numbers c·√radicand given as fractions c (None: −∞)."""
+    return [_MINUS_INFINITY_LATEX if f is None else surd_latex(*f, radicand) for f in fractions]
+
+
+def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str, Any]:
+    """One query's scores, scaled scores, weights and output, as decimals and as exact LaTeX."""
+    (scores, scaled), (exact_scores, exact_scaled), terms = score_texts(query)
+    answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
+    answer["weights"], answer["output"] = softmax_texts(query)
+    # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
+    total, weights, outputs = softmax_latex(terms, coefficients)
+    answer["exact"] = {"scores": exact_scores, "scaled_scores": exact_scaled, "Z": total, "weights": weights,
+                       "output": outputs}
+    return answer
+
+
+def score_texts(query: QueryAttention) -> tuple[list[list[str | None]], list[list[str]], list[str | None]]:
+    """A query's raw and scaled scores as decimals and as exact LaTeX, and the softmax's terms e^{a_j}; read from
+    their fractions when the engine kept them so (no SymPy number is made)."""
+    if query.softmax.fractions is None:
+        rows = (query.scores, query.scaled)
+        return [row_texts(r) for r in rows], [exact_texts(r) for r in rows], [exponential_latex(a) for a in rows[1]]
+    raw, logits, radicand = query.score_fractions, query.softmax.fractions, query.softmax.radicand
+    if radicand == 1:
+        scaled = fraction_texts(logits)
+    else:  # logits c·√m (√d_k not an integer): their decimals from the engine's numbers
+        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_approximation(number, FIGURES)
+                  for f, number in zip(logits, query.softmax.logit_numbers, strict=True)]
+    terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
+    return [fraction_texts(raw), scaled], [fraction_exact_texts(raw), fraction_exact_texts(logits, radicand)], terms
+
+
+def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:
+    """The weights and outputs of a query. A numeric row's are read from the engine's numbers: its exact forms
+    need not be built. Each output entry is a WeightedAverage, as irrational as the weights when they are (else
+    it is read as its exact form is); a zero column gives exactly 0, as does a masked key's weight."""
+    numbers = query.softmax.numbers
+    if numbers is None or not numbers.irrational:
+        return row_texts(query.softmax.weights), row_texts(tuple(query.output))
+    weights = [ZERO if masked else significant_approximation(w, FIGURES)
+               for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
+    outputs = [ZERO if zero else significant_approximation(value, FIGURES)
+               for zero, value in zip(query.values.zero_columns, numbers.outputs, strict=True)]
+    return weights, outputs
+
+
+def attention_answers(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
+    """Q, K, V and the focus queries of one attention computation."""
+    numbers, exact, columns = {}, {}, None
+    for name in "QKV":
+        fractions = result.fractions(name)  # a rational projection's entries, without building SymPy numbers
+        if fractions is None:
+            rows = entries(getattr(result, name))
+            numbers[name], exact[name] = [row_texts(row) for row in rows], [exact_texts(row) for row in rows]
+            columns = coefficients_latex(list(zip(*rows, strict=True))) if name == "V" else columns
+        else:
+            numbers[name] = [[significant_fraction(p, q, FIGURES) for p, q in row] for row in fractions]
+            exact[name] = [[fraction_latex(p, q) for p, q in row] for row in fractions]
+            columns = fraction_coefficients_latex(list(zip(*fractions, strict=True))) if name == "V" else columns
+    queries = {tokens[i]: query_answers(q, columns) for i, q in result.queries.items()}
+    return {**numbers, "queries": queries, "exact": exact}
+
+
+
+
+def scale_answers(section) -> dict[str, Any]:
+    """d_k and how the scores were scaled, as the answers give them."""
+    scale = section.scale
+    return {"d_k": section.d_k,
+            "scale": {"sqrt_d_k": "sqrt(d_k)", "none": "none"}.get(scale.mode) or number_text(scale.number)}

@@ -1,0 +1,199 @@
+"""Cross-attention: queries from the decoder's tokens X, keys and values from the encoder's outputs (memory).
+The article's second part."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from .. import attention
+from ..exam import checks
+from ..exam.exercise import (
+    AnswerTable,
+    AnswerVector,
+    Asked,
+    GivenNamed,
+    GivenTable,
+    GivenVector,
+    focus_params,
+    query_parts,
+)
+from ..exam.levels import Level, draw_sizes, random_matrix
+from ..model import (
+    DefinitionTable,
+    Heading,
+    Name,
+    Paragraph,
+    RowTimesMatrix,
+    Shown,
+    Step,
+    Token,
+    TokenTable,
+    VectorEquation,
+)
+from ..spec import fields
+from ..spec.model import Focus, GivenMatrix, Scale, Section
+from ..symbols import any_symbolic
+from . import steps as common
+from .answers import attention_answers, scale_answers
+from .base import Kind
+
+
+@dataclass(frozen=True)
+class CrossAttentionSpec(Section):
+    """Cross-attention: queries from decoder tokens X, keys and values from the encoder's memory."""
+
+    kind = "cross_attention"
+    tokens: tuple[str, ...]
+    X: GivenMatrix
+    memory_tokens: tuple[str, ...]
+    memory: GivenMatrix
+    W_Q: GivenMatrix
+    W_K: GivenMatrix
+    W_V: GivenMatrix
+    focus: Focus
+    d_k: int
+    scale: Scale = Scale()
+
+
+class CrossAttention(Kind):
+    name = "cross_attention"
+    keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
+                      *fields.SIZE_KEYS})
+    examinable = True
+
+    def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec:
+        tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
+        memory_tokens = fields.tokens(fields.require(data, "memory_tokens", field), f"{field}.memory_tokens")
+        m = fields.matrices(data, field, {"X": ("n", "d", "x"), "memory": ("m", "dm", "h"),
+                                          "W_Q": ("d", "k", "w^Q"), "W_K": ("dm", "k", "w^K"),
+                                          "W_V": ("dm", "v", "w^V")}, {"n": len(tokens), "m": len(memory_tokens)})
+        fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
+        fields.rows_match(m["memory"], len(memory_tokens), f"{field}.memory", "memory_tokens")
+        fields.check_projections(m, field, m["X"].shape[1], m["memory"].shape[1], "memory")
+        return CrossAttentionSpec(
+            tokens=tokens, X=m["X"], memory_tokens=memory_tokens, memory=m["memory"], W_Q=m["W_Q"],
+            W_K=m["W_K"], W_V=m["W_V"], focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
+            d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field))
+
+    def compute(self, section: CrossAttentionSpec) -> attention.Attention:
+        focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
+        return attention.attention(section.X.values, section.memory.values, section.W_Q.values,
+                                   section.W_K.values, section.W_V.values, section.scale.divisor(section.d_k),
+                                   focus)
+
+    def symbolic(self, result: attention.Attention) -> bool:
+        return any_symbolic(result.V)
+
+    def steps(self, section: CrossAttentionSpec, result: attention.Attention) -> list[Step]:
+        x, memory = common.shown(section.X), common.shown(section.memory)
+        W = common.given_weights(section)
+        Q = common.product(x, W["Q"], result.Q)
+        K = common.product(memory, W["K"], result.K)
+        V = common.product(memory, W["V"], result.V)
+        focus = section.focus
+        matrix_only = focus.mode == "matrix"
+        memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), section.memory_tokens, (memory,))
+        steps: list[Step] = [
+            Heading(1, "cross.heading"),
+            Paragraph("cross.intro"),
+            *([Paragraph("matrix.only", note=True)] if matrix_only else []),
+            Paragraph("cross.roles", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
+            Heading(2, "cross.step1"),
+            Paragraph("cross.encoder_outputs"),
+            memory_table,
+            Paragraph("cross.encoder_note", note=True),
+            Heading(2, "cross.step2"),
+        ]
+        if matrix_only:
+            steps.append(TokenTable(("table.token", "table.embedding"), section.tokens, (x,)))
+        for token in focus.stepwise:
+            steps += [Paragraph("cross.decoder_state", {"token": Token(token)}),
+                      VectorEquation(Name("x", token), x.row(section.tokens.index(token)))]
+        steps += [
+            Paragraph("cross.weights"),
+            DefinitionTable(Name("X"), Name("memory")),
+            *common.weight_equations(W),
+            Paragraph("note.dummy_weights", note=True),
+        ]
+        if not matrix_only:
+            steps += _projection_steps(section, x, memory, memory_table, W, Q, K, V)
+        keys = {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}
+        if len(focus.tokens) > 1:  # several decoder tokens: each heading says whose step it is
+            keys = {part: f"{key}_of" for part, key in keys.items()}
+        for token in focus.stepwise:
+            i = section.tokens.index(token)
+            query = result.queries[i]
+            steps += common.attention_steps(Name("Q", token), section.memory_tokens, Q.row(i), K, V, query,
+                                            section.d_k, section.scale, keys, token)
+            steps += [
+                Heading(2, "cross.result"),
+                Paragraph("cross.result_is", {"token": Token(token)}),
+                common.result_step(Name("z", token), query.output),
+                Paragraph("cross.result_meaning", {"token": Token(token)}),
+            ]
+        if focus.matrix_form(len(section.tokens)):
+            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, Q, K, V)
+        rows = tuple(section.tokens.index(t) for t in focus.tokens)
+        steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
+        return steps
+
+    def answers(self, section: CrossAttentionSpec, result: attention.Attention) -> dict[str, Any]:
+        return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),
+                **scale_answers(section), **attention_answers(result, section.tokens)}
+
+    # ------------------------------------------------------------ exams
+
+    def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
+        s, d, d_v = draw_sizes(rng, level, lang), 2, 2
+        return {"kind": self.name, "tokens": [s.extra], "X": random_matrix(rng, 1, d, level.inputs),
+                "memory_tokens": s.tokens, "memory": random_matrix(rng, s.n, d, level.inputs),
+                "W_Q": random_matrix(rng, d, s.d_k, level.weights), "W_K": random_matrix(rng, d, s.d_k, level.weights),
+                "W_V": random_matrix(rng, d, d_v, level.weights), "focus": s.extra}
+
+    def plausible(self, data: dict[str, Any]) -> bool:
+        (X, memory, W_Q, W_K, W_V), places = checks.integer_matrices(
+            [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
+        return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
+
+    def friendly(self, section: CrossAttentionSpec, result: attention.Attention) -> bool:
+        return checks.friendly_runs([(section.X.values, section.memory.values, result)],
+                                    section.tokens.index(section.focus.tokens[0]))
+
+    def exercise(self, section: CrossAttentionSpec, result: attention.Attention, digits: int) -> Asked:
+        focus = section.focus.tokens[0]
+        query = result.queries[section.tokens.index(focus)]
+        qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q)),
+               AnswerTable(("table.encoder_token", Name("K"), Name("V")), section.memory_tokens,
+                           (Shown(result.K), Shown(result.V)))]
+        given = (GivenVector(Name("x", section.tokens[0]), section.tokens[0], section.X),
+                 GivenTable("table.encoder_token", "table.encoder_output", section.memory_tokens, section.memory),
+                 *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
+        return Asked(("exam.given_cross", {"token": Token(section.tokens[0])}), given, focus, section.d_k,
+                     query_parts(focus, query, qkv, _question, focus_params(focus), digits),
+                     tuple(q.scaled for q in result.queries.values()))
+
+
+def _question(part: str) -> str:
+    """The language key of a part's question: part (a) speaks of both sides."""
+    return "exam.part_qkv_cross" if part == "qkv" else f"exam.part_{part}"
+
+
+def _projection_steps(section: CrossAttentionSpec, x: Shown, memory: Shown, memory_table: Step,
+                      W: dict[str, Shown], Q: Shown, K: Shown, V: Shown) -> list[Step]:
+    """Steps 3 and 4: each query, then each key and value, written out term by term."""
+    steps: list[Step] = [Heading(2, "cross.step3")]
+    for token in section.focus.tokens:
+        i = section.tokens.index(token)
+        steps.append(RowTimesMatrix(Name("Q", token), Name("x", token), x.row(i), Name("W_Q"), W["Q"], Q.row(i)))
+    steps += [Heading(2, "cross.step4"), Paragraph("cross.encoder_again"), memory_table, Paragraph("cross.keys")]
+    for j, token in enumerate(section.memory_tokens):
+        steps.append(RowTimesMatrix(Name("K", token), Name("x", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
+    steps.append(Paragraph("cross.values"))
+    for j, token in enumerate(section.memory_tokens):
+        steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
+    return steps
+
+
+CROSS_ATTENTION = CrossAttention()

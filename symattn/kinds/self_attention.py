@@ -1,0 +1,195 @@
+"""Self-attention over one sequence: Q, K and V all come from X (plus positional encodings), with an optional
+mask. The article's first part."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from sympy import ImmutableMatrix
+
+from .. import attention
+from ..exam import checks
+from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable, focus_params, query_parts
+from ..exam.levels import Level, draw_sizes, random_matrix
+from ..model import (
+    DefinitionTable,
+    ExactMatrix,
+    Heading,
+    MatrixEquation,
+    Name,
+    Paragraph,
+    Shown,
+    Step,
+    Token,
+    TokenTable,
+    VectorEquation,
+)
+from ..spec import fields
+from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
+from ..symbols import any_symbolic
+from . import steps as common
+from .answers import attention_answers, scale_answers
+from .base import Kind
+
+
+@dataclass(frozen=True)
+class SelfAttentionSpec(Section):
+    """Self-attention over one sequence: Q, K, V all come from X (+ P)."""
+
+    kind = "self_attention"
+    tokens: tuple[str, ...]
+    X: GivenMatrix
+    W_Q: GivenMatrix
+    W_K: GivenMatrix
+    W_V: GivenMatrix
+    focus: Focus
+    d_k: int
+    scale: Scale = Scale()
+    mask: Mask | None = None
+    positions: Positions | None = None
+
+    @property
+    def inputs(self) -> ImmutableMatrix:
+        """X, or X + P with positional encodings: what the projections use."""
+        return self.X.values if self.positions is None else ImmutableMatrix(self.X.values + self.positions.P.values)
+
+
+class SelfAttention(Kind):
+    name = "self_attention"
+    keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
+                      "P", *fields.SIZE_KEYS})
+    examinable = True
+
+    def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
+        tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
+        m = fields.matrices(data, field, {"X": ("n", "d", "x"), "W_Q": ("d", "k", "w^Q"), "W_K": ("d", "k", "w^K"),
+                                          "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
+        fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
+        fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
+        return SelfAttentionSpec(
+            tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
+            focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
+            d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
+            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
+
+    def compute(self, section: SelfAttentionSpec) -> attention.Attention:
+        X = section.inputs
+        focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
+        mask = None if section.mask is None else section.mask.values
+        return attention.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
+                                   section.scale.divisor(section.d_k), focus, mask)
+
+    def symbolic(self, result: attention.Attention) -> bool:
+        return any_symbolic(result.V)
+
+    def steps(self, section: SelfAttentionSpec, result: attention.Attention) -> list[Step]:
+        P = section.positions
+        x = (common.shown(section.X) if P is None
+             else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
+        W = common.given_weights(section)
+        QKV = {letter: common.product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
+        focus = section.focus
+        steps: list[Step] = [
+            Heading(1, "self.heading"),
+            Paragraph("self.intro"),
+            Paragraph("matrix.only", note=True) if focus.mode == "matrix"
+            else Paragraph("self.goal", {"token": Token(focus.tokens[0])}),
+            Heading(2, "self.step1"),
+            TokenTable(("table.token", "table.embedding"), section.tokens, (common.shown(section.X),)),
+            *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
+            Paragraph("self.x_is", {"X": Name("X")}),
+            *_positional_steps(section, x),
+            Heading(2, "self.step2"),
+            Paragraph("self.projections"),
+            *([] if P is not None else [Paragraph("self.no_positional", note=True)]),
+            DefinitionTable(Name("X"), Name("X")),
+            *common.weight_equations(W),
+            Paragraph("note.dummy_weights", note=True),
+        ]
+        for token in focus.stepwise:
+            i = section.tokens.index(token)
+            steps += [Paragraph("self.for_example", {"token": Token(token)}),
+                      VectorEquation(Name("x", token), x.row(i))]
+            steps += common.projection_steps(token, x.row(i), W, {k: v.row(i) for k, v in QKV.items()},
+                                             "self.projection_of")
+        steps += [
+            Paragraph("self.all_tokens"),
+            TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
+                       (QKV["Q"], QKV["K"], QKV["V"])),
+        ]
+        keys = {"scores": "self.step3", "softmax": "self.step4", "sum": "self.step5"}
+        if len(focus.tokens) > 1:
+            keys.update(softmax="self.step4_of", sum="self.step5_of")
+        if section.mask is not None:
+            steps += [Heading(2, "mask.heading"),
+                      Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given"),
+                      MatrixEquation(Name("M"), Shown(section.mask.values)), Paragraph("mask.effect")]
+        for token in focus.stepwise:
+            i = section.tokens.index(token)
+            query = result.queries[i]
+            steps += common.attention_steps(Name("Q", token), section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"],
+                                            query, section.d_k, section.scale, keys, token)
+            steps += [
+                Heading(2, "self.result"),
+                Paragraph("self.result_from", {"token": Token(token)}),
+                VectorEquation(Name("x", token), x.row(i)),
+                Paragraph("self.result_to", {"token": Token(token)}),
+                common.result_step(Name("z", token), query.output),
+                Paragraph("self.result_meaning"),
+            ]
+        if focus.matrix_form(len(section.tokens)):
+            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
+                                              QKV["Q"], QKV["K"], QKV["V"])
+        rows = tuple(section.tokens.index(t) for t in focus.tokens)
+        steps += common.heatmap(focus.tokens, section.tokens, result, rows)
+        return steps
+
+    def answers(self, section: SelfAttentionSpec, result: attention.Attention) -> dict[str, Any]:
+        return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
+                **attention_answers(result, section.tokens)}
+
+    # ------------------------------------------------------------ exams
+
+    def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
+        s, d, d_v = draw_sizes(rng, level, lang), 2, 2
+        return {"kind": self.name, "tokens": s.tokens, "X": random_matrix(rng, s.n, d, level.inputs),
+                "W_Q": random_matrix(rng, d, s.d_k, level.weights), "W_K": random_matrix(rng, d, s.d_k, level.weights),
+                "W_V": random_matrix(rng, d, d_v, level.weights), "focus": s.focus}
+
+    def plausible(self, data: dict[str, Any]) -> bool:
+        (X, W_Q, W_K, W_V), places = checks.integer_matrices([data[k] for k in ("X", "W_Q", "W_K", "W_V")])
+        return checks.plausible_runs([(X, X, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
+
+    def friendly(self, section: SelfAttentionSpec, result: attention.Attention) -> bool:
+        X = section.X.values
+        return checks.friendly_runs([(X, X, result)], section.tokens.index(section.focus.tokens[0]))
+
+    def exercise(self, section: SelfAttentionSpec, result: attention.Attention, digits: int) -> Asked:
+        focus = section.focus.tokens[0]
+        query = result.queries[section.tokens.index(focus)]
+        qkv = AnswerTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
+                          (Shown(result.Q), Shown(result.K), Shown(result.V)))
+        given = (GivenTable("table.token", "table.embedding", section.tokens, section.X),
+                 *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
+        return Asked(("exam.given_self", {}), given, focus, section.d_k,
+                     query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
+                     tuple(q.scaled for q in result.queries.values()))
+
+
+def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:
+    """Positional encodings P, exact and in decimals, and X + P: what the projections then use."""
+    P = section.positions
+    if P is None:
+        return []
+    return [
+        Heading(2, "pe.heading"),
+        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given", {"P": Name("P")}),
+        ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
+        Paragraph("pe.sum", {"X": Name("X"), "P": Name("P")}),
+        TokenTable(("table.token", "table.with_position"), section.tokens, (x,)),
+    ]
+
+
+SELF_ATTENTION = SelfAttention()

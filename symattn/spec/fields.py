@@ -1,0 +1,233 @@
+"""The fields that sections share, validated into exact values; every error names its field in one line."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+from sympy import Expr, ImmutableMatrix, Symbol
+
+from ..attention import causal_mask, sinusoidal_encoding
+from ..errors import SpecError
+from .model import LANGUAGES, MAX_DIGITS, Focus, GivenMatrix, Mask, Positions, Scale
+from .numbers import matrix_of, parse_number
+
+SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
+# Which size key fixes each dimension of a "symbolic" matrix when no numeric matrix does.
+_DIMENSION_KEYS = {"d": "d_model", "dm": "d_model", "k": "d_k", "v": "d_v"}
+_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)?")
+
+
+def suggest(word: str, choices: Any) -> str:
+    """' (did you mean 'W_K'?)' for the closest choice, ignoring case; '' when nothing is close."""
+    by_lower = {str(choice).lower(): str(choice) for choice in choices}
+    close = difflib.get_close_matches(str(word).lower(), list(by_lower), n=1)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+
+
+def parse_lang(value: Any, field: str) -> str:
+    if value not in LANGUAGES:
+        raise SpecError(field, f"expected one of {', '.join(LANGUAGES)}, got {value!r}")
+    return value
+
+
+def parse_digits(value: Any, field: str) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DIGITS:
+        raise SpecError(field, f"expected a whole number of decimals from 0 to {MAX_DIGITS}, got {value!r}")
+    return value
+
+
+def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
+    """mask = "causal", or an n × n matrix of 0/1 (1: the query may attend to the key)."""
+    if "mask" not in data:
+        return None
+    value = data["mask"]
+    if value == "causal":
+        return Mask("causal", causal_mask(n))
+    given = matrix(value, f"{field}.mask")
+    if given.shape != (n, n):
+        raise SpecError(f"{field}.mask", f"{given.shape[0]} × {given.shape[1]}, but there are {n} tokens "
+                                         f"(expected {n} × {n}, or \"causal\")")
+    for i in range(n):
+        row = given.values.row(i)
+        if any(v not in (0, 1) for v in row):
+            raise SpecError(f"{field}.mask[{i}]", "expected only 0 (masked) and 1 (visible)")
+        if not any(row):
+            raise SpecError(f"{field}.mask[{i}]", "every query needs at least one visible key (a 1)")
+    return Mask("matrix", given.values)
+
+
+def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | None:
+    """positional_encoding = "sinusoidal", or a given matrix P (same shape as X)."""
+    if "positional_encoding" in data and "P" in data:
+        raise SpecError(f"{field}.P", "give either positional_encoding or P, not both")
+    if "positional_encoding" in data:
+        if data["positional_encoding"] != "sinusoidal":
+            raise SpecError(f"{field}.positional_encoding",
+                            f"expected \"sinusoidal\" (or give the matrix as P), got {data['positional_encoding']!r}")
+        n, d = X.shape
+        return Positions("sinusoidal", GivenMatrix(sinusoidal_encoding(n, d), 0, (0,) * (n * d)))
+    if "P" in data:
+        P = matrix(data["P"], f"{field}.P")
+        if P.shape != X.shape:
+            raise SpecError(f"{field}.P", f"{P.shape[0]} × {P.shape[1]}, but X is {X.shape[0]} × {X.shape[1]}")
+        return Positions("given", P)
+    return None
+
+
+def check_keys(data: dict[str, Any], allowed: set[str], field: str) -> None:
+    for key in data:
+        if key not in allowed:
+            where = f"{field}.{key}" if field else key
+            raise SpecError(where, f"unknown key{suggest(key, allowed)}")
+
+
+def require(data: dict[str, Any], key: str, field: str) -> Any:
+    if key not in data:
+        raise SpecError(f"{field}.{key}", "missing")
+    return data[key]
+
+
+def check_projections(m: dict[str, GivenMatrix], field: str, query_dim: int, key_dim: int, key_source: str) -> None:
+    """W_Q, W_K, W_V shapes against the query and key/value sources."""
+    rows_match(m["W_Q"], query_dim, f"{field}.W_Q", "X columns")
+    rows_match(m["W_K"], key_dim, f"{field}.W_K", f"{key_source} columns")
+    rows_match(m["W_V"], key_dim, f"{field}.W_V", f"{key_source} columns")
+    if m["W_Q"].shape[1] != m["W_K"].shape[1]:
+        raise SpecError(f"{field}.W_K",
+                        f"{m['W_K'].shape[1]} columns, but W_Q has {m['W_Q'].shape[1]} (q·k needs equal lengths)")
+
+
+def rows_match(given: GivenMatrix, expected: int, field: str, what: str) -> None:
+    rows = given.shape[0]
+    if rows != expected:
+        raise SpecError(field, f"{rows} rows, but there are {expected} {what}")
+
+
+def positive_int(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        shown = str(value) if isinstance(value, Decimal) else repr(value)
+        raise SpecError(field, f"expected a positive whole number, got {shown}")
+    return value
+
+
+def d_k(data: dict[str, Any], W_K: GivenMatrix, field: str) -> int:
+    return positive_int(data.get("d_k", W_K.shape[1]), f"{field}.d_k")
+
+
+def scale(data: dict[str, Any], field: str) -> Scale:
+    value = data.get("scale", True)
+    if value is True:
+        return Scale()
+    if value is False:
+        return Scale("none")
+    number, _ = parse_number(value, f"{field}.scale")
+    if number <= 0:
+        raise SpecError(f"{field}.scale", f"expected true, false or a positive number, got {value!r}")
+    return Scale("number", number)
+
+
+def tokens(value: Any, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise SpecError(field, "expected a non-empty list of token names")
+    seen: set[str] = set()
+    for i, token in enumerate(value):
+        if not isinstance(token, str) or not token.strip():
+            raise SpecError(f"{field}[{i}]", f"expected a non-empty string, got {token!r}")
+        if token in seen:
+            raise SpecError(f"{field}[{i}]", f"duplicate token {token!r}")
+        seen.add(token)
+    return tuple(value)
+
+
+def focus(value: Any, tokens: tuple[str, ...], field: str) -> Focus:
+    """focus = a token, a list of tokens, "all" (every token, then the matrix form) or "matrix" (the matrix form
+    alone). A token named "all" or "matrix" is asked for as a list: ["matrix"]."""
+    if value in ("all", "matrix"):
+        return Focus(value, tokens)
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names:
+        raise SpecError(field, 'expected a token, a list of tokens, "all" or "matrix"')
+    for name in names:
+        if name not in tokens:
+            raise SpecError(field, f"no token {name!r} in tokens{suggest(str(name), tokens)}")
+    return Focus("tokens", tuple(dict.fromkeys(names)))
+
+
+def matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, str]],
+              sizes: dict[str, int]) -> dict[str, GivenMatrix]:
+    """Parse the matrices of a section; "symbolic" ones get their size from the numeric ones or the size keys.
+
+    plan maps a key to (row dimension, column dimension, symbol base); sizes holds the dimensions known already.
+    """
+    sizes = dict(sizes)
+    parsed: dict[str, GivenMatrix] = {}
+    for key, (rows, cols, _base) in plan.items():
+        raw = require(data, key, field)
+        if raw != "symbolic":
+            parsed[key] = matrix(raw, f"{field}.{key}")
+            sizes.setdefault(rows, parsed[key].shape[0])
+            sizes.setdefault(cols, parsed[key].shape[1])
+    for dim, key in _DIMENSION_KEYS.items():
+        if dim not in sizes and key in data:
+            sizes[dim] = positive_int(data[key], f"{field}.{key}")
+    for key, (rows, cols, base) in plan.items():
+        if key not in parsed:
+            missing = [_DIMENSION_KEYS[d] for d in (rows, cols) if d not in sizes]
+            if missing:
+                raise SpecError(f"{field}.{key}", f'"symbolic" needs its size: give {missing[0]} '
+                                                  "or a numeric matrix that fixes it")
+            parsed[key] = symbolic_matrix(base, sizes[rows], sizes[cols])
+    return {key: parsed[key] for key in plan}
+
+
+def symbolic_matrix(base: str, rows: int, cols: int) -> GivenMatrix:
+    """x_{11}, x_{12}, ... (x_{10,2} once an index passes 9), all real."""
+    def name(i: int, j: int) -> str:
+        return f"{base}_{{{i}{j}}}" if max(i, j) <= 9 else f"{base}_{{{i},{j}}}"
+
+    entries = [[Symbol(name(i, j), real=True) for j in range(1, cols + 1)] for i in range(1, rows + 1)]
+    return GivenMatrix(ImmutableMatrix(entries), 0, (0,) * (rows * cols))
+
+
+def matrix(value: Any, field: str) -> GivenMatrix:
+    """A numeric matrix (entries may be names such as a, b1); each entry keeps how it was written."""
+    if value == "symbolic":
+        raise SpecError(field, '"symbolic" is not available here; write the entries (names like a, b1 are fine)')
+    if not isinstance(value, list) or not value:
+        raise SpecError(field, "expected a non-empty list of rows")
+    rows = []
+    written: list[int | None] = []
+    width = None
+    for i, row in enumerate(value):
+        if not isinstance(row, list) or not row:
+            raise SpecError(f"{field}[{i}]", "expected a non-empty list of numbers")
+        if width is None:
+            width = len(row)
+        elif len(row) != width:
+            raise SpecError(f"{field}[{i}]", f"{len(row)} entries, but row 0 has {width} (ragged matrix)")
+        parsed = []
+        for j, entry in enumerate(row):
+            try:
+                number, places = _written_entry(entry) if isinstance(entry, str) else parse_number(entry, "")
+            except SpecError as error:  # the field named here: the entry's parse is shared by equal entries
+                raise SpecError(f"{field}[{i}][{j}]", error.problem) from None
+            parsed.append(number)
+            written.append(places)
+        rows.append(parsed)
+    return GivenMatrix(matrix_of(rows), max((w for w in written if w is not None), default=0), tuple(written))
+
+
+@lru_cache(maxsize=1 << 12)  # a matrix repeats its few distinct entries (41 in a random 64 × 64 spec)
+def _written_entry(text: str) -> tuple[Expr, int | None]:
+    """A matrix entry written as text: a symbol (a, b1, x_1), or a number with the decimals it was written with
+    (parse_number). Errors name no field: the caller adds it."""
+    name = text.strip()
+    if _SYMBOL.fullmatch(name) and name.lower() not in ("nan", "inf", "infinity"):
+        return Symbol(name, real=True), 0
+    return parse_number(text, "")

@@ -1,0 +1,100 @@
+"""The input model: frozen dataclasses of exact values. The options shared by kinds are tagged values (Focus, Mask,
+Positions, Scale); each kind's section type lives in its own module under symattn.kinds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from sympy import Expr, ImmutableMatrix, Integer, sqrt
+
+LANGUAGES = ("ja", "en")
+MAX_DIGITS = 30
+
+
+@dataclass(frozen=True)
+class GivenMatrix:
+    """A matrix from the input, exact, with how each entry was written (for display).
+
+    written holds, row by row, each entry's decimals as typed ('0.800' -> 3), or None for a fraction ('1/3');
+    decimals is the most decimals of any entry (products of this matrix are shown with at least as many).
+    """
+
+    values: ImmutableMatrix
+    decimals: int
+    written: tuple[int | None, ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape
+
+    @property
+    def symbolic(self) -> bool:
+        return bool(self.values.free_symbols)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How scores are scaled: by √d_k (the default), not at all, or divided by a given number."""
+
+    mode: Literal["sqrt_d_k", "none", "number"] = "sqrt_d_k"
+    number: Expr | None = None
+
+    def divisor(self, d_k: int) -> Expr:
+        """What the scores are divided by: √d_k (exact: √4 = 2, √2 stays a surd), 1, or the given number."""
+        if self.mode == "none":
+            return Integer(1)
+        if self.mode == "number":
+            return self.number
+        return sqrt(Integer(d_k))
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Which queries a section derives: given tokens, all of them (then the matrix form too), or the matrix form
+    alone. `tokens` are the queries computed, in order; `stepwise` those derived one by one."""
+
+    mode: Literal["tokens", "all", "matrix"]
+    tokens: tuple[str, ...]
+
+    @property
+    def stepwise(self) -> tuple[str, ...]:
+        return () if self.mode == "matrix" else self.tokens
+
+    def matrix_form(self, n: int) -> bool:
+        """Whether the section ends with the matrix form of its n tokens."""
+        return self.mode == "matrix" or (self.mode == "all" and n > 1)
+
+
+@dataclass(frozen=True)
+class Mask:
+    """Which keys each query sees: the decoder's causal mask or a given 0/1 matrix (1: visible)."""
+
+    mode: Literal["causal", "matrix"]
+    values: ImmutableMatrix
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Positional encodings added to X before the projections: the original paper's sinusoids, or given."""
+
+    mode: Literal["sinusoidal", "given"]
+    P: GivenMatrix
+
+
+@dataclass(frozen=True)
+class Section:
+    """Base of every kind's section type; `kind` names its kind in the registry (symattn.kinds)."""
+
+    kind: ClassVar[str]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A whole document: optional title, language and digit budget, and its sections in order."""
+
+    sections: tuple[Section, ...]
+    title: str | None = None
+    lang: str | None = None
+    digits: int | None = None
+    name: str = "spec"
