@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import string
 import xml.etree.ElementTree as ET
 from decimal import Decimal
@@ -16,6 +15,7 @@ from ..attention import entries as rows_of
 from ..attention import flat_entries
 from ..model import Derivation, Name, ScaleFactor, Token
 from ..numfmt import format_numbers, to_decimal
+from ..render.escape import safe
 from .paper import POINTS, part_key
 
 ANSWER_DECIMALS = 12
@@ -193,8 +193,3 @@ class MoodleWriter:
 def entries(values) -> list[Expr]:
     """The values, a matrix's row by row."""
     return list(flat_entries(values)) if isinstance(values, ImmutableMatrix) else list(values)
-
-
-def safe(text: str) -> str:
-    """HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
-    return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")

@@ -6,13 +6,13 @@ two-column table of MathML cells, so the = and ≈ line up as on paper.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from sympy import Rational
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number, shades
+from .escape import escape_attribute, escape_html
 from .markdown import MarkdownRenderer
 
 STYLE = """
@@ -41,7 +41,7 @@ class HtmlRenderer(MarkdownRenderer):
     # ------------------------------------------------------------ text and math
 
     def escape_text(self, text: str) -> str:
-        return html.escape(text, quote=False)
+        return escape_html(text)
 
     def math_text(self, text: str) -> str:
         """A placeholder for user text inside \\text{}: MathML gets the text itself, HTML-escaped, not LaTeX."""
@@ -49,14 +49,14 @@ class HtmlRenderer(MarkdownRenderer):
         return f"SYMATTNTEXT{len(self._texts) - 1}Z"
 
     def token(self, name: str) -> str:
-        return f"<code>{html.escape(name)}</code>"
+        return f"<code>{escape_attribute(name)}</code>"
 
     def mathml(self, latex: str, display: str) -> str:
         from latex2mathml.converter import convert
 
         out = convert(latex, display=display)
         for i, text in enumerate(self._texts):
-            out = out.replace(f"SYMATTNTEXT{i}Z", html.escape(text))
+            out = out.replace(f"SYMATTNTEXT{i}Z", escape_attribute(text))
         return out
 
     def inline(self, math: str) -> str:

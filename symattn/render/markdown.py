@@ -5,16 +5,12 @@ The math is the LaTeX renderer's own; only the text around it, tables, headings 
 
 from __future__ import annotations
 
-import re
 from typing import Any
-
-from pylatex.utils import escape_latex
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
+from .escape import escape_markdown, markdown_code, mathjax_text
 from .latex import LatexRenderer
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
 
 
 class MarkdownRenderer(LatexRenderer):
@@ -24,16 +20,15 @@ class MarkdownRenderer(LatexRenderer):
     matrix_rows = None  # a page without a foot: tall matrices stay whole
 
     def escape_text(self, text: str) -> str:
-        return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+        return escape_markdown(text)
 
     def math_text(self, text: str) -> str:
         """User text inside \\text{}: escaped, but with its letters as they are (MathJax's \\text{} has no
         accent commands)."""
-        return escape_latex(text)
+        return mathjax_text(text)
 
     def token(self, name: str) -> str:
-        code = name.replace("|", "\\|")  # a pipe would end a table cell
-        return f"`` {code} ``" if "`" in name else f"`{code}`"
+        return markdown_code(name)
 
     def inline(self, math: str) -> str:
         return f"${math}$"
