@@ -388,3 +388,16 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
     assert len(LatexRenderer(lang="en").matrix_blocks(scores, 73)) == 2
     weights = Shown(ImmutableMatrix(16, 16, [Rational(-999 + 7 * i, 100) for i in range(256)]))  # -9.99: 8 fit
     assert len(LatexRenderer(lang="en").matrix_blocks(weights, 72)) == 2
+
+
+def test_the_page_geometry_is_defined_once_in_layout():
+    """preamble-common.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
+    from symattn.render.latex import shared_preamble
+    from symattn.render.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
+    from symattn.render.templates import read_template
+
+    assert "@GEOMETRY@" in read_template("preamble-common.tex")
+    assert geometry_options() == "a4paper,margin=22mm"
+    assert rf"\usepackage[{geometry_options()}]{{geometry}}" in shared_preamble("en", "")[0]
+    assert TEXT_WIDTH_PT == pytest.approx(472.3, abs=0.1) and LINE_CHARACTERS == LatexRenderer().width
+    assert CHARACTER_PT == pytest.approx(5.9, abs=0.01)
