@@ -28,9 +28,17 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
+# Exports that make or are Derivations: Jupyter's display methods are attached to Derivation when they are first
+# asked for (model.py imports no renderer).
+_DISPLAYED = {"derive", "derive_spec", "Derivation"}
+
+
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
+        value = getattr(import_module(_EXPORTS[name]), name)
+        if name in _DISPLAYED:
+            import_module("symattn.render.notebook").register()
+        return value
     raise AttributeError(f"module 'symattn' has no attribute {name!r}")
 
 

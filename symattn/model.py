@@ -278,29 +278,6 @@ class Derivation:
     name: str = "spec"
     opening: tuple[Step, ...] = ()  # steps before the sections (the flow figure)
 
-    # Jupyter shows a Derivation by itself (the renderers are imported only when a notebook asks).
-
-    def _repr_html_(self) -> str:
-        from .render.html import HtmlRenderer
-
-        renderer = HtmlRenderer(lang=self.lang, digits=self.digits)
-        return f"<div class=\"symattn\">{renderer.body(self)}</div>"
-
-    def _repr_markdown_(self) -> str:
-        from .render.markdown import render_markdown
-
-        return render_markdown(self)
-
-    def _repr_latex_(self) -> str:
-        """The outputs of every section as display math (the whole derivation is in the HTML and Markdown)."""
-        from .render.markdown import MarkdownRenderer
-
-        renderer = MarkdownRenderer(lang=self.lang, digits=self.digits)
-        results = [step for step in self.steps
-                   if isinstance(step, VectorEquation) and step.name is not None and step.name.base == "z"
-                   and step.name.head is None]
-        return "\n".join(renderer.render(step) for step in results)
-
     @property
     def symbolic(self) -> bool:
         """Whether any input holds symbols (then nothing is rounded)."""

@@ -114,3 +114,25 @@ def test_notebook_display():
     assert r"{z}_{\text{love}} &\approx [0.8933,\  0.9295,\  0.8176]" in latex
     assert latex.count("$$") == 2 * 3  # self-attention, cross-attention and the multi-head output
     assert render_html(derivation) != derivation._repr_html_()  # the notebook gets a fragment, not a page
+
+
+def test_the_renderers_are_siblings_under_one_base():
+    from symattn.render.html import HtmlRenderer
+    from symattn.render.latex import LatexRenderer
+    from symattn.render.markdown import MarkdownRenderer
+    from symattn.render.printers import DerivationRenderer
+
+    formats = (LatexRenderer, MarkdownRenderer, HtmlRenderer)
+    assert all(issubclass(cls, DerivationRenderer) for cls in formats)
+    assert not any(issubclass(a, b) for a in formats for b in formats if a is not b)
+
+
+def test_the_model_imports_no_renderer():
+    import ast
+    from pathlib import Path
+
+    import symattn.model
+
+    tree = ast.parse(Path(symattn.model.__file__).read_text(encoding="utf-8"))
+    modules = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    assert not any("render" in module for module in modules)

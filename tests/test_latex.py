@@ -11,16 +11,9 @@ from symattn.derivation import derive, derive_spec
 from symattn.errors import RenderError
 from symattn.model import Name, Step
 from symattn.numfmt import format_numbers
-from symattn.render.latex import (
-    TABLE_LINES,
-    UNBROKEN_ROWS,
-    LatexRenderer,
-    display_rows,
-    escape,
-    render_latex,
-    visible_width,
-    wrap,
-)
+from symattn.render.escape import escape
+from symattn.render.latex import LatexRenderer, render_latex
+from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
 from symattn.spec.files import parse_spec
 
@@ -127,7 +120,7 @@ def test_matrices_taller_than_a_page_are_shown_in_labelled_bands_of_rows():
     from symattn.model import Shown
 
     latex = LatexRenderer(lang="en")
-    assert latex.matrix_rows == 22
+    assert latex.settings["matrix_rows"] == 22
     tall = Shown(ImmutableMatrix(45, 2, range(90)))
     blocks = latex.matrix_blocks(tall, 80)
     assert [b.count("\\\\") + 1 for b in blocks] == [15, 15, 15]
@@ -357,7 +350,7 @@ def test_several_decoder_tokens_name_their_steps():
 def test_the_preamble_allows_as_many_matrix_columns_as_the_widest_matrix_has():
     """amsmath sets a matrix of at most MaxMatrixCols (10) columns, and every matrix costs in proportion to the
     setting: the preamble raises it only for a wider matrix, to exactly its width."""
-    from symattn.render.latex import matrix_columns, matrix_columns_setting
+    from symattn.render.layout import matrix_columns, matrix_columns_setting
 
     def bmatrix(cols: int) -> str:
         return "\\begin{bmatrix}\n" + " & ".join("1" * cols) + " \\\\\n" + " & ".join("2" * cols) + "\n\\end{bmatrix}"
@@ -370,8 +363,6 @@ def test_the_preamble_allows_as_many_matrix_columns_as_the_widest_matrix_has():
 
 
 def test_user_text_composes_accents_and_builds_the_letters_latex_lacks():
-    from symattn.render.latex import escape
-
     assert escape("e\u0301t\u00e9") == "été"  # a decomposed é, as macOS pastes it, composed
     assert escape("café Łódź") == "café Łódź"  # LaTeX's own tables have these
     assert escape("tiếng") == r"ti\'{\^{e}}ng"
@@ -391,9 +382,22 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
 
     from symattn.model import Shown
 
-    assert LatexRenderer.column_width(["-17.86", "2.5", "7"]) == pytest.approx(1.45 + 4 * 0.93 + 0.52 + 1.86)
-    assert LatexRenderer.column_width([r"-\tfrac{1}{3}", "2"]) == pytest.approx(4 + 0.5 + 1.86)
+    assert column_width(["-17.86", "2.5", "7"]) == pytest.approx(1.45 + 4 * 0.93 + 0.52 + 1.86)
+    assert column_width([r"-\tfrac{1}{3}", "2"]) == pytest.approx(4 + 0.5 + 1.86)
     scores = Shown(ImmutableMatrix(16, 16, [-10 - i % 90 for i in range(256)]))  # -10 ... -99: 472 pt
     assert len(LatexRenderer(lang="en").matrix_blocks(scores, 73)) == 2
     weights = Shown(ImmutableMatrix(16, 16, [Rational(-999 + 7 * i, 100) for i in range(256)]))  # -9.99: 8 fit
     assert len(LatexRenderer(lang="en").matrix_blocks(weights, 72)) == 2
+
+
+def test_the_page_geometry_is_defined_once_in_layout():
+    """preamble-common.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
+    from symattn.render.latex import shared_preamble
+    from symattn.render.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
+    from symattn.render.templates import read_template
+
+    assert "@GEOMETRY@" in read_template("preamble-common.tex")
+    assert geometry_options() == "a4paper,margin=22mm"
+    assert rf"\usepackage[{geometry_options()}]{{geometry}}" in shared_preamble("en", "")[0]
+    assert TEXT_WIDTH_PT == pytest.approx(472.3, abs=0.1) and LINE_CHARACTERS == LatexRenderer().width
+    assert CHARACTER_PT == pytest.approx(5.9, abs=0.01)

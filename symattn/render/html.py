@@ -1,19 +1,20 @@
 """One self-contained HTML file with MathML: no JavaScript, no network, readable in any current browser.
 
-The math is the LaTeX renderer's own, converted to MathML by latex2mathml; an aligned derivation becomes a
+The math is DerivationRenderer's LaTeX, converted to MathML by latex2mathml; an aligned derivation becomes a
 two-column table of MathML cells, so the = and ≈ line up as on paper.
 """
 
 from __future__ import annotations
 
-import html
-from typing import Any
+from typing import Any, ClassVar
 
 from sympy import Rational
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number, shades
-from .markdown import MarkdownRenderer
+from .escape import escape_attribute, escape_html
+from .printers import DerivationRenderer
+from .web import PAGELESS_SETTINGS, PagelessMixin
 
 STYLE = """
 body { font-family: "Noto Serif", "Noto Serif CJK JP", serif; max-width: 52em; margin: 2em auto; padding: 0 1em;
@@ -31,8 +32,11 @@ code { font-family: "Noto Sans Mono", monospace; }
 """
 
 
-class HtmlRenderer(MarkdownRenderer):
-    """The LaTeX renderer's math as MathML, in an HTML page."""
+class HtmlRenderer(PagelessMixin, DerivationRenderer):
+    """The derivation's math as MathML, in an HTML page."""
+
+    format_name = "HTML"
+    default_settings: ClassVar[dict[str, Any]] = {**DerivationRenderer.default_settings, **PAGELESS_SETTINGS}
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
@@ -41,7 +45,7 @@ class HtmlRenderer(MarkdownRenderer):
     # ------------------------------------------------------------ text and math
 
     def escape_text(self, text: str) -> str:
-        return html.escape(text, quote=False)
+        return escape_html(text)
 
     def math_text(self, text: str) -> str:
         """A placeholder for user text inside \\text{}: MathML gets the text itself, HTML-escaped, not LaTeX."""
@@ -49,14 +53,14 @@ class HtmlRenderer(MarkdownRenderer):
         return f"SYMATTNTEXT{len(self._texts) - 1}Z"
 
     def token(self, name: str) -> str:
-        return f"<code>{html.escape(name)}</code>"
+        return f"<code>{escape_attribute(name)}</code>"
 
     def mathml(self, latex: str, display: str) -> str:
         from latex2mathml.converter import convert
 
         out = convert(latex, display=display)
         for i, text in enumerate(self._texts):
-            out = out.replace(f"SYMATTNTEXT{i}Z", html.escape(text))
+            out = out.replace(f"SYMATTNTEXT{i}Z", escape_attribute(text))
         return out
 
     def inline(self, math: str) -> str:
@@ -72,9 +76,6 @@ class HtmlRenderer(MarkdownRenderer):
             rows.append(f"<tr><td class=\"left\">{self.mathml(left, 'inline') if left.strip() else ''}</td>"
                         f"<td class=\"right\">{self.mathml(right, 'inline')}</td></tr>")
         return "<table class=\"eq\">" + "".join(rows) + "</table>"
-
-    def cell_lines(self, lines: list[str]) -> str:
-        return "<br>".join(lines)
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         head = "".join(f"<th>{h}</th>" for h in header)
@@ -102,19 +103,8 @@ class HtmlRenderer(MarkdownRenderer):
     def _print_Paragraph(self, step: Paragraph) -> str:
         return f"<p class=\"{'note' if step.note else 'text'}\">{self.text(step.key, step.params)}</p>"
 
-    def _print_DefinitionTable(self, step: DefinitionTable) -> str:
-        header = [self.text(f"table.{k}") for k in ("component", "formula", "meaning")]
-        cells = [[], []]
-        words = []
-        for letter, word in (("Q", "query"), ("K", "key"), ("V", "value")):
-            source = step.query_source if letter == "Q" else step.key_source
-            words.append(self.text("table." + word))
-            cells[0].append(self.inline(f"{letter} = {self.name(source)} \\cdot W_{letter}"))
-            cells[1].append(self.text("meaning." + word))
-        return self.table(header, words, cells)
-
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        figure = super()._print_FlowFigure(step).split("\n\n")[0]  # the display math of the Markdown figure
+        figure = self.display(self.flow_chain())
         return f"<figure>{figure}<figcaption class=\"caption\">{self.text('figure.caption')}</figcaption></figure>"
 
     def _print_Heatmap(self, step: Heatmap) -> str:

@@ -1,39 +1,34 @@
 """Markdown with $…$ / $$…$$ math (KaTeX/MathJax: GitHub, Jupyter, MkDocs, tech-blog platforms), tables as tables.
 
-The math is the LaTeX renderer's own; only the text around it, tables, headings and figures are written anew.
+The math is DerivationRenderer's, as LaTeX renders it; only the text around it, tables, headings and figures are
+Markdown's own.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Any, ClassVar
 
-from pylatex.utils import escape_latex
-
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
-from .latex import LatexRenderer
+from .escape import escape_markdown, markdown_code, mathjax_text
+from .printers import DerivationRenderer
+from .web import PAGELESS_SETTINGS, PagelessMixin
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
 
+class MarkdownRenderer(PagelessMixin, DerivationRenderer):
+    """The derivation's math, in Markdown."""
 
-class MarkdownRenderer(LatexRenderer):
-    """The LaTeX renderer's math, in Markdown."""
-
-    mathrm_words = False  # subscript words stay \text{...}: MathJax, KaTeX and MathML set it at no cost
-    matrix_rows = None  # a page without a foot: tall matrices stay whole
+    format_name = "Markdown"
+    default_settings: ClassVar[dict[str, Any]] = {**DerivationRenderer.default_settings, **PAGELESS_SETTINGS}
 
     def escape_text(self, text: str) -> str:
-        return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+        return escape_markdown(text)
 
     def math_text(self, text: str) -> str:
-        """User text inside \\text{}: escaped, but with its letters as they are (MathJax's \\text{} has no
-        accent commands)."""
-        return escape_latex(text)
+        return mathjax_text(text)
 
     def token(self, name: str) -> str:
-        code = name.replace("|", "\\|")  # a pipe would end a table cell
-        return f"`` {code} ``" if "`" in name else f"`{code}`"
+        return markdown_code(name)
 
     def inline(self, math: str) -> str:
         return f"${math}$"
@@ -43,9 +38,6 @@ class MarkdownRenderer(LatexRenderer):
 
     def align(self, lines) -> str:
         return "$$\n\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n$$"
-
-    def cell_lines(self, lines: list[str]) -> str:
-        return "<br>".join(lines)
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -69,26 +61,8 @@ class MarkdownRenderer(LatexRenderer):
         sentence = self.text(step.key, step.params)
         return f"> {sentence}" if step.note else sentence
 
-    def _print_DefinitionTable(self, step: DefinitionTable) -> str:
-        header = [self.text(f"table.{k}") for k in ("component", "formula", "meaning")]
-        rows = []
-        for letter, word in (("Q", "query"), ("K", "key"), ("V", "value")):
-            source = step.query_source if letter == "Q" else step.key_source
-            rows.append([self.text("table." + word), self.inline(f"{letter} = {self.name(source)} \\cdot W_{letter}"),
-                         self.text("meaning." + word)])
-        lines = ["| " + " | ".join(header) + " |", "|---|---|---|"]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-        return "\n".join(lines)
-
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        t = self.text
-        chain = (rf"\underbrace{{X}}_{{\text{{{t('figure.embeddings')}}}}}"
-                 r"\xrightarrow{W_Q,\,W_K,\,W_V} Q,\ K,\ V"
-                 rf"\ \longrightarrow\ \underbrace{{Q K^{{\top}}}}_{{\text{{{t('figure.scores')}}}}}"
-                 r"\ \xrightarrow{\div\sqrt{d_k}}\ \operatorname{softmax}"
-                 rf"\ \longrightarrow\ \underbrace{{w}}_{{\text{{{t('figure.weights')}}}}}"
-                 rf"\ \longrightarrow\ \underbrace{{\textstyle\sum_j w_j v_j}}_{{\text{{{t('figure.sum')}}}}} = z")
-        return self.display(chain) + "\n\n" + f"*{t('figure.caption')}*"
+        return self.display(self.flow_chain()) + "\n\n" + f"*{self.text('figure.caption')}*"
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """The weights as a table; the largest of each row in bold."""

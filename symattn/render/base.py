@@ -1,0 +1,96 @@
+"""The base of every renderer: dispatch by step class, settings, and the language strings.
+
+Formats are siblings under it, as SymPy's printers are under Printer; each writes the text around the math its
+own way (escape_text, token) and the base fills the language files' strings with it.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, ClassVar
+
+from .. import i18n
+from ..errors import RenderError
+from ..model import Derivation, Step, Token
+from ..numfmt import DEFAULT_DIGITS
+
+
+class Renderer:
+    """Walks a Derivation's steps: `_print_<Step class>` for each, found along the step's class hierarchy.
+
+    Every setting is a key of `default_settings`; a subclass extends the dict, and an unknown key is an error."""
+
+    format_name: ClassVar[str] = "base"  # in error messages
+    default_settings: ClassVar[dict[str, Any]] = {"lang": "ja", "digits": DEFAULT_DIGITS}
+
+    def __init__(self, **settings: Any) -> None:
+        unknown = set(settings) - set(self.default_settings)
+        if unknown:
+            raise RenderError(f"unknown {self.format_name} renderer setting(s): {', '.join(sorted(unknown))}")
+        self.settings: dict[str, Any] = {**self.default_settings, **settings}
+        self._templates: dict[str, list[tuple[str, str | None]]] = {}
+
+    @property
+    def lang(self) -> str:
+        return self.settings["lang"]
+
+    @property
+    def digits(self) -> int:
+        return self.settings["digits"]
+
+    # ------------------------------------------------------------ dispatch
+
+    def render(self, step: Step) -> str:
+        """The output of one step, found by walking the step's class hierarchy."""
+        for cls in type(step).__mro__:
+            method = getattr(self, f"_print_{cls.__name__}", None)
+            if method is not None:
+                return method(step)
+        raise RenderError(f"the {self.format_name} renderer has no method for step type {type(step).__name__}")
+
+    # ------------------------------------------------------------ language strings
+
+    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
+        """A language string with its literal parts escaped and its {params} rendered."""
+        out = []
+        for literal, field in self.template(key):
+            out.append(literal)
+            if field is not None:
+                if params is None or field not in params:
+                    raise RenderError(f"string {key!r} needs parameter {field!r}")
+                out.append(self.param(params[field]))
+        return "".join(out)
+
+    def template(self, key: str) -> list[tuple[str, str | None]]:
+        """A language string as (escaped literal, parameter name or None) pieces, parsed once per renderer."""
+        pieces = self._templates.get(key)
+        if pieces is None:
+            pieces = self._templates[key] = [(self.escape_text(literal), field) for literal, field, _spec, _conv
+                                             in string.Formatter().parse(i18n.text(self.lang, key))]
+        return pieces
+
+    def param(self, value: Any) -> str:
+        """A parameter of a sentence in the output format (MathRenderer adds the mathematical ones)."""
+        if isinstance(value, Token):
+            return self.token(value.name)
+        if isinstance(value, (int, str)):
+            return self.escape_text(str(value))
+        raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
+
+    def titles(self, derivation: Derivation) -> tuple[str, str]:
+        """The document's title and the line under it (which says how numbers are shown)."""
+        title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
+                 else self.text("doc.untitled"))
+        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
+                             {"digits": self.digits})
+        return title, subtitle
+
+    # ------------------------------------------------------------ what each format defines
+
+    def escape_text(self, text: str) -> str:
+        """Literal text made safe for the output format."""
+        raise NotImplementedError
+
+    def token(self, name: str) -> str:
+        """A token name (user text) in running text or a table cell."""
+        raise NotImplementedError

@@ -1,0 +1,94 @@
+"""Every output format's escaping, in one place: LaTeX, LaTeX inside MathJax, Markdown, HTML and Moodle cloze."""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import lru_cache
+
+from pylatex.utils import escape_latex
+
+# ------------------------------------------------------------ LaTeX
+
+# Zero-width and other invisible format characters, which no font of the document has: left out of the LaTeX.
+_INVISIBLE = re.compile("[\u200b-\u200f\u2060-\u2064\ufeff]")
+
+
+@lru_cache(maxsize=1 << 12)  # language strings and token names, over and over
+def escape(text: str) -> str:
+    """User or language text made safe for LaTeX: every special character printed literally, accents composed
+    (NFC: a decomposed é as macOS pastes it is é), Latin letters that LaTeX's tables lack as accent commands, and
+    invisible format characters (zero-width space, byte order mark) left out."""
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
+    return accented(escape_latex(text))
+
+
+# Combining accents and the LaTeX text accents that set them (Latin Modern has them all in T1).
+_ACCENTS = {"\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=", "\u0306": "u",
+            "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H", "\u030c": "v", "\u0323": "d",
+            "\u0327": "c", "\u0328": "k", "\u0331": "b"}
+_BELOW = {"\u0323", "\u0327", "\u0328", "\u0331"}
+# A letter that LaTeX's tables may lack: an accented one beyond Latin Extended-A (Latin Extended-B: pinyin ǎ;
+# Latin Extended Additional: Vietnamese ế), or a Latin letter with combining marks that have no precomposed form.
+_ACCENTED = re.compile("[A-Za-z][\u0300-\u036f]+|[\u0180-\u024f\u1e00-\u1eff]")
+
+
+def accented(text: str) -> str:
+    """Latin letters with accents that LaTeX's tables lack written as accent commands (ế -> \\'{\\^{e}}); any
+    other character is left to LaTeX, or to the Japanese font (see preamble-common.tex)."""
+    return _ACCENTED.sub(_accent_commands, text)
+
+
+def _accent_commands(match: re.Match) -> str:
+    letters = unicodedata.normalize("NFD", match.group(0))
+    base, marks = letters[0], letters[1:]
+    if not (base.isascii() and base.isalpha() and marks and all(mark in _ACCENTS for mark in marks)):
+        return match.group(0)
+    latex = base
+    if base in "ij" and not set(marks) <= _BELOW:  # an accent above i or j replaces its dot
+        latex = "\\" + base
+    # Accents above first: T1 has ê as a glyph, which takes another accent above (ế) or below (ệ); an accent above
+    # a letter built with one below (ẹ) would land beside it.
+    for mark in sorted(marks, key=lambda mark: mark in _BELOW):
+        latex = f"\\{_ACCENTS[mark]}{{{latex}}}"
+    return latex
+
+
+def mathjax_text(text: str) -> str:
+    """User text inside \\text{} for MathJax and KaTeX: LaTeX's specials escaped, letters as they are (their
+    \\text{} has no accent commands)."""
+    return escape_latex(text)
+
+
+# ------------------------------------------------------------ Markdown
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
+
+
+def escape_markdown(text: str) -> str:
+    """Text with every character that Markdown (or its math) would read as markup backslash-escaped."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
+def markdown_code(text: str) -> str:
+    """Text as inline code that may sit in a table cell (a pipe would end the cell)."""
+    code = text.replace("|", "\\|")
+    return f"`` {code} ``" if "`" in text else f"`{code}`"
+
+
+# ------------------------------------------------------------ HTML
+
+def escape_html(text: str) -> str:
+    """Running text of an HTML page (quotes stay: no attribute holds it)."""
+    return html.escape(text, quote=False)
+
+
+def escape_attribute(text: str) -> str:
+    """Text anywhere in HTML, attributes included."""
+    return html.escape(text)
+
+
+def safe(text: str) -> str:
+    """Moodle cloze text: HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
+    return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")

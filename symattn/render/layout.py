@@ -1,0 +1,143 @@
+"""The A4 page and the layout engine: how wide and tall a piece of math is on it, and where lines, tables and
+matrices are split so that they fit."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# ------------------------------------------------------------ the page, defined once
+# The preamble's \usepackage[...]{geometry} is written from these (see geometry_options); every width below is in
+# characters of the line they leave, LINE_CHARACTERS to a line.
+
+PAPER = "a4paper"
+FONT_SIZE = "11pt"  # the class option; the glyph widths below are measured at it
+PAPER_WIDTH_MM = 210
+MARGIN_MM = 22
+TEXT_WIDTH_PT = (PAPER_WIDTH_MM - 2 * MARGIN_MM) / 25.4 * 72.27  # 472 pt
+LINE_CHARACTERS = 80  # the renderers' default `width`
+CHARACTER_PT = TEXT_WIDTH_PT / LINE_CHARACTERS  # 5.9 pt
+
+# A matrix entry's glyphs in 11 pt Latin Modern, in characters: digit 5.5 pt, minus 8.5 pt, point 3 pt; and the gap
+# to the next column (2 \arraycolsep: 10 pt, 10.95 pt in jsarticle), the brackets (9.5 pt) taking about one gap.
+DIGIT_WIDTH = 0.93
+MINUS_WIDTH = 1.45
+POINT_WIDTH = 0.52
+COLUMN_GAP = 1.86
+
+
+def geometry_options() -> str:
+    """The options of \\usepackage[...]{geometry} in preamble-common.tex (its @GEOMETRY@)."""
+    return f"{PAPER},margin={MARGIN_MM}mm"
+
+
+# ------------------------------------------------------------ limits of what one box may hold
+
+# A derivation of up to this many rows (display_rows: a matrix counts its rows, a fraction two) is one `aligned`
+# display, which stays on one page and is set once; a taller one is align*, which can break (\allowdisplaybreaks).
+UNBROKEN_ROWS = 16
+# In exact mode a rounded value is shown after its exact form only if that form leaves this much of the line: one
+# line cannot be broken.
+EXACT_MARGIN = 10
+# A table taller than this many lines of text is a longtable, which breaks across pages (a tabular is one box). Its
+# header is not repeated: in the one LaTeX pass a repeated header would be set before the columns' widths are known.
+TABLE_LINES = 30
+# A matrix taller than this many rows is shown in bands of rows (one bmatrix is one box) on a page.
+MATRIX_ROWS = 22
+
+# ------------------------------------------------------------ measuring
+
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
+_PLAIN_NUMBER = re.compile(r"-?[0-9.]+")
+
+
+@lru_cache(maxsize=1 << 14)  # the same vectors and names are measured in several steps
+def visible_width(latex: str) -> int:
+    """A rough count of the characters a piece of math occupies on the page (wide scripts count double)."""
+    latex = _MATRIX.sub(lambda m: max(m.group(1).split("\\\\"), key=len).replace("&", "  "), latex)
+    plain = _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " "))
+    plain = re.sub(r"[{}^_&]", "", plain)
+    return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
+
+
+def matrix_columns(latex: str) -> int:
+    """The most columns of any bmatrix in `latex` (0 without one)."""
+    return max((row.count("&") + 1 for m in _MATRIX.finditer(latex) for row in m.group(1).split("\\\\")), default=0)
+
+
+def matrix_columns_setting(body: str) -> str:
+    """The preamble line that lets amsmath set the body's widest matrix, if it is wider than amsmath's default 10
+    columns; else nothing (every matrix costs in proportion to the setting)."""
+    columns = matrix_columns(body)
+    return rf"\setcounter{{MaxMatrixCols}}{{{columns}}}" if columns > 10 else ""
+
+
+def display_rows(lines: list[str]) -> int:
+    """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it, one
+    holding a fraction two rows."""
+    return sum(max((m.group(1).count("\\\\") + 1 for m in _MATRIX.finditer(line)), default=2 if r"\frac" in line else 1)
+               for line in lines)
+
+
+def entry_width(entry: str) -> float:
+    """The width of a matrix entry in characters: a plain number by its glyphs, anything else by visible_width
+    with half a character more for a leading minus."""
+    if _PLAIN_NUMBER.fullmatch(entry):
+        minus, points = entry.count("-"), entry.count(".")
+        return MINUS_WIDTH * minus + POINT_WIDTH * points + DIGIT_WIDTH * (len(entry) - minus - points)
+    return visible_width(entry) + (0.5 if entry.startswith("-") else 0)
+
+
+def column_width(entries: list[str]) -> float:
+    """The room a matrix column takes in characters: its widest entry and the gap to the next column."""
+    return max(map(entry_width, entries), default=0) + COLUMN_GAP
+
+
+# ------------------------------------------------------------ splitting
+
+def wrap(pieces: list[str], width: int, first_width: int | None = None) -> list[str]:
+    """Pack pieces into lines no wider than `width` (the first line may have less room)."""
+    lines: list[list[str]] = [[]]
+    room = first_width if first_width is not None else width
+    used = 0
+    for piece in pieces:
+        size = visible_width(piece)
+        if lines[-1] and used + size > room:
+            lines.append([])
+            room, used = width, 0
+        lines[-1].append(piece)
+        used += size + 1
+    return [" ".join(line) for line in lines]
+
+
+def column_groups(widths: list[float], room: float) -> list[list[int]]:
+    """Columns packed into as few groups as fit `room` side by side (a too wide table is split)."""
+    groups: list[list[int]] = [[]]
+    used = 0
+    for c, width in enumerate(widths):
+        if groups[-1] and used + width + 4 > room:
+            groups.append([])
+            used = 0
+        groups[-1].append(c)
+        used += width + 4
+    return groups
+
+
+def balanced_groups(widths: list[float], room: float) -> list[list[int]]:
+    """As few groups of consecutive columns as fit `room`, of nearly equal sizes (16 columns: 8 + 8, not
+    13 + 3)."""
+    for count in range(len(column_groups(widths, room)), len(widths) + 1):
+        size, extra = divmod(len(widths), count)
+        bounds = [c * size + min(c, extra) for c in range(count + 1)]
+        groups = [list(range(bounds[c], bounds[c + 1])) for c in range(count)]
+        if all(len(column_groups([widths[c] for c in group], room)) == 1 for group in groups):
+            return groups
+    return [[c] for c in range(len(widths))]
+
+
+def row_bands(rows: int, most: int | None) -> list[range]:
+    """Rows in as few bands of nearly equal size as keep each within `most` (None: one band)."""
+    count = 1 if most is None else max(1, -(-rows // most))
+    bounds = [b * rows // count for b in range(count + 1)]
+    return [range(bounds[b], bounds[b + 1]) for b in range(count)]

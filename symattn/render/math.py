@@ -1,0 +1,228 @@
+"""The math every format writes, as LaTeX: names, numbers, vectors, matrices and aligned derivation lines.
+
+Markdown sets it with MathJax or KaTeX and HTML converts it to MathML; only how a piece of math is put on the page
+(inline, display, align) and how user text inside \\text{} is escaped differ by format.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from sympy import Expr
+
+from ..errors import RenderError
+from ..model import Eq, Name, Num, ScaleFactor, Shown
+from ..numfmt import Number, exact_latex, format_number, format_numbers
+from .base import Renderer
+from .layout import (
+    EXACT_MARGIN,
+    LINE_CHARACTERS,
+    balanced_groups,
+    column_groups,
+    column_width,
+    row_bands,
+    visible_width,
+    wrap,
+)
+
+# LaTeX of each base symbol of the model's Names (a rule table, not code).
+NOTATION = {
+    "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
+    "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
+    "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+}
+# Fixed (non-token) subscripts: the word written under the symbol.
+LABELS = {"concat": "concat", "final": "final"}
+# A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+class MathRenderer(Renderer):
+    """The pieces of math shared by every format. Settings: width (characters to a line), exact (exact forms
+    before rounded values), mathrm_words (plain subscript words as \\mathrm, else \\text) and matrix_rows (the most
+    rows of one matrix block; None: no pages)."""
+
+    default_settings: ClassVar[dict[str, Any]] = {**Renderer.default_settings, "width": LINE_CHARACTERS,
+                                                  "exact": False, "mathrm_words": False, "matrix_rows": None}
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        self.numbers = lru_cache(maxsize=1 << 10)(self.numbers)  # steps show the same vectors again
+
+    @property
+    def width(self) -> int:
+        return self.settings["width"]
+
+    @property
+    def exact(self) -> bool:
+        return self.settings["exact"]
+
+    # ------------------------------------------------------------ what each format defines
+
+    def math_text(self, text: str) -> str:
+        """User text inside \\text{} in math."""
+        raise NotImplementedError
+
+    def inline(self, math: str) -> str:
+        raise NotImplementedError
+
+    def display(self, math: str) -> str:
+        raise NotImplementedError
+
+    def align(self, lines: list[str]) -> str:
+        """A derivation's lines, aligned at their `&`."""
+        raise NotImplementedError
+
+    def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
+        """One row per token under the header."""
+        raise NotImplementedError
+
+    def cell_lines(self, lines: list[str]) -> str:
+        """Several lines inside one table cell."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ sentences
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, Name):
+            return self.inline(self.name(value))
+        if isinstance(value, Eq):
+            return self.inline(f"{self.name(value.name)} = {value.value}")
+        if isinstance(value, ScaleFactor):
+            return self.inline(self.scale_equation(value.d_k))
+        if isinstance(value, Num):
+            return self.inline(self.value(value.value)[0])
+        return super().param(value)
+
+    # ------------------------------------------------------------ names and numbers
+
+    def subscript_word(self, word: str, user_text: bool = True) -> str:
+        """A token name (user text) or a fixed label as a subscript: \\mathrm{love} for plain ASCII (mathrm_words),
+        else \\text{...}."""
+        if self.settings["mathrm_words"] and _PLAIN_WORD.fullmatch(word):
+            return rf"\mathrm{{{word}}}"
+        return rf"\text{{{self.math_text(word) if user_text else word}}}"
+
+    def name(self, name: Name) -> str:
+        """Q_{\\mathrm{love}}, W_Q^{(2)}, z_{\\mathrm{concat}}, x_{\\text{私は}} ..."""
+        base = NOTATION.get(name.base)
+        if base is None:
+            raise RenderError(f"no notation for {name.base!r}")
+        if name.token is not None:
+            sub = self.subscript_word(name.token)
+        else:
+            label = LABELS.get(name.label or "")
+            sub = self.subscript_word(label, user_text=False) if label else ""
+        sup = f"^{{({name.head})}}" if name.head is not None else ""
+        return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
+
+    def num(self, number: Number, factor: bool = False) -> str:
+        """A formatted number; negative numbers and sums are parenthesised as factors of a product."""
+        return f"({number.text})" if factor and number.needs_parentheses else number.text
+
+    def value(self, value: Expr, decimals: int = 0) -> tuple[str, bool]:
+        """(text, exact) of one value; in exact mode a rounded value is preceded by its exact form."""
+        number = format_number(value, self.digits, decimals)
+        if self.exact and not number.exact:  # "= exact ≈ decimal": the first relation is then "="
+            exact = exact_latex(value, decimals=False)
+            if visible_width(exact) <= self.width - EXACT_MARGIN:
+                return rf"{exact} \approx {number.text}", True
+        return number.text, number.exact
+
+    def denominator(self, d_k: int, by_sqrt_d_k: bool, scale: Expr) -> str:
+        """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""
+        if not by_sqrt_d_k:
+            return self.value(scale)[0]
+        return str(int(scale)) if scale.is_Integer else rf"\sqrt{{{d_k}}}"
+
+    def numbers(self, shown: Shown) -> tuple[Number, ...]:
+        """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
+        return tuple(format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
+                              fractions=self.exact, written=shown.written, whole=shown.whole))
+
+    def relation(self, exact: bool) -> str:
+        return "=" if exact else r"\approx"
+
+    def scale_equation(self, d_k: int) -> str:
+        root = int(d_k**0.5 + 0.5)
+        if root * root == d_k:
+            return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}"
+        return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}}"
+
+    # ------------------------------------------------------------ vectors and matrices
+
+    def vector_pieces(self, numbers: list[Number]) -> list[str]:
+        """[a, b, c] as pieces that wrap after a comma."""
+        texts = [n.text for n in numbers]
+        if len(texts) == 1:
+            return [f"[{texts[0]}]"]
+        return [f"[{texts[0]},\\ ", *[f"{t},\\ " for t in texts[1:-1]], f"{texts[-1]}]"]
+
+    def vector(self, numbers: list[Number]) -> str:
+        return r",\ ".join(n.text for n in numbers).join("[]")
+
+    def bmatrix(self, shown: Shown, entry=None) -> str:
+        """A bmatrix of the entries as shown (or as `entry` writes each value)."""
+        return self._bmatrix(self._entry_texts(shown, entry), shown.values.cols, range(shown.values.cols))
+
+    def _entry_texts(self, shown: Shown, entry=None) -> list[str]:
+        return [entry(v) for v in shown.entries] if entry else [n.text for n in self.numbers(shown)]
+
+    @staticmethod
+    def _bmatrix(texts: list[str], cols: int, columns: range, rows: range | None = None) -> str:
+        rows = range(len(texts) // cols) if rows is None else rows
+        lines = [" & ".join(texts[r * cols + c] for c in columns) for r in rows]
+        return "\\begin{bmatrix}\n" + " \\\\\n".join(lines) + "\n\\end{bmatrix}"
+
+    def matrix_blocks(self, shown: Shown, room: int, entry=None) -> list[str]:
+        """The matrix as one bmatrix if it fits `room` and the page, else split into labelled blocks: of whole
+        columns that each fit `room` (a 16 × 16 score matrix), and of at most `matrix_rows` rows (64 tokens)."""
+        texts, cols, rows = self._entry_texts(shown, entry), shown.values.cols, shown.values.rows
+        widths = [column_width([texts[r * cols + c] for r in range(rows)]) - 4 for c in range(cols)]
+        bands = row_bands(rows, self.settings["matrix_rows"])
+        if len(bands) == 1 and len(column_groups(widths, room)) == 1:
+            return [self._bmatrix(texts, cols, range(cols))]
+        # the most digits a label has: of the last columns, and of the last rows if they are split
+        widest = self.block_label(bands[-1] if len(bands) > 1 else None, range(cols - 1, cols))
+        label_width = visible_width(widest) + 1.9  # \quad, then a letter of text about as wide as a character
+        groups = [range(g[0], g[-1] + 1) for g in balanced_groups(widths, room - label_width)]
+        blocks = []
+        for columns in groups:
+            for band in bands:
+                label = self.block_label(band if len(bands) > 1 else None, columns if len(groups) > 1 else None)
+                blocks.append(self._bmatrix(texts, cols, columns, band) + rf" \quad \text{{{label}}}")
+        return blocks
+
+    def block_label(self, rows: range | None, columns: range | None) -> str:
+        """'(columns 1–8)', '(rows 1–32)' or '(rows 1–32, columns 1–8)' beside a block of a split matrix."""
+        params: dict[str, int] = {}
+        if columns is not None:
+            params.update(first=columns[0] + 1, last=columns[-1] + 1)
+        if rows is not None:
+            params.update(first_row=rows[0] + 1, last_row=rows[-1] + 1)
+        key = "matrix.columns" if rows is None else "matrix.rows" if columns is None else "matrix.block"
+        return self.text(key, params)
+
+    def matrix_relation(self, shown: Shown, factors: bool = True, lead: str = "") -> list[str]:
+        """'&= [matrix]' or '&≈ [matrix]' (by whether every entry, and what it came from, is shown exactly), in
+        column blocks on lines of their own when the matrix is wider than what `lead` (left of &) leaves."""
+        exact = factors and all(n.exact for n in self.numbers(shown))
+        relation = self.relation(exact)
+        blocks = self.matrix_blocks(shown, self.width - 4 - visible_width(lead))
+        return [f"&{relation} {blocks[0]}", *(rf"&\phantom{{{relation}}} {block}" for block in blocks[1:])]
+
+    def small_enough(self, shown: Shown) -> bool:
+        """Whether a matrix fits inline in an equation line."""
+        return shown.values.rows <= 4 and shown.values.cols <= 4
+
+    # ------------------------------------------------------------ derivation lines
+
+    def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
+        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (and never wider than the
+        first line's room, which already leaves out the aligned left column)."""
+        wrapped = wrap(pieces, min(self.width, first_room) - 6, first_room)
+        # A line's leading minus is a sign, not a subtraction: after the cell's {} and \qquad, TeX would space it
+        # as a binary minus; {-} is set without spaces.
+        return [lead + wrapped[0], *[r"&\qquad " + re.sub(r"^-", "{-}", line) for line in wrapped[1:]]]
