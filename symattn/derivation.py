@@ -6,7 +6,8 @@ from pathlib import Path
 
 from sympy import Expr, ImmutableMatrix, Integer
 
-from . import attention
+from . import engine as attention
+from .engine import any_symbolic
 from .load import load_example, load_spec
 from .model import (
     Concat,
@@ -39,7 +40,6 @@ from .model import (
 )
 from .numfmt import DEFAULT_DIGITS
 from .spec import CrossAttentionSpec, GivenMatrix, MultiHeadSpec, Scale, SelfAttentionSpec, Spec
-from .symbols import any_symbolic
 
 
 def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:

@@ -8,8 +8,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .attention import MatrixForm, Softmax, flat_entries
-from .symbols import any_symbolic
+from .engine import MatrixForm, Softmax, any_symbolic, flat_entries
 
 
 @dataclass(frozen=True)

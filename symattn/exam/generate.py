@@ -224,7 +224,7 @@ def _hand_friendly(section: SectionSpec, result: Any) -> bool:
     """No all-zero rows anywhere and no all-zero column in Q, K or V; for every query asked about, one clear
     largest weight, scaled scores within ±MAX_LOGIT (so e^x stays a friendly number) and no weight that rounds
     away (each at least MIN_WEIGHT). Judged on the section's computed result, which the version then keeps."""
-    from ..attention import MultiHead, entries, flat_entries
+    from ..engine import MultiHead, entries, flat_entries
     from ..numfmt import to_decimal
 
     if isinstance(result, MultiHead):

@@ -12,8 +12,8 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix
 
 from .. import i18n
-from ..attention import entries as rows_of
-from ..attention import flat_entries
+from ..engine import entries as rows_of
+from ..engine import flat_entries
 from ..model import Derivation, Name, ScaleFactor, Token
 from ..numfmt import format_numbers, to_decimal
 from .paper import POINTS, part_key

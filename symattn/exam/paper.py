@@ -11,8 +11,8 @@ from dataclasses import replace
 from pylatex import Document, NoEscape
 from sympy import ImmutableMatrix, exp
 
-from ..attention import Attention, MultiHead
 from ..derivation import given_weights, shown, weight_equations
+from ..engine import Attention, MultiHead
 from ..model import Derivation, MatrixEquation, Name, ScaleFactor, Shown, Step, Token, TokenTable, VectorEquation
 from ..numfmt import format_number
 from ..render.latex import LatexRenderer, shared_preamble

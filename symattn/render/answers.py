@@ -8,7 +8,7 @@ from typing import Any
 from sympy import Expr, S
 
 from .. import __version__
-from ..attention import Attention, FractionRow, MultiHead, QueryAttention, entries
+from ..engine import Attention, FractionRow, MultiHead, QueryAttention, entries, is_symbolic
 from ..model import Derivation, DerivedSection
 from ..numfmt import (
     Coefficients,
@@ -24,7 +24,6 @@ from ..numfmt import (
     surd_exponential_latex,
     surd_latex,
 )
-from ..symbols import is_symbolic
 
 FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)

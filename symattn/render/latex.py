@@ -14,6 +14,7 @@ from pylatex.utils import escape_latex
 from sympy import Expr, S
 
 from .. import i18n
+from ..engine import any_symbolic, is_symbolic
 from ..errors import RenderError
 from ..model import (
     Concat,
@@ -44,7 +45,6 @@ from ..model import (
     WeightedSum,
 )
 from ..numfmt import DEFAULT_DIGITS, Number, exact_latex, format_number, format_numbers, shades
-from ..symbols import any_symbolic, is_symbolic
 from .templates import class_options, language_preamble, read_template
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
