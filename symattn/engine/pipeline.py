@@ -236,8 +236,8 @@ def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatri
                   raw: dict[int, tuple[Expr, ...]]) -> None:
     """File the numbers of Q, K, V and the raw scores when they are irrational (X + P with sines and cosines).
 
-    Evaluating each score's exact expression on its own evaluates every sine in it again, hundreds of times a
-    score; here each input entry is evaluated once and the products are taken in mpmath (90 digits and more).
+    Evaluating each score's exact expression on its own would evaluate every sine in it again and again; here each
+    input entry is evaluated once and the products are taken in mpmath at the working precision.
     """
     with mpmath.workdps(WORKING_DIGITS + 10):
         X, source, W_Q, W_K, W_V = (matrix_numbers(M) for M in inputs)

@@ -1,7 +1,6 @@
 """One entry of an attention output, (Σ_j e^{a_j} v_j) / Z, kept exact as its parts.
 
-Writing the n-term sum out for every one of the n·d output entries builds n²·d SymPy nodes (262,144 at
-n = d = 64), which costs far more than the rest of the computation. A WeightedAverage holds the row's e^{a_j}
+Writing the n-term sum out for every one of the n·d output entries would build n²·d SymPy nodes. A WeightedAverage holds the row's e^{a_j}
 (one shared Tuple per query), the value column (one shared Tuple per column) and Z, and writes the sum out only
 when asked: for printing, for evalf and for doit().
 """
