@@ -52,9 +52,13 @@ def paired(command: list[str], baseline: list[str], repeat: int, cwd: Path | Non
     return statistics.median(p[1] for p in pairs), statistics.median(p[0] for p in pairs)
 
 
+# Commands run in a temporary folder too: the checkout first on the path, not whichever symattn is installed.
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def _run(command: list[str], cwd: Path | None = None, timeout: float = 900) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(command, cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout, env=ENV)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{done.stderr[-2000:]}")

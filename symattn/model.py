@@ -8,7 +8,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .attention import MatrixForm, Softmax, flat_entries
+from .engine import MatrixForm, Softmax, flat_entries
 from .spec.model import Section
 
 

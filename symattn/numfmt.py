@@ -14,11 +14,10 @@ from operator import add, and_
 import mpmath
 from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
 
-from .approx import decimal as approx_decimal
-from .approx import decimal_digits as approx_decimal_digits
-from .approx import lookup as approx_lookup
-from .canonical import exponential
-from .symbols import is_symbolic
+from .engine import decimal as approx_decimal
+from .engine import decimal_digits as approx_decimal_digits
+from .engine import exponential, is_symbolic
+from .engine import lookup as approx_lookup
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from symattn import attention
+from symattn import engine
 from symattn.numfmt import format_numbers
 
 
@@ -19,15 +19,15 @@ def texts(values, digits=4, decimals=0, uniform=False):
 def self_attention(mt):
     s = mt.sections[0]
     love = s.tokens.index("love")
-    return attention.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values,
-                               attention.scale_factor(s.d_k), (love,))
+    return engine.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values,
+                               engine.scale_factor(s.d_k), (love,))
 
 
 @pytest.fixture(scope="module")
 def cross_attention(mt):
     s = mt.sections[1]
-    return attention.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values,
-                               attention.scale_factor(s.d_k), (0,))
+    return engine.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values,
+                               engine.scale_factor(s.d_k), (0,))
 
 
 def test_self_attention_projection_table(self_attention):
@@ -77,7 +77,7 @@ def test_cross_attention(cross_attention):
 
 def test_multi_head(mt):
     s = mt.sections[2]
-    result = attention.multi_head(tuple(h.output.values for h in s.heads), s.W_O.values)
+    result = engine.multi_head(tuple(h.output.values for h in s.heads), s.W_O.values)
     assert texts(result.concat, decimals=3) == ["0.893", "0.930", "0.818", "1.020", "0.710", "0.640", "0.640",
                                                 "1.210", "0.580"]
     assert texts(result.output, uniform=True) == ["0.8742", "0.9230", "0.6962"]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import ImmutableMatrix, Rational, sqrt, together
 
-from symattn import attention
+from symattn import engine
 
 
 def float_attention(X, M, WQ, WK, WV, d_k):
@@ -44,7 +44,7 @@ def problems(draw):
 @given(problems())
 def test_agrees_with_float_implementation(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = attention.attention(X, M, WQ, WK, WV, attention.scale_factor(d_k), tuple(range(X.rows)))
+    result = engine.attention(X, M, WQ, WK, WV, engine.scale_factor(d_k), tuple(range(X.rows)))
     raw, weights, outputs = float_attention(*(as_float(a) for a in (X, M, WQ, WK, WV)), d_k)
     for i, query in result.queries.items():
         assert np.allclose([float(s) for s in query.scores], raw[i], rtol=0, atol=1e-12)
@@ -56,22 +56,22 @@ def test_agrees_with_float_implementation(problem):
 @given(problems())
 def test_softmax_rows_sum_to_exactly_one(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = attention.attention(X, M, WQ, WK, WV, attention.scale_factor(d_k), tuple(range(X.rows)))
+    result = engine.attention(X, M, WQ, WK, WV, engine.scale_factor(d_k), tuple(range(X.rows)))
     for query in result.queries.values():
         assert together(sum(query.softmax.weights)) == 1
 
 
 def test_scaling_stays_exact():
-    assert attention.scale_factor(4) == 2
-    assert attention.scale_factor(2) == sqrt(2)
-    scaled = attention.attend(ImmutableMatrix([[Rational(1), Rational(1, 2)]]),
+    assert engine.scale_factor(4) == 2
+    assert engine.scale_factor(2) == sqrt(2)
+    scaled = engine.attend(ImmutableMatrix([[Rational(1), Rational(1, 2)]]),
                               ImmutableMatrix([[Rational(579, 500), 0]]), ImmutableMatrix([[1]]), sqrt(2)).scaled[0]
     assert scaled == Rational(579, 500) / sqrt(2)
     assert not scaled.is_Rational
 
 
 def test_softmax_keeps_exp_over_shared_total():
-    sm = attention.softmax((Rational(0), Rational(1)))
+    sm = engine.Softmax((Rational(0), Rational(1)))
     assert sm.total == 1 + sm.exps[1]
     assert sm.weights[0] == 1 / sm.total
 
@@ -79,7 +79,7 @@ def test_softmax_keeps_exp_over_shared_total():
 def test_multi_head_concatenates_in_order():
     heads = (ImmutableMatrix([[1, 2]]), ImmutableMatrix([[3]]))
     W_O = ImmutableMatrix([[1, 0], [0, 1], [1, 1]])
-    result = attention.multi_head(heads, W_O)
+    result = engine.multi_head(heads, W_O)
     assert list(result.concat) == [1, 2, 3]
     assert list(result.output) == [4, 5]
 
@@ -89,12 +89,10 @@ def test_filed_approximations_match_evalf_to_many_digits():
 
     from sympy import N
 
-    from symattn import approx
-
     X = ImmutableMatrix([[Rational(8, 10), Rational(12, 10)], [Rational(1), Rational(1, 2)]])
-    result = attention.attention(X, X, X, X, X, sqrt(3), (0, 1))
+    result = engine.attention(X, X, X, X, X, sqrt(3), (0, 1))
     for query in result.queries.values():
         for value in (*query.softmax.weights, *query.output):
-            filed = approx.lookup(value, 60)
+            filed = engine.lookup(value, 60)
             assert filed is not None
             assert abs(filed - Decimal(str(N(value, 70)))) < Decimal("1e-60")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sympy import Integer, S, cos, sin
 
-from symattn.attention import causal_mask, sinusoidal_encoding
 from symattn.derivation import derive, derive_spec
+from symattn.engine import causal_mask, sinusoidal_encoding
 from symattn.errors import SpecError
 from symattn.render.answers import answers, render_json
 from symattn.render.latex import escape, render_latex

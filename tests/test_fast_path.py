@@ -13,9 +13,9 @@ import mpmath
 import numpy as np
 from sympy import Add, ImmutableMatrix, N, Rational, latex
 
-from symattn import attention
+from symattn import engine
+from symattn.engine import WeightedAverage, fast
 from symattn.numfmt import significant
-from symattn.weighted import WeightedAverage
 
 
 def random_problem(n: int, seed: int) -> list[list[list[str]]]:
@@ -31,7 +31,7 @@ def test_large_problem_agrees_with_numpy():
     """24 × 24: large enough for the DomainMatrix products and the shared value columns."""
     texts = random_problem(24, seed=7)
     X, WQ, WK, WV = (exact(m) for m in texts)
-    result = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(24), tuple(range(24)))
+    result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(24), tuple(range(24)))
     Xf, WQf, WKf, WVf = (np.array(m, dtype=float) for m in texts)
     S = (Xf @ WQf) @ (Xf @ WKf).T / np.sqrt(24)
     A = np.exp(S - S.max(axis=1, keepdims=True))
@@ -45,7 +45,7 @@ def test_large_problem_agrees_with_numpy():
 def test_weighted_average_is_the_written_out_sum():
     X = exact([["0.8", "1.2"], ["1.0", "0.5"], ["-0.3", "0.7"]])
     W = exact([["1", "0.2"], ["0.1", "0.9"]])
-    query = attention.attention(X, X, W, W, W, attention.scale_factor(2), (0,)).queries[0]
+    query = engine.attention(X, X, W, W, W, engine.scale_factor(2), (0,)).queries[0]
     entry = query.output[0]
     assert isinstance(entry, WeightedAverage)
     V = (X * W).col(0)
@@ -80,20 +80,18 @@ def test_pure_python_ground_types_give_identical_answers(tmp_path):
 
 def test_the_approximation_cache_is_bounded(monkeypatch):
     """A long session does not grow the cache without end; forgotten values are evaluated again, the same."""
-    from symattn import approx
+    from symattn.engine import numbers
 
     X = exact([["0.8", "1.2"], ["1.0", "0.5"]])
     W = exact([["1", "0.2"], ["0.1", "0.9"]])
-    query = attention.attention(X, X, W, W, W, attention.scale_factor(2), (0,)).queries[0]
+    query = engine.attention(X, X, W, W, W, engine.scale_factor(2), (0,)).queries[0]
     before = significant(query.softmax.weights[0])
-    monkeypatch.setattr(approx, "LIMIT", 8)
-    monkeypatch.setattr(approx, "_known", dict(list(approx._known.items())[-20:]))  # a full cache
+    monkeypatch.setattr(numbers, "LIMIT", 8)  # the cache is now full
     for i in range(20):
-        approx.remember(Rational(i, 7), approx.to_mpf(Rational(i, 7)))
-    size = len(approx._known)  # (compared outside the assert: pytest would print every filed expression)
-    assert size <= 8
-    assert approx.lookup(Rational(19, 7), 30) is not None  # the newest values are kept
-    assert approx.lookup(query.softmax.weights[0], 30) is None
+        numbers.remember(Rational(i, 7), numbers.to_mpf(Rational(i, 7)))
+    assert numbers.filed_count() <= 8
+    assert numbers.lookup(Rational(19, 7), 30) is not None  # the newest values are kept
+    assert numbers.lookup(query.softmax.weights[0], 30) is None
     assert significant(query.softmax.weights[0]) == before
 
 
@@ -101,7 +99,7 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
     """The shortcuts of canonical.py build exactly SymPy's own objects: same class, same arguments, equal."""
     from sympy import Add, S, cos, exp, sin, sqrt
 
-    from symattn.canonical import exp_sum, exponential
+    from symattn.engine import exp_sum, exponential
 
     rng = random.Random(5)
     for _ in range(300):
@@ -118,7 +116,7 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
         logits = [Rational(rng.randint(-30, 30), rng.randint(1, 6)) * sqrt(rng.choice([1, 2])) for _ in range(4)]
         exps = tuple(exponential(a) for a in logits) + (S.Zero,) * rng.randint(0, 1)  # a masked key adds 0
         assert exp_sum(exps) == Add(*exps) and exp_sum(exps).args == Add(*exps).args
-        softmax = attention.softmax(tuple(logits))
+        softmax = engine.Softmax(tuple(logits))
         assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
 
 
@@ -131,9 +129,9 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     texts = random_problem(6, seed=11)
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero
     X, WQ, WK, WV = (exact(m) for m in texts)
-    mask = attention.causal_mask(6)
+    mask = engine.causal_mask(6)
     for query_weights in (WQ, ImmutableMatrix.zeros(6, 6)):  # zero W_Q: every score 0, weights 1/n
-        result = attention.attention(X, X, query_weights, WK, WV, attention.scale_factor(6), tuple(range(6)), mask)
+        result = engine.attention(X, X, query_weights, WK, WV, engine.scale_factor(6), tuple(range(6)), mask)
         for query in result.queries.values():
             weights, outputs = softmax_texts(query)  # before the forms exist
             assert "exps" not in vars(query.softmax) or not query.softmax.numbers.irrational
@@ -146,24 +144,25 @@ def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monk
     the same sums, and so bit for bit the same output numbers, which agree with SymPy's evaluation of the output."""
     rng = random.Random(21)
     columns = [[rng.randint(-10**6, 10**6) for _ in range(9)] for _ in range(5)]
-    values = attention.Values(lambda: None, [(rng.randint(1, 100), column) for column in columns], None)
+    values = engine.Values(lambda: None, [(rng.randint(1, 100), column) for column in columns], None)
     mantissas = [rng.getrandbits(rng.randint(1, 1600)) for _ in range(9)]
     expected = [sum(m * v for m, v in zip(mantissas, column, strict=True)) for column in columns]
     texts = random_problem(9, seed=19)
     X, WQ, WK, WV = (exact(m) for m in texts)
 
     def outputs() -> list[list[tuple]]:
-        result = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(9), tuple(range(9)),
-                                     attention.causal_mask(9))
+        result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(9), tuple(range(9)),
+                                     engine.causal_mask(9))
         return [[value._mpf_ for value in query.softmax.numbers.outputs] for query in result.queries.values()]
 
     with_flint = outputs()
-    if attention.fmpz_mat is not None:
-        assert attention._integer_sums(mantissas, values) == expected
-    monkeypatch.setattr(attention, "fmpz_mat", None)
-    assert attention._integer_sums(mantissas, values) == expected
+    if fast.fmpz_mat is not None:
+        assert values.numerators is not None
+        assert fast.integer_sums(mantissas, values.integers, values.numerators) == expected
+    monkeypatch.setattr(fast, "fmpz_mat", None)
+    assert fast.integer_sums(mantissas, values.integers, None) == expected
     assert outputs() == with_flint
-    query = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(9), (4,)).queries[4]
+    query = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(9), (4,)).queries[4]
     with mpmath.workdps(80):
         for entry, value in zip(query.output, query.softmax.numbers.outputs, strict=True):
             assert abs(mpmath.mpf(str(N(entry.doit(), 80))) - value) <= abs(value) * mpmath.mpf(10) ** -70
@@ -182,9 +181,9 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column
     texts[0][5] = ["0"] * 8  # a query whose scores are all 0
     X, WQ, WK, WV = (exact(m) for m in texts)
-    mask = attention.causal_mask(8)
+    mask = engine.causal_mask(8)
     for scale in (Integer(2), Rational(3, 2), Integer(1), sqrt(8), sqrt(12), sqrt(2)):  # and logits c·√m
-        result = attention.attention(X, X, WQ, WK, WV, scale, tuple(range(8)), mask)
+        result = engine.attention(X, X, WQ, WK, WV, scale, tuple(range(8)), mask)
         coefficients = fraction_coefficients_latex(list(zip(*result.fractions("V"), strict=True)))
         for i, query in result.queries.items():
             assert query.score_fractions is not None and query.softmax.fractions is not None
@@ -192,7 +191,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
             assert "scores" not in vars(query)  # (a rational row's weights are read from their SymPy forms)
             assert "logits" not in vars(query.softmax) or not query.softmax.numbers.irrational
             allowed = tuple(bool(mask[i, j]) for j in range(8))
-            sympy_path = attention.attend(result.Q.row(i), result.K, result.V, scale, allowed)
+            sympy_path = engine.attend(result.Q.row(i), result.K, result.V, scale, allowed)
             assert sympy_path.softmax.fractions is None
             assert query.scores == sympy_path.scores and query.scaled == sympy_path.scaled
             ours, theirs = query.softmax.numbers, sympy_path.softmax.numbers
@@ -210,7 +209,7 @@ def test_scores_in_the_millions_agree_with_numpy():
     rng = random.Random(5)
     texts = [[[f"{rng.randint(-99999, 99999) / 100}" for _ in range(6)] for _ in range(6)] for _ in range(4)]
     X, WQ, WK, WV = (exact(m) for m in texts)
-    result = attention.attention(X, X, WQ, WK, WV, attention.scale_factor(6), tuple(range(6)))
+    result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(6), tuple(range(6)))
     Xf, WQf, WKf, WVf = (np.array(m, dtype=float) for m in texts)
     S = (Xf @ WQf) @ (Xf @ WKf).T / np.sqrt(6)
     assert np.abs(S).max() > 1e6

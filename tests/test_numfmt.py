@@ -115,7 +115,7 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
 
 
 def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
-    from symattn.canonical import exponential
+    from symattn.engine import exponential
     from symattn.numfmt import exact_latex, fraction_exponential_latex
 
     for value in (Rational(0), Rational(1), Rational(-1), Rational(5), Rational(-3, 4), Rational(7, 2),

@@ -8,7 +8,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from ..attention import Attention, entries
+from ..engine import Attention, entries
 from ..numfmt import to_decimal
 from .levels import MAX_LOGIT, MIN_WEIGHT
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sympy import Expr, S
 
-from ..attention import Attention, FractionRow, QueryAttention, entries
+from ..engine import Attention, FractionRow, QueryAttention, entries, is_symbolic
 from ..numfmt import (
     Coefficients,
     coefficients_latex,
@@ -22,7 +22,6 @@ from ..numfmt import (
     surd_exponential_latex,
     surd_latex,
 )
-from ..symbols import is_symbolic
 
 FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)

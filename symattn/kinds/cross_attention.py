@@ -7,7 +7,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .. import attention
+from .. import engine
+from ..engine import any_symbolic
 from ..exam import checks
 from ..exam.exercise import (
     AnswerTable,
@@ -34,7 +35,6 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
-from ..symbols import any_symbolic
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind
@@ -77,16 +77,16 @@ class CrossAttention(Kind):
             W_K=m["W_K"], W_V=m["W_V"], focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field))
 
-    def compute(self, section: CrossAttentionSpec) -> attention.Attention:
+    def compute(self, section: CrossAttentionSpec) -> engine.Attention:
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
-        return attention.attention(section.X.values, section.memory.values, section.W_Q.values,
+        return engine.attention(section.X.values, section.memory.values, section.W_Q.values,
                                    section.W_K.values, section.W_V.values, section.scale.divisor(section.d_k),
                                    focus)
 
-    def symbolic(self, result: attention.Attention) -> bool:
+    def symbolic(self, result: engine.Attention) -> bool:
         return any_symbolic(result.V)
 
-    def steps(self, section: CrossAttentionSpec, result: attention.Attention) -> list[Step]:
+    def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
         x, memory = common.shown(section.X), common.shown(section.memory)
         W = common.given_weights(section)
         Q = common.product(x, W["Q"], result.Q)
@@ -139,7 +139,7 @@ class CrossAttention(Kind):
         steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
         return steps
 
-    def answers(self, section: CrossAttentionSpec, result: attention.Attention) -> dict[str, Any]:
+    def answers(self, section: CrossAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),
                 **scale_answers(section), **attention_answers(result, section.tokens)}
 
@@ -157,11 +157,11 @@ class CrossAttention(Kind):
             [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
 
-    def friendly(self, section: CrossAttentionSpec, result: attention.Attention) -> bool:
+    def friendly(self, section: CrossAttentionSpec, result: engine.Attention) -> bool:
         return checks.friendly_runs([(section.X.values, section.memory.values, result)],
                                     section.tokens.index(section.focus.tokens[0]))
 
-    def exercise(self, section: CrossAttentionSpec, result: attention.Attention, digits: int) -> Asked:
+    def exercise(self, section: CrossAttentionSpec, result: engine.Attention, digits: int) -> Asked:
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
         qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q)),

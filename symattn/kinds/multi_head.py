@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .. import attention
+from .. import engine
+from ..engine import any_symbolic
 from ..errors import SpecError
 from ..exam import checks
 from ..exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, part, row
@@ -32,7 +33,6 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import GivenMatrix, Scale, Section
-from ..symbols import any_symbolic
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
 from .base import Kind
@@ -92,19 +92,19 @@ class MultiHead(Kind):
                                    f"{W_O.shape[0]} rows, but the concatenated heads have {width} entries")
         return MultiHeadSpec(focus=focus, heads=heads, W_O=W_O, tokens=tokens, X=X)
 
-    def compute(self, section: MultiHeadSpec) -> attention.MultiHead:
+    def compute(self, section: MultiHeadSpec) -> engine.MultiHead:
         i = section.tokens.index(section.focus) if section.tokens else 0
-        heads = [None if head.output is not None else attention.attention(
+        heads = [None if head.output is not None else engine.attention(
                      section.X.values, section.X.values, head.W_Q.values, head.W_K.values, head.W_V.values,
                      head.scale.divisor(head.d_k), (i,)) for head in section.heads]
         outputs = tuple(head.output.values if result is None else result.queries[i].output
                         for head, result in zip(section.heads, heads, strict=True))
-        return attention.multi_head(outputs, section.W_O.values, tuple(heads))
+        return engine.multi_head(outputs, section.W_O.values, tuple(heads))
 
-    def symbolic(self, result: attention.MultiHead) -> bool:
+    def symbolic(self, result: engine.MultiHead) -> bool:
         return any_symbolic(result.output)
 
-    def steps(self, section: MultiHeadSpec, mh: attention.MultiHead) -> list[Step]:
+    def steps(self, section: MultiHeadSpec, mh: engine.MultiHead) -> list[Step]:
         token = section.focus
         steps: list[Step] = [
             Heading(1, "multi.heading"),
@@ -146,7 +146,7 @@ class MultiHead(Kind):
         ]
         return steps
 
-    def answers(self, section: MultiHeadSpec, result: attention.MultiHead) -> dict[str, Any]:
+    def answers(self, section: MultiHeadSpec, result: engine.MultiHead) -> dict[str, Any]:
         return {
             "kind": self.name,
             "focus": section.focus,
@@ -177,13 +177,13 @@ class MultiHead(Kind):
         runs = [(X, X, *heads[3 * h:3 * h + 3]) for h in range(len(data["heads"]))]
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
 
-    def friendly(self, section: MultiHeadSpec, result: attention.MultiHead) -> bool:
+    def friendly(self, section: MultiHeadSpec, result: engine.MultiHead) -> bool:
         if all(v == 0 for v in section.W_O.values):
             return False
         X = section.X.values
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.focus))
 
-    def exercise(self, section: MultiHeadSpec, result: attention.MultiHead, digits: int) -> Asked:
+    def exercise(self, section: MultiHeadSpec, result: engine.MultiHead, digits: int) -> Asked:
         focus = section.focus
         i = section.tokens.index(focus)
         heads = list(enumerate(result.attentions, start=1))
@@ -231,7 +231,7 @@ def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None) -> He
 
 
 def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
-                   result: attention.Attention) -> tuple[Shown, list[Step]]:
+                   result: engine.Attention) -> tuple[Shown, list[Step]]:
     """A head with its own weights: its projections and its attention for the focus token, compactly."""
     i = section.tokens.index(section.focus)
     x = common.shown(section.X)

@@ -9,7 +9,8 @@ from typing import Any
 
 from sympy import ImmutableMatrix
 
-from .. import attention
+from .. import engine
+from ..engine import any_symbolic
 from ..exam import checks
 from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable, focus_params, query_parts
 from ..exam.levels import Level, draw_sizes, random_matrix
@@ -28,7 +29,6 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
-from ..symbols import any_symbolic
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind
@@ -74,17 +74,17 @@ class SelfAttention(Kind):
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
             mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
 
-    def compute(self, section: SelfAttentionSpec) -> attention.Attention:
+    def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         mask = None if section.mask is None else section.mask.values
-        return attention.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
+        return engine.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
                                    section.scale.divisor(section.d_k), focus, mask)
 
-    def symbolic(self, result: attention.Attention) -> bool:
+    def symbolic(self, result: engine.Attention) -> bool:
         return any_symbolic(result.V)
 
-    def steps(self, section: SelfAttentionSpec, result: attention.Attention) -> list[Step]:
+    def steps(self, section: SelfAttentionSpec, result: engine.Attention) -> list[Step]:
         P = section.positions
         x = (common.shown(section.X) if P is None
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
@@ -146,7 +146,7 @@ class SelfAttention(Kind):
         steps += common.heatmap(focus.tokens, section.tokens, result, rows)
         return steps
 
-    def answers(self, section: SelfAttentionSpec, result: attention.Attention) -> dict[str, Any]:
+    def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
                 **attention_answers(result, section.tokens)}
 
@@ -162,11 +162,11 @@ class SelfAttention(Kind):
         (X, W_Q, W_K, W_V), places = checks.integer_matrices([data[k] for k in ("X", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, X, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
 
-    def friendly(self, section: SelfAttentionSpec, result: attention.Attention) -> bool:
+    def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
         X = section.X.values
         return checks.friendly_runs([(X, X, result)], section.tokens.index(section.focus.tokens[0]))
 
-    def exercise(self, section: SelfAttentionSpec, result: attention.Attention, digits: int) -> Asked:
+    def exercise(self, section: SelfAttentionSpec, result: engine.Attention, digits: int) -> Asked:
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
         qkv = AnswerTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,

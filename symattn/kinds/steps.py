@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from sympy import Expr, ImmutableMatrix
 
-from .. import attention
+from .. import engine
+from ..engine import any_symbolic
 from ..model import (
     DotProducts,
     Eq,
@@ -28,7 +29,6 @@ from ..model import (
     WeightedSum,
 )
 from ..spec.model import GivenMatrix, Scale
-from ..symbols import any_symbolic
 
 
 def shown(given: GivenMatrix) -> Shown:
@@ -62,7 +62,7 @@ def projection_steps(token: str, row: Shown, weights: dict[str, Shown], results:
     return steps
 
 
-def scaling_steps(scale: Scale, d_k: int, result: attention.QueryAttention, tokens: tuple[str, ...]) -> list[Step]:
+def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens: tuple[str, ...]) -> list[Step]:
     """Why and how the scores are scaled, then the scaling of each score."""
     if scale.mode == "none":
         return [Paragraph("attend.no_scaling", {"a": Name("a"), "s": Name("s")})]
@@ -98,7 +98,7 @@ def strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...]) -> str | None:
 
 
 def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
-                    result: attention.QueryAttention, d_k: int, scale: Scale, step_keys: dict[str, str],
+                    result: engine.QueryAttention, d_k: int, scale: Scale, step_keys: dict[str, str],
                     focus: str) -> list[Step]:
     """Scores, scaling, softmax and weighted sum for one query: the heart of every attention kind."""
     key_names = tuple(Name("K", t) for t in key_tokens)
@@ -129,10 +129,10 @@ def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown,
     return steps
 
 
-def matrix_form_steps(result: attention.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
+def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
                       V: Shown) -> list[Step]:
     """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V."""
-    form = attention.matrix_form([result.queries[i] for i in range(n)])
+    form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
         Heading(2, "matrix.heading"),
         Paragraph("matrix.intro"),
@@ -140,7 +140,7 @@ def matrix_form_steps(result: attention.Attention, n: int, d_k: int, scale: Scal
     ]
 
 
-def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: attention.Attention,
+def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Attention,
             rows: tuple[int, ...]) -> list[Step]:
     """The weights of the derived queries as a heatmap (numbers only: symbols have no shade)."""
     weights = ImmutableMatrix([list(result.queries[i].softmax.weights) for i in rows])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sympy import S
 
+from ..engine import any_symbolic, is_symbolic
 from ..model import (
     Concat,
     DotProducts,
@@ -23,7 +24,6 @@ from ..model import (
     WeightedSum,
 )
 from ..numfmt import exact_latex, format_number, format_numbers
-from ..symbols import any_symbolic, is_symbolic
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
 from .math import MathRenderer

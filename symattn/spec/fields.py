@@ -10,7 +10,7 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix, Symbol
 
-from ..attention import causal_mask, sinusoidal_encoding
+from ..engine import causal_mask, sinusoidal_encoding
 from ..errors import SpecError
 from .model import LANGUAGES, MAX_DIGITS, Focus, GivenMatrix, Mask, Positions, Scale
 from .numbers import matrix_of, parse_number

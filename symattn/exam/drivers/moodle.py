@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import string
 import xml.etree.ElementTree as ET
 from math import lcm
@@ -11,9 +10,10 @@ from typing import Any
 from sympy import Expr
 
 from ... import i18n
-from ...attention import entries as rows_of
+from ...engine import entries as rows_of
 from ...model import Name, ScaleFactor, Token
 from ...numfmt import format_numbers, to_decimal
+from ...render.escape import safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part
 from ..options import ExamOptions, Share
 
@@ -167,8 +167,3 @@ class MoodleDriver:
                  else format_numbers([v], self.digits, places or 0)[0].text
                  for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
                 for i, row in enumerate(rows_of(matrix.values))]
-
-
-def safe(text: str) -> str:
-    """HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
-    return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")

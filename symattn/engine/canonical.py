@@ -8,17 +8,16 @@ inputs), and otherwise lets SymPy evaluate.
 
 from __future__ import annotations
 
-from sympy import Add, Expr, I, Integer, Mul, S, exp, log, pi
-from sympy.core.add import _addsort
-from sympy.core.mul import _mulsort
+from sympy import Add, Expr, I, Integer, S, exp, log, pi
 
+from .fast import sorted_add, sorted_mul
 from .symbols import is_symbolic
 
 
 def exponential(a: Expr) -> Expr:
     """e^a; e^{−∞} = 0. For a real number without logarithms (a rational, c·√m, a sum of sines and cosines from
-    positional encodings) SymPy's evaluation of exp finds nothing to simplify, but e^0 = 1 and e^1 = E, and it
-    searches for multiples of πi first: ~0.5 ms for a surd, ~40 ms for a sum at 8 tokens. It is skipped."""
+    positional encodings) SymPy's evaluation of exp finds nothing to simplify but e^0 = 1 and e^1 = E, after a
+    costly search for multiples of πi: it is skipped."""
     if a is S.NegativeInfinity:
         return Integer(0)
     if a is S.Zero or a is S.One or is_symbolic(a) or a.has(log, I, pi):
@@ -28,17 +27,14 @@ def exponential(a: Expr) -> Expr:
 
 def exp_sum(exps: tuple[Expr, ...]) -> Expr:
     """Z = Σ e^{a_j} as SymPy's Add would build it. Distinct exponentials need no collecting, so the terms are
-    only put in canonical order: SymPy's first Add evaluation in a process imports its tensor and combinatorics
-    modules (~70 ms, a tenth of a whole `render --example mt`)."""
+    only put in canonical order (SymPy's first Add evaluation in a process imports its tensor and combinatorics
+    modules)."""
     terms = [e for e in exps if e is not S.Zero]
     if len(terms) < 2 or len(set(terms)) < len(terms) or not all(isinstance(e, exp) for e in terms):
         return Add(*exps)
-    _addsort(terms)
-    return Add._from_args(terms)
+    return sorted_add(terms)
 
 
 def quotient(e: Expr, inverse: Expr) -> Expr:
     """e · Z⁻¹ built as SymPy's own evaluation would build it (the same two factors in canonical order)."""
-    factors = [e, inverse]
-    _mulsort(factors)
-    return Mul._from_args(factors)
+    return sorted_mul([e, inverse])

@@ -3,7 +3,8 @@
 The softmax of a row shares one denominator Z; evaluating every weight e^{a_j}/Z (and every output
 Σ_j e^{a_j} v_j / Z) on its own would evaluate Z again each time (cost ~n⁴ for a whole matrix). The engine
 therefore evaluates each row once with mpmath, at far more digits than any display asks for, and files the
-results here, keyed by the exact expression they approximate.
+results here, keyed by the exact expression they approximate. The cache is this module's alone: remember() files,
+known(), number() and lookup() read (decimal() formats what they give).
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 from decimal import Decimal
 
 import mpmath
-from mpmath.libmp import dps_to_prec, from_rational, round_nearest
 from sympy import Expr, S
 
+from .fast import binary_precision, rational_number
+
 WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
-PRECISION = dps_to_prec(WORKING_DIGITS + 10)  # the bits every evaluation works with (10 guard digits)
-LIMIT = 1 << 20  # values kept; a 64 × 64 document files about 12,000, a long notebook session many more
+PRECISION = binary_precision(WORKING_DIGITS + 10)  # the bits every evaluation works with (10 guard digits)
+LIMIT = 1 << 20  # values kept before the older half is forgotten
 _known: dict[Expr, mpmath.mpf] = {}
 
 
@@ -28,6 +30,11 @@ def remember(value: Expr, approximation: mpmath.mpf) -> None:
         _known.clear()
         _known.update(newer)
     _known[value] = approximation
+
+
+def filed_count() -> int:
+    """How many approximations are filed (at most LIMIT)."""
+    return len(_known)
 
 
 def known(value: Expr) -> mpmath.mpf | None:
@@ -80,8 +87,7 @@ def fraction_numbers(coefficients: list[tuple[int, int] | None], radicand: int =
     """The numbers (p/q)·√m of coefficients given as (p, q) pairs (None stays None); m = 1: the rationals p/q,
     each one division at PRECISION. The numbers to_mpf gives, which calls this."""
     if radicand == 1:
-        return [None if c is None else mpmath.mp.make_mpf(from_rational(c[0], c[1], PRECISION, round_nearest))
-                for c in coefficients]
+        return [None if c is None else rational_number(c[0], c[1], PRECISION) for c in coefficients]
     with mpmath.workdps(WORKING_DIGITS + 10):
         root = mpmath.sqrt(radicand)
         return [None if c is None else mpmath.mpf(c[0]) / c[1] * root for c in coefficients]

@@ -1,25 +1,22 @@
 """One entry of an attention output, (Σ_j e^{a_j} v_j) / Z, kept exact as its parts.
 
-Writing the n-term sum out for every one of the n·d output entries builds n²·d SymPy nodes (262,144 at
-n = d = 64), which costs far more than the rest of the computation. A WeightedAverage holds the row's e^{a_j}
-(one shared Tuple per query), the value column (one shared Tuple per column) and Z, and writes the sum out only
-when asked: for printing, for evalf and for doit().
+Writing the n-term sum out for every one of the n·d output entries would build n²·d SymPy nodes. A
+WeightedAverage holds the row's e^{a_j} (one shared Tuple per query), the value column (one shared Tuple per
+column) and Z, and writes the sum out only when asked: for printing, for evalf and for doit().
 """
 
 from __future__ import annotations
 
 from sympy import Add, Expr, Integer, Mul, Pow, S, Tuple
 
+from .fast import evalf_node, hash_once, new_expr
+
 
 class Parts(Tuple):
     """A Tuple whose hash is computed once: SymPy's Tuple hashes all its entries on every call, and a row's
     e^{a_j} and a value column are shared by d and n WeightedAverages respectively."""
 
-    def __hash__(self) -> int:
-        h = self._mhash
-        if h is None:
-            h = self._mhash = hash(self.args)
-        return h
+    __hash__ = hash_once
 
 
 class WeightedAverage(Expr):
@@ -28,7 +25,7 @@ class WeightedAverage(Expr):
     is_commutative = True
 
     def __new__(cls, exps: Tuple, column: Tuple, total: Expr) -> WeightedAverage:
-        return Expr.__new__(cls, exps, column, total)  # no sympify, no canonical sorting: the parts are exact
+        return new_expr(cls, exps, column, total)  # the parts are exact: no sympify, no canonical sorting
 
     @property
     def exps(self) -> Tuple:
@@ -52,7 +49,7 @@ class WeightedAverage(Expr):
         return Add(*(v * e for v, e in zip(self.column, self.exps, strict=True))) / self.total
 
     def _eval_evalf(self, prec: int) -> Expr:
-        return self.expanded()._eval_evalf(prec)
+        return evalf_node(self.expanded(), prec)
 
     @property
     def is_number(self) -> bool:

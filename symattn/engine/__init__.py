@@ -1,0 +1,84 @@
+"""The exact engine: attention computed in exact arithmetic, with the numbers of its irrational values filed once.
+
+Modules, each with one job, each importing only those above it:
+    fast       the only user of private SymPy/mpmath/python-flint API (tests/test_engine_fast.py checks it)
+    symbols    whether a value holds symbols
+    numbers    numeric approximations: the process-wide cache and exact-to-mpmath conversion
+    canonical  the softmax's SymPy forms, built as SymPy's own evaluation builds them
+    weighted   WeightedAverage: one output entry kept as its parts
+    matrices   projections over QQ, matrix storage and entries, numbers of irrational products
+    values     the value matrix read once for all queries
+    softmax    Softmax, a row's numbers evaluated once, the weighted sum
+    pipeline   scores, scaling, attend, attention(), masks, encodings, matrix form, multi-head
+Other modules import from this package, not from its modules.
+"""
+
+from __future__ import annotations
+
+from .canonical import exp_sum, exponential
+from .matrices import Fraction, entries, flat_entries, project
+from .numbers import WORKING_DIGITS, decimal, decimal_digits, known, lookup, number, remember, to_mpf
+from .pipeline import (
+    Attention,
+    MatrixForm,
+    MultiHead,
+    QueryAttention,
+    attend,
+    attend_fractions,
+    attention,
+    causal_mask,
+    concat,
+    dot,
+    matrix_form,
+    multi_head,
+    scale_factor,
+    scores,
+    sinusoidal_encoding,
+)
+from .softmax import FractionRow, RowNumbers, Softmax, rational_row_numbers, row_numbers, weighted_sum
+from .symbols import any_symbolic, is_symbolic
+from .values import Values
+from .weighted import Parts, WeightedAverage
+
+__all__ = [
+    "WORKING_DIGITS",
+    "Attention",
+    "Fraction",
+    "FractionRow",
+    "MatrixForm",
+    "MultiHead",
+    "Parts",
+    "QueryAttention",
+    "RowNumbers",
+    "Softmax",
+    "Values",
+    "WeightedAverage",
+    "any_symbolic",
+    "attend",
+    "attend_fractions",
+    "attention",
+    "causal_mask",
+    "concat",
+    "decimal",
+    "decimal_digits",
+    "dot",
+    "entries",
+    "exp_sum",
+    "exponential",
+    "flat_entries",
+    "is_symbolic",
+    "known",
+    "lookup",
+    "matrix_form",
+    "multi_head",
+    "number",
+    "project",
+    "rational_row_numbers",
+    "remember",
+    "row_numbers",
+    "scale_factor",
+    "scores",
+    "sinusoidal_encoding",
+    "to_mpf",
+    "weighted_sum",
+]

@@ -1,0 +1,150 @@
+"""The engine's fast path: the only module that relies on private SymPy, mpmath and python-flint API.
+
+Every other engine module calls the small functions here. tests/test_engine_fast.py checks each assumption
+below against the installed versions and names the one an upgrade breaks; pyproject.toml bounds the versions.
+
+Private names relied on, and what is assumed of them:
+
+- SymPy `ImmutableMatrix._rep`: the DomainMatrix holding the matrix's entries (over ZZ or QQ when all are
+  rational, else EXRAW), read without converting an entry.
+- SymPy `ImmutableMatrix.args[2].args`: the matrix's entries as SymPy objects, row by row.
+- SymPy `sympy.core.add._addsort` and `Add._from_args`: sorting terms in place as `Add` orders them, and
+  building the Add of already canonical terms without evaluation.
+- SymPy `sympy.core.mul._mulsort` and `Mul._from_args`: the same for the factors of a Mul.
+- SymPy `Expr.__new__(cls, *args)`: a node whose args are stored as given (no sympify, no sorting).
+- SymPy `Tuple._mhash`: the slot Basic caches its hash in (None until computed).
+- SymPy `Expr._eval_evalf(prec)`: a node's numeric evaluation at prec bits, as evalf calls it for a subclass.
+  (WeightedAverage defines `_eval_evalf`, `_latex` and `_sympystr`: SymPy's documented hooks for new classes.)
+- SymPy `sympy.external.gmpy.GROUND_TYPES`: "flint" when SymPy runs on python-flint (imported already).
+- mpmath `mpmath.libmp`: `dps_to_prec`, `from_int`, `from_rational`, `mpf_exp`, `mpf_sum`, `mpf_div`,
+  `mpf_shift`, `mpf_mul_int`, `round_nearest`, on raw values (sign, man, exp, bc), as mpmath's operators call them.
+- mpmath `mpf._mpf_` (an mpf's raw value), `mpf.man`, `mpf.exp`, `mpf.bc`, and `mpmath.mp.make_mpf`.
+- python-flint `fmpz_mat`: integer matrices with `*` and `entries()`.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable
+
+import mpmath
+from mpmath.libmp import (
+    dps_to_prec,
+    from_int,
+    from_rational,
+    mpf_div,
+    mpf_exp,
+    mpf_mul_int,
+    mpf_shift,
+    mpf_sum,
+    round_nearest,
+)
+from sympy import Add, Expr, ImmutableMatrix, Mul, Tuple
+from sympy.core.add import _addsort
+from sympy.core.mul import _mulsort
+from sympy.external.gmpy import GROUND_TYPES
+from sympy.polys.matrices import DomainMatrix
+
+if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
+    from flint import fmpz_mat
+else:
+    fmpz_mat = None
+
+
+# SymPy matrices
+
+
+def storage(M: ImmutableMatrix) -> DomainMatrix:
+    """The DomainMatrix a SymPy matrix keeps its entries in, read as it is (no entry converted, no domain searched)."""
+    return M._rep
+
+
+def flat_entries(M: ImmutableMatrix) -> tuple[Expr, ...]:
+    """A matrix's SymPy entries row by row, as the matrix holds them (indexing would convert each entry again)."""
+    return M.args[2].args
+
+
+# SymPy expressions built in canonical form
+
+
+def sorted_add(terms: list[Expr]) -> Expr:
+    """The Add of terms that need no collecting (distinct, none zero), put in SymPy's canonical order."""
+    _addsort(terms)
+    return Add._from_args(terms)
+
+
+def sorted_mul(factors: list[Expr]) -> Expr:
+    """The Mul of factors that need no combining, put in SymPy's canonical order."""
+    _mulsort(factors)
+    return Mul._from_args(factors)
+
+
+def new_expr(cls: type, *args: Expr) -> Expr:
+    """A node of class cls holding args exactly as given (no sympify, no canonical sorting)."""
+    return Expr.__new__(cls, *args)
+
+
+def hash_once(t: Tuple) -> int:
+    """A Tuple's hash, computed on first call and kept in the slot SymPy caches hashes in."""
+    h = t._mhash
+    if h is None:
+        h = t._mhash = hash(t.args)
+    return h
+
+
+def evalf_node(expr: Expr, prec: int) -> Expr:
+    """expr evaluated at prec bits by SymPy's evalf hook (what a subclass's _eval_evalf hands on)."""
+    return expr._eval_evalf(prec)
+
+
+# mpmath numbers
+
+
+def binary_precision(digits: int) -> int:
+    """The bits that hold `digits` decimal digits, as mpmath's workdps sets them."""
+    return dps_to_prec(digits)
+
+
+def rational_number(p: int, q: int, prec: int) -> mpmath.mpf:
+    """p/q as an mpmath number: one division, rounded to nearest at prec bits."""
+    return mpmath.mp.make_mpf(from_rational(p, q, prec, round_nearest))
+
+
+def softmax_numbers(logits: list[mpmath.mpf | None], prec: int) -> tuple[list, mpmath.mpf, list]:
+    """(e^{a_j}, Z, e^{a_j}/Z) from the logits' numbers (None: masked, e^{−∞} = 0), at prec bits: libmp called
+    as mpmath's operators call it (the same roundings, the same bits), without their dispatch per call."""
+    make = mpmath.mp.make_mpf
+    exps = [make(mpf_exp(a._mpf_, prec, round_nearest)) if a is not None else mpmath.mpf(0) for a in logits]
+    total = make(mpf_sum([e._mpf_ for e in exps], prec, round_nearest))
+    weights = [make(mpf_div(e._mpf_, total._mpf_, prec, round_nearest)) for e in exps]
+    return exps, total, weights
+
+
+def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tuple[int, list[int]]],
+                    numerators: object | None, prec: int) -> list[mpmath.mpf]:
+    """(Σ_j e^{a_j} n_jc) / (d_c · Z) for each value column c given as integers n_jc over a denominator d_c.
+
+    The sum is taken in integers: each e^{a_j} = man·2^exp is shifted to the smallest exponent, but to none more
+    than prec + 64 bits below the largest term, as each term is already rounded to prec bits.
+    `numerators` is integer_matrix()'s matrix of the n_jc, or None.
+    """
+    high = max((e.exp + e.bc for e in exps if e.man), default=0)
+    low = max(min((e.exp for e in exps if e.man), default=0), high - prec - 64)
+    mantissas = [(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0 for e in exps]
+    sums = integer_sums(mantissas, integers, numerators)
+    return [mpmath.mp.make_mpf(mpf_div(mpf_shift(from_int(s, prec, round_nearest), low),
+                                       mpf_mul_int(total._mpf_, denominator, prec, round_nearest), prec, round_nearest))
+            for s, (denominator, _) in zip(sums, integers, strict=True)]
+
+
+def integer_matrix(rows: Iterable[Iterable[int]]) -> object | None:
+    """Rows of integers as a python-flint matrix when SymPy runs on flint, else None."""
+    return None if fmpz_mat is None else fmpz_mat([list(row) for row in rows])
+
+
+def integer_sums(mantissas: list[int], integers: list[tuple[int, list[int]]], numerators: object | None) -> list[int]:
+    """Σ_j m_j n_jc for each column c: one python-flint product when `numerators` holds the n_jc (keys by
+    columns, from integer_matrix), else Python's integers."""
+    if numerators is None:
+        return [sum(map(operator.mul, mantissas, column)) for _, column in integers]
+    return [int(s) for s in (fmpz_mat([mantissas]) * numerators).entries()]

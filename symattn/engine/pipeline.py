@@ -1,0 +1,295 @@
+"""The attention pipeline as pure functions on exact SymPy matrices (no rounding anywhere): scores, scaling,
+softmax and weighted sum per query; self-, cross- and masked attention; matrix form and multi-head."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import mpmath
+from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, expand, sin, sqrt
+from sympy.polys.matrices import DomainMatrix
+
+from .matrices import (
+    Fraction,
+    as_matrix,
+    file_matrix,
+    file_products,
+    fractions,
+    is_rational,
+    matrix_numbers,
+    project,
+    projection,
+    rational_storage,
+    times,
+)
+from .numbers import WORKING_DIGITS, known, rational_times_root, remember, to_mpf
+from .softmax import FractionRow, Softmax, rational_row_numbers, rationals, row_numbers, weighted_sum
+from .symbols import any_symbolic, is_symbolic
+from .values import Values
+
+
+@dataclass(frozen=True)
+class QueryAttention:
+    """What one query does: raw scores, scaled scores (the softmax's logits), softmax weights, weighted sum of the
+    values. Rational scores are kept as fractions (`score_fractions`, the softmax's `fractions`) until read as
+    SymPy numbers: an answer key reads only the fractions."""
+
+    row: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # the query vector, when asked for
+    raw: tuple[Expr, ...] | None  # the raw scores as SymPy numbers, or None when given as score_fractions
+    scale: Expr
+    softmax: Softmax
+    values: Values = field(repr=False, compare=False)
+    score_fractions: FractionRow | None = None
+
+    @cached_property
+    def scores(self) -> tuple[Expr, ...]:
+        """The raw scores q·k_j as SymPy numbers."""
+        return self.raw if self.score_fractions is None else rationals(self.score_fractions)
+
+    @property
+    def scaled(self) -> tuple[Expr, ...]:
+        """The scaled scores: the softmax's logits."""
+        return self.softmax.logits
+
+    @cached_property
+    def query(self) -> ImmutableMatrix:
+        """The query vector q (a row of Q, made when first read: a document's steps show it, an answer key not)."""
+        return self.row()
+
+    @cached_property
+    def output(self) -> ImmutableMatrix:
+        """Σ_j w_j v_j (built when first read, like the softmax's SymPy forms)."""
+        return weighted_sum(self.softmax, self.values)
+
+
+class Attention:
+    """A whole attention computation: projections of all tokens and the focus queries in order.
+
+    Q, K and V are SymPy matrices when first read. Rational ones are kept as flint-backed DomainMatrices until
+    then: an answer key reads only their fractions (`fractions`).
+    """
+
+    def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],
+                 queries: dict[int, QueryAttention]) -> None:
+        self._projections = projections
+        self._fraction_rows: dict[str, list[list[Fraction]] | None] = {}
+        self.queries = queries
+
+    @cached_property
+    def Q(self) -> ImmutableMatrix:
+        return as_matrix(self._projections["Q"])
+
+    @cached_property
+    def K(self) -> ImmutableMatrix:
+        return as_matrix(self._projections["K"])
+
+    @cached_property
+    def V(self) -> ImmutableMatrix:
+        return as_matrix(self._projections["V"])
+
+    def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
+        """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None
+        (read once: V's are read by the engine and again by an answer key)."""
+        if name not in self._fraction_rows:
+            stored = self._projections[name]
+            self._fraction_rows[name] = None if isinstance(stored, ImmutableMatrix) else fractions(stored)
+        return self._fraction_rows[name]
+
+
+@dataclass(frozen=True)
+class MatrixForm:
+    """All queries at once: S = QKᵀ, the scaled scores, the row-wise softmax A and the output A·V."""
+
+    scores: ImmutableMatrix
+    scaled: ImmutableMatrix
+    weights: ImmutableMatrix
+    output: ImmutableMatrix
+
+
+@dataclass(frozen=True)
+class MultiHead:
+    """Concatenated head outputs and their projection by W_O; attentions holds each computed head's own
+    attention (None for a head whose output was given)."""
+
+    heads: tuple[ImmutableMatrix, ...]
+    concat: ImmutableMatrix
+    output: ImmutableMatrix
+    attentions: tuple[Attention | None, ...] = ()
+
+
+def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
+    """Dot product of two row vectors (expanded into a polynomial when the entries are symbolic)."""
+    total = Add(*(a * b for a, b in zip(u, v, strict=True)))
+    return expand(total) if is_symbolic(total) else total
+
+
+def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
+    """Raw attention scores q·k_j for every key row."""
+    return tuple(dot(query, K.row(j)) for j in range(K.rows))
+
+
+def scale_factor(d_k: int) -> Expr:
+    """√d_k, exact (√4 = 2, √2 stays a surd)."""
+    return sqrt(Integer(d_k))
+
+
+def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
+           V: ImmutableMatrix | Values, scale: Expr, allowed: tuple[bool, ...] | None = None,
+           raw: tuple[Expr, ...] | None = None) -> QueryAttention:
+    """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
+
+    `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
+    `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given.
+    """
+    row = query if callable(query) else lambda: query
+    raw = scores(row(), K) if raw is None else raw
+    V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
+    scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
+    filed = [(a, known(s)) for s, a in zip(raw, scaled, strict=True)
+             if a is not S.NegativeInfinity and not a.is_Rational]
+    if any(number is not None for _, number in filed):  # a score whose number is filed: its scaled score's too
+        with mpmath.workdps(WORKING_DIGITS + 10):
+            scale_number = to_mpf(scale)
+            for a, number in filed:
+                if number is not None:
+                    remember(a, number / scale_number)
+    return QueryAttention(row, raw, scale, Softmax(scaled, row_numbers(scaled, V)), V)
+
+
+def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, scale: Expr, raw: FractionRow,
+                     scaled: FractionRow, radicand: int = 1) -> QueryAttention:
+    """attend() of rational scores given as fractions, raw and scaled (None where masked; the scaled scores are
+    these fractions times √radicand): no SymPy number is made until one is read."""
+    softmax = Softmax(numbers=rational_row_numbers(scaled, V, radicand), fractions=scaled, radicand=radicand)
+    return QueryAttention(query, None, scale, softmax, V, score_fractions=raw)
+
+
+def attention(
+    X: ImmutableMatrix,
+    source: ImmutableMatrix,
+    W_Q: ImmutableMatrix,
+    W_K: ImmutableMatrix,
+    W_V: ImmutableMatrix,
+    scale: Expr,
+    focus: tuple[int, ...],
+    mask: ImmutableMatrix | None = None,
+) -> Attention:
+    """Queries from X, keys and values from source (source is X for self-attention, the memory for cross).
+
+    mask[i, j] = 1 lets query i attend to key j, 0 masks it (None: every key is visible).
+    """
+    stored = {"Q": projection(X, W_Q), "K": projection(source, W_K), "V": projection(source, W_V)}
+    queries: dict[int, QueryAttention] = {}
+    result = Attention(stored, queries)
+
+    def allowed(i: int) -> tuple[bool, ...] | None:
+        return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
+
+    left, right = (rational_storage(stored[name]) for name in "QK")
+    rational = left is not None and right is not None
+    # Rational scores: the logits are c·√m for a rational or surd scale, kept as fractions c and the radicand m.
+    logit = _reciprocal_scale(scale) if rational else None
+    kept = logit is not None
+    if rational:  # all raw scores at once: QKᵀ, one exact product
+        products = left * right.transpose()
+        if kept:
+            raw, scaled = fractions(products), fractions(products * QQ.from_sympy(logit[0]))
+        else:
+            rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
+            raw = {i: tuple(rows[i]) for i in focus}
+    else:
+        raw = {i: scores(result.Q.row(i), result.K) for i in focus}
+        if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
+            _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
+    value_fractions = result.fractions("V")
+    values = (Values.of(result.V) if value_fractions is None
+              else Values.of_fractions(value_fractions, lambda: result.V))
+    if kept:
+        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, scale, tuple(raw[i]),
+                                            _masked(scaled[i], allowed(i)), logit[1])) for i in focus)
+    else:
+        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i]))
+                       for i in focus)
+    return result
+
+
+def _reciprocal_scale(scale: Expr) -> tuple[Expr, int] | None:
+    """(f, m) with score / scale = score · f · √m for every rational score: (1/scale, 1) for a rational scale,
+    (1/(r·m), m) for r·√m (√d_k when d_k is not a square: √32 = 4√2); None for any other scale."""
+    if scale.is_Rational:
+        return 1 / scale, 1
+    surd = rational_times_root(scale)
+    if surd is None:
+        return None
+    r, m = surd
+    return 1 / (r * m), m
+
+
+def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> FractionRow:
+    """A row of logits with each masked key's (allowed[j] false) replaced by None, −∞."""
+    return tuple(logits) if allowed is None else tuple(f if ok else None for f, ok in zip(logits, allowed, strict=True))
+
+
+def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],
+                  raw: dict[int, tuple[Expr, ...]]) -> None:
+    """File the numbers of Q, K, V and the raw scores when they are irrational (X + P with sines and cosines).
+
+    Evaluating each score's exact expression on its own would evaluate every sine in it again and again; here each
+    input entry is evaluated once and the products are taken in mpmath at the working precision.
+    """
+    with mpmath.workdps(WORKING_DIGITS + 10):
+        X, source, W_Q, W_K, W_V = (matrix_numbers(M) for M in inputs)
+        products = [times(left, W) for left, W in ((X, W_Q), (source, W_K), (source, W_V))]
+        for exact, approximations in zip(QKV, products, strict=True):
+            file_matrix(exact, approximations)
+        Q, K = products[0], products[1]
+        for i, row in raw.items():
+            for j, score in enumerate(row):
+                if not score.is_Rational:
+                    remember(score, mpmath.fdot(Q[i], K[j]))
+
+
+def causal_mask(n: int) -> ImmutableMatrix:
+    """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal)."""
+    return ImmutableMatrix(n, n, lambda i, j: 1 if j <= i else 0)
+
+
+def sinusoidal_encoding(n: int, d: int) -> ImmutableMatrix:
+    """The original paper's PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(pos / 10000^{2i/d}),
+    exact (sin 1, cos(1/100), ...), positions counted from 0."""
+    def entry(pos: int, column: int) -> Expr:
+        angle = Integer(pos) / Integer(10000) ** (Integer(2 * (column // 2)) / d)
+        return sin(angle) if column % 2 == 0 else cos(angle)
+
+    return ImmutableMatrix(n, d, entry)
+
+
+def matrix_form(queries: list[QueryAttention]) -> MatrixForm:
+    """Stack per-query results (in query order) into the matrix form."""
+    def stack(rows: list[tuple[Expr, ...]]) -> ImmutableMatrix:
+        return ImmutableMatrix([list(row) for row in rows])
+
+    return MatrixForm(
+        scores=stack([q.scores for q in queries]),
+        scaled=stack([q.scaled for q in queries]),
+        weights=stack([q.softmax.weights for q in queries]),
+        output=ImmutableMatrix.vstack(*[q.output for q in queries]),
+    )
+
+
+def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:
+    """Head outputs side by side in one row vector."""
+    return ImmutableMatrix(1, sum(o.cols for o in outputs), [x for o in outputs for x in o])
+
+
+def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
+               attentions: tuple[Attention | None, ...] = ()) -> MultiHead:
+    """Concatenate the head outputs and project by W_O."""
+    joined = concat(outputs)
+    output = project(joined, W_O)
+    if not any_symbolic(joined) and not any_symbolic(W_O) and not is_rational(output):
+        file_products(joined, W_O, output)
+    return MultiHead(tuple(outputs), joined, output, attentions)
+

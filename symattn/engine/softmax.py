@@ -1,0 +1,168 @@
+"""A row's softmax and its weighted sum of the values: exact SymPy forms, built when first read, and the numbers
+of the whole row, evaluated once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import mpmath
+from sympy import Add, Expr, ImmutableMatrix, Pow, Rational, S, sqrt
+
+from .canonical import exp_sum, exponential, quotient
+from .fast import integer_outputs, softmax_numbers
+from .matrices import Fraction
+from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers, number, remember
+from .symbols import any_symbolic
+from .values import Values
+from .weighted import Parts, WeightedAverage
+
+FractionRow = tuple[Fraction | None, ...]  # None: a masked key's logit, −∞
+
+
+def rationals(fractions: FractionRow, radicand: int = 1) -> tuple[Expr, ...]:
+    """A row of fractions as SymPy numbers (−∞ for a masked key), each times √radicand when that is not 1."""
+    if radicand == 1:
+        return tuple(S.NegativeInfinity if f is None else Rational(*f) for f in fractions)
+    root = sqrt(radicand)
+    return tuple(S.NegativeInfinity if f is None else Rational(*f) * root for f in fractions)
+
+
+@dataclass(frozen=True)
+class RowNumbers:
+    """A numeric row's softmax and output as mpmath numbers (WORKING_DIGITS correct digits), in key order.
+
+    `irrational` says that Z holds two or more distinct exponentials, so that no weight is rational
+    (Lindemann–Weierstrass): then each weight's number is all there is to say about its value.
+    """
+
+    logits: list[mpmath.mpf | None]  # None: a masked key
+    exps: list[mpmath.mpf]
+    total: mpmath.mpf
+    weights: list[mpmath.mpf]
+    outputs: list[mpmath.mpf]
+    irrational: bool
+
+
+class Softmax:
+    """softmax(a)_j = e^{a_j} / Z with Z = sum_k e^{a_k}, every part kept exact; a masked logit (−∞) has
+    e^{−∞} = 0 and so weight exactly 0.
+
+    The SymPy forms (exps, total, weights) are built when first read: an answer key needs only the logits (e^{a}
+    prints from a) and the numbers. When they are built, the row's numbers are filed for them (remember), so that
+    documents never evaluate them again. Logits c_j·√m (rational when m = 1) may be given as `fractions` c_j and
+    the `radicand` m instead: they become SymPy numbers when first read, as `logits`.
+    """
+
+    def __init__(self, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
+                 fractions: FractionRow | None = None, radicand: int = 1) -> None:
+        if logits is not None:
+            self.logits = tuple(logits)  # in the instance's dict: the cached property is not consulted
+        self.fractions, self.radicand = fractions, radicand
+        self.numbers = numbers
+
+    @cached_property
+    def logits(self) -> tuple[Expr, ...]:
+        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
+        return rationals(self.fractions, self.radicand)
+
+    @property
+    def logit_numbers(self) -> list[mpmath.mpf | None]:
+        """The logits' numbers (None: masked): the row's, else (formulas: symbolic values) evaluated."""
+        if self.numbers is not None:
+            return self.numbers.logits
+        return [None if a is S.NegativeInfinity else number(a) for a in self.logits]
+
+    @property
+    def masked(self) -> tuple[bool, ...]:
+        """Whether each key is masked (logit −∞, weight exactly 0)."""
+        if self.fractions is not None:
+            return tuple(f is None for f in self.fractions)
+        return tuple(a is S.NegativeInfinity for a in self.logits)
+
+    @cached_property
+    def exps(self) -> tuple[Expr, ...]:
+        """e^{a_j}; a masked logit (−∞) gives exactly 0."""
+        exps = tuple(exponential(a) for a in self.logits)
+        if self.numbers is not None:
+            for e, value in zip(exps, self.numbers.exps, strict=True):
+                remember(e, value)
+        return exps
+
+    @cached_property
+    def total(self) -> Expr:
+        """Z = Σ_k e^{a_k}."""
+        total = exp_sum(self.exps)
+        if self.numbers is not None:
+            remember(total, self.numbers.total)
+        return total
+
+    @cached_property
+    def weights(self) -> tuple[Expr, ...]:
+        """e^{a_j} / Z, exact."""
+        exps, total = self.exps, self.total
+        if total.is_Add and not any_symbolic(exps):
+            # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
+            # evaluation of each quotient would find nothing to simplify, at a cost per weight.
+            inverse = Pow(total, -1)
+            weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else quotient(e, inverse)
+                            for e in exps)
+        else:
+            weights = tuple(e / total for e in exps)
+        if self.numbers is not None:
+            for w, value in zip(weights, self.numbers.weights, strict=True):
+                remember(w, value)
+        return weights
+
+
+def is_numeric_row(logits: tuple[Expr, ...], V: Values) -> bool:
+    """Whether a row's softmax and the values are numbers (else formulas: nothing to evaluate)."""
+    return V.is_numeric and not any_symbolic(logits)
+
+
+def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
+    """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z.
+
+    Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
+    """
+    if not is_numeric_row(weights.logits, V):
+        return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
+                                                   / weights.total for column in V.columns])
+    exps = Parts(*weights.exps)
+    output = ImmutableMatrix(1, len(V.columns), [S.Zero if zero else WeightedAverage(exps, column, weights.total)
+                                                 for column, zero in zip(V.columns, V.zero_columns, strict=True)])
+    row = weights.numbers or row_numbers(weights.logits, V)
+    for entry, value in zip(output, row.outputs, strict=True):
+        if entry is not S.Zero:
+            remember(entry, value)
+    return output
+
+
+def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
+    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs; None for formulas."""
+    if not is_numeric_row(logits, V):
+        return None
+    approximations = [None if a is S.NegativeInfinity else number(a) for a in logits]
+    for a, value in zip(logits, approximations, strict=True):  # shown again and again: in lines, vectors, tables
+        if value is not None and not a.is_Rational:
+            remember(a, value)
+    return _evaluate(approximations, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
+
+
+def rational_row_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNumbers | None:
+    """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as to_mpf gives
+    it)."""
+    if not V.is_numeric:
+        return None
+    return _evaluate(fraction_numbers(list(logits), radicand), V, distinct=len(set(logits) - {None}))
+
+
+def _evaluate(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> RowNumbers:
+    """A row's softmax and outputs from its logits' numbers (None: masked), at the working precision."""
+    exps, total, weights = softmax_numbers(logits, PRECISION)
+    if V.integers is None:
+        with mpmath.workdps(WORKING_DIGITS + 10):
+            outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]
+    else:
+        outputs = integer_outputs(exps, total, V.integers, V.numerators, PRECISION)
+    return RowNumbers(logits, exps, total, weights, outputs, irrational=distinct > 1)

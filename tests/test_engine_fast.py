@@ -1,0 +1,169 @@
+"""Every assumption symattn/engine/fast.py makes about private SymPy, mpmath and python-flint API, checked against
+the installed versions. A failure names the assumption an upgrade broke: fix fast.py (only), then widen the
+version bounds in pyproject.toml."""
+
+from __future__ import annotations
+
+import random
+from contextlib import contextmanager
+
+import mpmath
+import pytest
+from sympy import QQ, ZZ, Add, E, Expr, ImmutableMatrix, Integer, Mul, Pow, Rational, Symbol, Tuple, cos, exp, sin, sqrt
+from sympy.polys.matrices import DomainMatrix
+
+from symattn.engine import WeightedAverage, fast
+
+
+@contextmanager
+def assumption(what: str):
+    """Fail with the assumption's name whether it is broken by a wrong result or by a missing name."""
+    try:
+        yield
+    except AssertionError as error:
+        pytest.fail(f"fast.py relies on {what}, which no longer holds: {error}", pytrace=False)
+    except (AttributeError, ImportError, TypeError, ValueError) as error:
+        pytest.fail(f"fast.py relies on {what}, which is gone or changed: {error!r}", pytrace=False)
+
+
+MATRICES = {
+    "integer": ImmutableMatrix([[1, -2, 3], [4, 0, 6]]),
+    "rational": ImmutableMatrix([[Rational(1, 2), 3], [Rational(-7, 3), 0]]),
+    "surd": ImmutableMatrix([[sqrt(2), 1], [Rational(1, 3), sqrt(3) / 2]]),
+    "symbolic": ImmutableMatrix([[Symbol("x"), 1], [2, Symbol("y") ** 2]]),
+    "from a DomainMatrix": DomainMatrix([[QQ(1, 2), QQ(3)], [QQ(5, 7), QQ(0)]], (2, 2), QQ).to_Matrix().as_immutable(),
+}
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+def test_rep_is_the_domain_matrix_of_the_entries(kind):
+    M = MATRICES[kind]
+    with assumption("ImmutableMatrix._rep being the DomainMatrix of the matrix's entries (ZZ/QQ when rational)"):
+        stored = fast.storage(M)
+        assert isinstance(stored, DomainMatrix), type(stored)
+        assert stored.shape == M.shape
+        assert stored.to_Matrix() == M
+        rational = all(v.is_Rational for v in M)
+        assert (stored.domain in (ZZ, QQ)) == rational, stored.domain
+
+
+@pytest.mark.parametrize("kind", MATRICES)
+def test_args_2_holds_the_flat_entries_in_order(kind):
+    M = MATRICES[kind]
+    with assumption("ImmutableMatrix.args[2].args being the entries as SymPy objects, row by row"):
+        flat = fast.flat_entries(M)
+        assert isinstance(flat, tuple) and len(flat) == M.rows * M.cols
+        assert list(flat) == [M[i, j] for i in range(M.rows) for j in range(M.cols)]
+        assert all(isinstance(v, Expr) for v in flat)
+
+
+def random_exponentials(rng: random.Random) -> list[Expr]:
+    terms = set()
+    while len(terms) < rng.randint(2, 7):
+        a = Rational(rng.randint(-300, 300), rng.randint(1, 40)) * rng.choice([1, sqrt(2), sqrt(3)])
+        if rng.random() < 0.3:
+            a += sin(Rational(rng.randint(1, 9), 100)) + cos(rng.randint(1, 5))
+        if a not in (0, 1):
+            terms.add(exp(a, evaluate=False))
+    return list(terms)
+
+
+def test_addsort_sorts_as_add_does():
+    rng = random.Random(1)
+    with assumption("sympy.core.add._addsort sorting terms as Add does, and Add._from_args building that Add"):
+        for _ in range(200):
+            terms = random_exponentials(rng)
+            rng.shuffle(terms)
+            built, evaluated = fast.sorted_add(list(terms)), Add(*terms)
+            assert type(built) is type(evaluated) and built.args == evaluated.args and built == evaluated
+            assert hash(built) == hash(evaluated)
+
+
+def test_mulsort_sorts_as_mul_does():
+    rng = random.Random(2)
+    with assumption("sympy.core.mul._mulsort sorting factors as Mul does, and Mul._from_args building that Mul"):
+        for _ in range(200):
+            terms = random_exponentials(rng)
+            inverse = Pow(Add(*terms), -1)
+            for e in terms:
+                built, evaluated = fast.sorted_mul([e, inverse]), Mul(e, inverse)
+                assert type(built) is type(evaluated) and built.args == evaluated.args and built == evaluated
+
+
+def test_expr_new_keeps_the_args_as_given():
+    parts = (Tuple(Integer(3), E), Tuple(Integer(1), Integer(2)), Integer(5))
+
+    class Node(Expr):
+        pass
+
+    with assumption("Expr.__new__(cls, *args) storing args as given, without sympify or sorting"):
+        node = fast.new_expr(Node, *parts)
+        assert type(node) is Node and node.args == parts and all(a is b for a, b in zip(node.args, parts, strict=True))
+
+
+def test_tuple_mhash_is_the_hash_cache():
+    with assumption("Tuple._mhash being a writable slot, None until the hash is computed"):
+        t = Tuple(Integer(1), Rational(2, 3), sqrt(5))
+        assert t._mhash is None
+        h = fast.hash_once(t)
+        assert h == hash(t.args) and t._mhash == h and fast.hash_once(t) == h
+
+
+def test_eval_evalf_is_evalf_s_hook():
+    e = Tuple(*(exp(Rational(k, 3), evaluate=False) for k in range(3)))
+    column = Tuple(Integer(1), Rational(-1, 2), Integer(4))
+    total = Add(*e.args)
+    with assumption("Expr._eval_evalf(prec) being what evalf calls for a new Expr subclass"):
+        average = WeightedAverage(e, column, total)
+        assert abs(average.evalf(60) - average.doit().evalf(60)) < Rational(1, 10**55)
+        assert abs(fast.evalf_node(total, 200) - total.evalf(60)) < Rational(1, 10**55)
+
+
+def test_ground_types_and_flint_matrices():
+    from sympy.external.gmpy import GROUND_TYPES
+
+    with assumption("sympy.external.gmpy.GROUND_TYPES naming the ground types ('flint' with python-flint)"):
+        assert GROUND_TYPES in ("flint", "gmpy", "gmpy2", "python"), GROUND_TYPES
+        assert (fast.fmpz_mat is not None) == (GROUND_TYPES == "flint")
+    if fast.fmpz_mat is None:
+        return
+    with assumption("python-flint fmpz_mat: a list-of-rows constructor, `*` and entries()"):
+        numerators = fast.integer_matrix([[1, 2], [3, 4], [5, 6]])
+        assert fast.integer_sums([10, 100, 1000], [(1, [1, 3, 5]), (1, [2, 4, 6])], numerators) == [5310, 6420]
+
+
+def test_libmp_functions_round_as_mpmath_operators_do():
+    prec = fast.binary_precision(100)
+    with mpmath.workdps(100):
+        assert mpmath.mp.prec == prec, "dps_to_prec giving the bits workdps sets"
+    rng = random.Random(3)
+    with assumption("mpmath.libmp functions (mpf_exp, mpf_sum, mpf_div, from_rational, ...) and mpf._mpf_"), \
+            mpmath.workprec(prec):
+        for _ in range(50):
+            p, q = rng.randint(-10**12, 10**12), rng.randint(1, 10**9)
+            x = fast.rational_number(p, q, prec)
+            assert isinstance(x, mpmath.mpf) and x == mpmath.mpf(p) / q
+            logits = [mpmath.mpf(rng.randint(-500, 500)) / rng.randint(1, 9) for _ in range(5)] + [None]
+            exps, total, weights = fast.softmax_numbers(logits, prec)
+            expected = [mpmath.exp(a) if a is not None else mpmath.mpf(0) for a in logits]
+            assert exps == expected
+            assert total == mpmath.fsum(expected)
+            assert weights == [e / total for e in expected]
+
+
+def test_mpf_parts_and_integer_outputs():
+    prec = fast.binary_precision(100)
+    with assumption("mpf.man, mpf.exp, mpf.bc (value = man·2^exp, bc = man's bit length) and mpmath.mp.make_mpf"):
+        x = fast.rational_number(22, 7, prec)
+        with mpmath.workprec(prec):
+            assert mpmath.ldexp(mpmath.mpf(x.man), x.exp) == x and x.bc == x.man.bit_length()
+        assert mpmath.mp.make_mpf(x._mpf_) == x
+    with assumption("libmp from_int, mpf_shift, mpf_mul_int, mpf_div on raw values"), mpmath.workprec(prec):
+        logits = [mpmath.mpf(1) / 3, mpmath.mpf(-2), None, mpmath.mpf(40)]
+        exps, total, _ = fast.softmax_numbers(logits, prec)
+        integers = [(3, [1, -2, 5, 7]), (1, [0, 0, 0, 0])]
+        outputs = fast.integer_outputs(exps, total, integers, fast.integer_matrix([[1, 0], [-2, 0], [5, 0], [7, 0]]),
+                                       prec)
+        expected = mpmath.fdot(exps, [1, -2, 5, 7]) / (3 * total)
+        assert abs(outputs[0] - expected) <= abs(expected) * mpmath.mpf(2) ** (8 - prec)
+        assert outputs[1] == 0
