@@ -8,8 +8,8 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
-from .engine import MatrixForm, Softmax, flat_entries
-from .spec.model import Section
+from .engine import MatrixForm, Numbers, flat_entries
+from .spec.model import Scale, Section
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Shown:
     uniform: bool = True
     written: tuple[int | None, ...] = ()
     whole: tuple[Expr, ...] | None = None  # for a row: the entries of the matrix whose decimals it shares
+    known: Numbers | None = field(default=None, compare=False)  # the numbers of the result the values come from
 
     def row(self, i: int) -> Shown:
         return self.rows[i]
@@ -58,8 +59,8 @@ class Shown:
         """Each row as a Shown (made once: reading a matrix's entries converts each of them)."""
         cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
         # values[i, :] slices the matrix's domain storage; a matrix built from the entries would search a domain
-        return tuple(Shown(self.values[i, :], self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole)
-                     for i in range(self.values.rows))
+        return tuple(Shown(self.values[i, :], self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
+                           self.known) for i in range(self.values.rows))
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class Eq:
 
 
 @dataclass(frozen=True)
-class ScaleFactor:
+class SqrtDk:
     """√d_k with its value inside a sentence (√d_k = √2, or √d_k = √4 = 2)."""
 
     d_k: int
@@ -84,7 +85,7 @@ class Num:
     value: Expr
 
 
-Param = Token | Name | Eq | ScaleFactor | Num | int
+Param = Token | Name | Eq | SqrtDk | Num | int
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,12 @@ class VectorEquation(Step):
 
 
 @dataclass(frozen=True)
+class Result(VectorEquation):
+    """The output of a section or of one of its queries (z_token, z_final): shown as a VectorEquation, and what
+    a notebook displays of a derivation."""
+
+
+@dataclass(frozen=True)
 class VectorList(Step):
     """Several named row vectors, aligned."""
 
@@ -180,26 +187,33 @@ class DotProducts(Step):
     query: Shown
     keys: tuple[Shown, ...]
     scores: tuple[Expr, ...]
+    known: Numbers | None = field(default=None, compare=False)  # the numbers of the result the values come from
 
 
 @dataclass(frozen=True)
 class Scaling(Step):
     """a_t = s_t / √d_k (or s_t / c for a given c) for every score; t runs over the key tokens."""
 
+    scale: Scale
     d_k: int
-    by_sqrt_d_k: bool
-    scale: Expr
+    divisor: Expr  # scale.divisor(d_k)
     scores: tuple[Expr, ...]
     scaled: tuple[Expr, ...]
     tokens: tuple[str, ...]
+    known: Numbers | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class SoftmaxStep(Step):
-    """The softmax written out: e^{a_t}, their sum Z, and w_t = e^{a_t} / Z."""
+    """The softmax written out: e^{a_t}, their sum Z, and w_t = e^{a_t} / Z (a masked key's logit is −∞, its
+    e^{a_t} and weight exactly 0)."""
 
-    softmax: Softmax
+    logits: tuple[Expr, ...]
+    exps: tuple[Expr, ...]
+    total: Expr
+    weights: tuple[Expr, ...]
     tokens: tuple[str, ...]
+    known: Numbers | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -210,6 +224,7 @@ class WeightedSum(Step):
     values: tuple[Shown, ...]
     output: ImmutableMatrix
     tokens: tuple[str, ...]
+    known: Numbers | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -220,9 +235,10 @@ class MatrixFormStep(Step):
     K: Shown
     V: Shown
     form: MatrixForm
+    scale: Scale
     d_k: int
-    scaling: str  # "sqrt_d_k" | "none" | "number"
-    scale: Expr
+    divisor: Expr  # scale.divisor(d_k)
+    known: Numbers | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -237,6 +253,7 @@ class Heatmap(Step):
     queries: tuple[str, ...]
     keys: tuple[str, ...]
     weights: ImmutableMatrix
+    known: Numbers | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,9 @@ from operator import add, and_
 import mpmath
 from sympy import Add, Expr, N, Pow, Rational, S, Symbol, exp, latex, sympify
 
+from .engine import Numbers, exponential, is_symbolic
 from .engine import decimal as approx_decimal
 from .engine import decimal_digits as approx_decimal_digits
-from .engine import exponential, is_symbolic
-from .engine import lookup as approx_lookup
 
 DEFAULT_DIGITS = 4
 _GUARD_DIGITS = 40
@@ -63,9 +62,10 @@ def _places(q: int) -> int | None:
     return max(twos, fives) if q == 1 else None
 
 
-def to_decimal(value: Expr, digits: int, size: int | None = None) -> Decimal:
+def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers | None = None) -> Decimal:
     """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals.
-    `size`: an irrational value's decimal exponent (_estimate), when the caller has it already."""
+    `size`: an irrational value's decimal exponent (_estimate), when the caller has it already; `known`: the
+    numbers of the result the value belongs to (else it is evaluated)."""
     value = sympify(value)
     if value.is_Rational:
         p, q = int(value.p), int(value.q)
@@ -73,8 +73,8 @@ def to_decimal(value: Expr, digits: int, size: int | None = None) -> Decimal:
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
-    figures = max(0, _estimate(value).adjusted() if size is None else size) + digits + _GUARD_DIGITS
-    approx = _evaluate(value, figures)
+    figures = max(0, _estimate(value, known).adjusted() if size is None else size) + digits + _GUARD_DIGITS
+    approx = _evaluate(value, figures, known)
     with _context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
@@ -82,10 +82,11 @@ def to_decimal(value: Expr, digits: int, size: int | None = None) -> Decimal:
 
 @lru_cache(maxsize=1 << 16)  # a document shows the same values in several steps (tables, products, vectors)
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
-                  fraction: bool = False) -> Number:
+                  fraction: bool = False, known: Numbers | None = None) -> Number:
     """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded.
 
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
+    `known`: the numbers of the result the value belongs to (an irrational value not in it is evaluated).
     """
     value = sympify(value)
     if is_symbolic(value):
@@ -98,17 +99,17 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
         return Number(_plain(to_decimal(value, max(places, min_decimals))), exact=True)
     if fraction and value.is_Rational:
         return _fraction(value)
-    size = _estimate(value).adjusted()
+    size = _estimate(value, known).adjusted()
     if size >= SCIENTIFIC_FROM:
-        mantissa, exponent = _scientific(value, digits)
+        mantissa, exponent = _scientific(value, digits, known)
         return Number(rf"{_plain(mantissa)} \times 10^{{{exponent}}}", exact=False, compound=True)
-    return Number(_plain(to_decimal(value, digits, size)), exact=False)
+    return Number(_plain(to_decimal(value, digits, size, known)), exact=False)
 
 
-def _scientific(value: Expr, digits: int) -> tuple[Decimal, int]:
+def _scientific(value: Expr, digits: int, known: Numbers | None) -> tuple[Decimal, int]:
     """(mantissa rounded half-up to `digits` decimals, exponent) of a number, from `digits` + 40 significant
     digits whatever its size."""
-    approximation = _evaluate(value, digits + _GUARD_DIGITS)
+    approximation = _evaluate(value, digits + _GUARD_DIGITS, known)
     exponent = approximation.adjusted()
     with _context(digits + _GUARD_DIGITS + 10):
         quantum = Decimal(1).scaleb(-digits)
@@ -118,13 +119,12 @@ def _scientific(value: Expr, digits: int) -> tuple[Decimal, int]:
     return mantissa, exponent
 
 
-def _estimate(value: Expr) -> Decimal:
+def _estimate(value: Expr, known: Numbers | None = None) -> Decimal:
     """The value to 15 significant digits, for its size."""
     if value.is_Rational:
         with _context(15):
             return Decimal(int(value.p)) / Decimal(int(value.q))
-    known = approx_lookup(value, 15)
-    return known if known is not None else Decimal(str(N(value, 15)))
+    return _evaluate(value, 15, known)
 
 
 def _infinite(value: Expr) -> bool:
@@ -143,15 +143,18 @@ def _fraction(value: Rational) -> Number:
 def format_numbers(
     values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False,
     fractions: bool = False, written: tuple[int | None, ...] = (), whole: Iterable[Expr] | None = None,
+    known: Numbers | None = None,
 ) -> list[Number]:
     """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would.
 
     `written` (an input's entries as typed) overrides both: each entry is shown as it was written, a fraction
     as a fraction. `whole` (a matrix this row belongs to) sets the shared decimals instead of the row itself.
+    `known`: the numbers of the result the values belong to.
     """
     values = [sympify(v) for v in values]
     if written:
-        return [_fraction(v) if places is None and v.is_Rational else format_number(v, digits, places or 0, fractions)
+        return [_fraction(v) if places is None and v.is_Rational
+                else format_number(v, digits, places or 0, fractions, known)
                 for v, places in zip(values, written, strict=True)]
     if uniform:
         needed = [min_decimals]
@@ -164,25 +167,26 @@ def format_numbers(
             elif not (fractions and v.is_Rational):  # a fraction sets no decimals for the others
                 needed.append(digits)
         min_decimals = max(needed)
-    return [format_number(v, digits, min_decimals, fraction=fractions) for v in values]
+    return [format_number(v, digits, min_decimals, fractions, known) for v in values]
 
 
-def shades(values: Iterable[Expr], scale: int = 100) -> list[int]:
+def shades(values: Iterable[Expr], scale: int = 100, known: Numbers | None = None) -> list[int]:
     """round(value / largest × scale) for each value, from their decimals (heatmap shades: the largest gets
     `scale`). Compared as decimals: SymPy cannot always order two exact softmax weights."""
-    decimals = [to_decimal(v, 12) for v in values]
+    decimals = [to_decimal(v, 12, known=known) for v in values]
     largest = max(decimals, default=Decimal(0))
     if largest == 0:
         return [0 for _ in decimals]
     return [int((d / largest * scale).quantize(Decimal(1), rounding=ROUND_HALF_UP)) for d in decimals]
 
 
-def significant(value: Expr, figures: int = 30) -> str:
+def significant(value: Expr, figures: int = 30, known: Numbers | None = None) -> str:
     """The value rounded half-up to `figures` significant digits (more when an exact decimal needs them)."""
     value = value if isinstance(value, Expr) else sympify(value)
     if not value.is_Rational:
-        return "0." + "0" * (figures - 1) if value == 0 else _rounded(_evaluate(value, figures + _GUARD_DIGITS),
-                                                                      figures)
+        if value == 0:
+            return "0." + "0" * (figures - 1)
+        return _rounded(_evaluate(value, figures + _GUARD_DIGITS, known), figures)
     return significant_fraction(int(value.p), int(value.q), figures)
 
 
@@ -263,10 +267,10 @@ def _context(prec: int) -> AbstractContextManager:
     return localcontext(prec=prec, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
-def _evaluate(value: Expr, figures: int) -> Decimal:
-    """`figures` significant digits of an irrational value: the engine's filed approximation, else evalf."""
-    known = approx_lookup(value, figures)
-    return known if known is not None else Decimal(str(N(value, figures)))
+def _evaluate(value: Expr, figures: int, known: Numbers | None = None) -> Decimal:
+    """`figures` significant digits of an irrational value: the engine's approximation in `known`, else evalf."""
+    found = None if known is None else known.decimal(value, figures)
+    return found if found is not None else Decimal(str(N(value, figures)))
 
 
 def exact_latex(value: Expr, decimals: bool = True) -> str:

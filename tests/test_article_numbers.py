@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from symattn.spec.model import Scale
 from symattn import engine
 from symattn.numfmt import format_numbers
 
@@ -20,14 +21,14 @@ def self_attention(mt):
     s = mt.sections[0]
     love = s.tokens.index("love")
     return engine.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values,
-                               engine.scale_factor(s.d_k), (love,))
+                               Scale().divisor(s.d_k), (love,))
 
 
 @pytest.fixture(scope="module")
 def cross_attention(mt):
     s = mt.sections[1]
     return engine.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values,
-                               engine.scale_factor(s.d_k), (0,))
+                               Scale().divisor(s.d_k), (0,))
 
 
 def test_self_attention_projection_table(self_attention):

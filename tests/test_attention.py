@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import ImmutableMatrix, Rational, sqrt, together
 
+from symattn.spec.model import Scale
 from symattn import engine
 
 
@@ -44,7 +45,7 @@ def problems(draw):
 @given(problems())
 def test_agrees_with_float_implementation(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = engine.attention(X, M, WQ, WK, WV, engine.scale_factor(d_k), tuple(range(X.rows)))
+    result = engine.attention(X, M, WQ, WK, WV, Scale().divisor(d_k), tuple(range(X.rows)))
     raw, weights, outputs = float_attention(*(as_float(a) for a in (X, M, WQ, WK, WV)), d_k)
     for i, query in result.queries.items():
         assert np.allclose([float(s) for s in query.scores], raw[i], rtol=0, atol=1e-12)
@@ -56,14 +57,14 @@ def test_agrees_with_float_implementation(problem):
 @given(problems())
 def test_softmax_rows_sum_to_exactly_one(problem):
     X, M, WQ, WK, WV, d_k = problem
-    result = engine.attention(X, M, WQ, WK, WV, engine.scale_factor(d_k), tuple(range(X.rows)))
+    result = engine.attention(X, M, WQ, WK, WV, Scale().divisor(d_k), tuple(range(X.rows)))
     for query in result.queries.values():
         assert together(sum(query.softmax.weights)) == 1
 
 
 def test_scaling_stays_exact():
-    assert engine.scale_factor(4) == 2
-    assert engine.scale_factor(2) == sqrt(2)
+    assert Scale().divisor(4) == 2
+    assert Scale().divisor(2) == sqrt(2)
     scaled = engine.attend(ImmutableMatrix([[Rational(1), Rational(1, 2)]]),
                               ImmutableMatrix([[Rational(579, 500), 0]]), ImmutableMatrix([[1]]), sqrt(2)).scaled[0]
     assert scaled == Rational(579, 500) / sqrt(2)
@@ -71,7 +72,7 @@ def test_scaling_stays_exact():
 
 
 def test_softmax_keeps_exp_over_shared_total():
-    sm = engine.Softmax((Rational(0), Rational(1)))
+    sm = engine.Softmax(engine.Numbers(), (Rational(0), Rational(1)))
     assert sm.total == 1 + sm.exps[1]
     assert sm.weights[0] == 1 / sm.total
 
@@ -93,6 +94,6 @@ def test_filed_approximations_match_evalf_to_many_digits():
     result = engine.attention(X, X, X, X, X, sqrt(3), (0, 1))
     for query in result.queries.values():
         for value in (*query.softmax.weights, *query.output):
-            filed = engine.lookup(value, 60)
+            filed = result.known.decimal(value, 60)
             assert filed is not None
             assert abs(filed - Decimal(str(N(value, 70)))) < Decimal("1e-60")

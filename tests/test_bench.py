@@ -7,6 +7,7 @@ from sympy import Matrix, Rational
 
 from bench.__main__ import fitted_exponent
 from bench.naive import naive_attention, numpy_attention
+from symattn.spec.model import Scale
 from symattn import engine
 
 
@@ -17,7 +18,7 @@ def test_baselines_agree_with_the_engine():
     naive = np.array(naive_attention(X, WM, WM, WM).tolist(), dtype=float)
     floats = np.array(rows, dtype=float), *(np.array(W, dtype=float),) * 3
     assert np.allclose(naive, numpy_attention(*floats), atol=1e-12)
-    result = engine.attention(X, X, WM, WM, WM, engine.scale_factor(2), (0, 1, 2))
+    result = engine.attention(X, X, WM, WM, WM, Scale().divisor(2), (0, 1, 2))
     exact = np.array([[float(v) for v in result.queries[i].output] for i in range(3)])
     assert np.allclose(exact, naive, atol=1e-12)
 

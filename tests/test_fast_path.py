@@ -13,6 +13,7 @@ import mpmath
 import numpy as np
 from sympy import Add, ImmutableMatrix, N, Rational, latex
 
+from symattn.spec.model import Scale
 from symattn import engine
 from symattn.engine import WeightedAverage, fast
 from symattn.numfmt import significant
@@ -31,7 +32,7 @@ def test_large_problem_agrees_with_numpy():
     """24 × 24: large enough for the DomainMatrix products and the shared value columns."""
     texts = random_problem(24, seed=7)
     X, WQ, WK, WV = (exact(m) for m in texts)
-    result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(24), tuple(range(24)))
+    result = engine.attention(X, X, WQ, WK, WV, Scale().divisor(24), tuple(range(24)))
     Xf, WQf, WKf, WVf = (np.array(m, dtype=float) for m in texts)
     S = (Xf @ WQf) @ (Xf @ WKf).T / np.sqrt(24)
     A = np.exp(S - S.max(axis=1, keepdims=True))
@@ -45,7 +46,7 @@ def test_large_problem_agrees_with_numpy():
 def test_weighted_average_is_the_written_out_sum():
     X = exact([["0.8", "1.2"], ["1.0", "0.5"], ["-0.3", "0.7"]])
     W = exact([["1", "0.2"], ["0.1", "0.9"]])
-    query = engine.attention(X, X, W, W, W, engine.scale_factor(2), (0,)).queries[0]
+    query = engine.attention(X, X, W, W, W, Scale().divisor(2), (0,)).queries[0]
     entry = query.output[0]
     assert isinstance(entry, WeightedAverage)
     V = (X * W).col(0)
@@ -78,21 +79,18 @@ def test_pure_python_ground_types_give_identical_answers(tmp_path):
     assert solve("python") == solve("flint")
 
 
-def test_the_approximation_cache_is_bounded(monkeypatch):
-    """A long session does not grow the cache without end; forgotten values are evaluated again, the same."""
-    from symattn.engine import numbers
-
+def test_each_result_carries_its_own_numbers():
+    """No process-wide cache: a result's numbers travel with it, another result does not see them, and a value
+    formatted without them is evaluated to the same text."""
     X = exact([["0.8", "1.2"], ["1.0", "0.5"]])
     W = exact([["1", "0.2"], ["0.1", "0.9"]])
-    query = engine.attention(X, X, W, W, W, engine.scale_factor(2), (0,)).queries[0]
-    before = significant(query.softmax.weights[0])
-    monkeypatch.setattr(numbers, "LIMIT", 8)  # the cache is now full
-    for i in range(20):
-        numbers.remember(Rational(i, 7), numbers.to_mpf(Rational(i, 7)))
-    assert numbers.filed_count() <= 8
-    assert numbers.lookup(Rational(19, 7), 30) is not None  # the newest values are kept
-    assert numbers.lookup(query.softmax.weights[0], 30) is None
-    assert significant(query.softmax.weights[0]) == before
+    first = engine.attention(X, X, W, W, W, Scale().divisor(2), (0,)).queries[0]
+    second = engine.attention(X, X, W, W, W, Scale().divisor(2), (0,)).queries[0]
+    weight = first.softmax.weights[0]
+    assert first.softmax.known.get(weight) is not None
+    assert second.softmax.known is not first.softmax.known
+    assert second.softmax.known.get(weight) is None  # its own forms were never built
+    assert significant(weight, 30, first.softmax.known) == significant(weight, 30)
 
 
 def test_canonical_builders_give_what_sympy_evaluation_gives():
@@ -116,7 +114,7 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
         logits = [Rational(rng.randint(-30, 30), rng.randint(1, 6)) * sqrt(rng.choice([1, 2])) for _ in range(4)]
         exps = tuple(exponential(a) for a in logits) + (S.Zero,) * rng.randint(0, 1)  # a masked key adds 0
         assert exp_sum(exps) == Add(*exps) and exp_sum(exps).args == Add(*exps).args
-        softmax = engine.Softmax(tuple(logits))
+        softmax = engine.Softmax(engine.Numbers(), tuple(logits))
         assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
 
 
@@ -131,7 +129,7 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     X, WQ, WK, WV = (exact(m) for m in texts)
     mask = engine.causal_mask(6)
     for query_weights in (WQ, ImmutableMatrix.zeros(6, 6)):  # zero W_Q: every score 0, weights 1/n
-        result = engine.attention(X, X, query_weights, WK, WV, engine.scale_factor(6), tuple(range(6)), mask)
+        result = engine.attention(X, X, query_weights, WK, WV, Scale().divisor(6), tuple(range(6)), mask)
         for query in result.queries.values():
             weights, outputs = softmax_texts(query)  # before the forms exist
             assert "exps" not in vars(query.softmax) or not query.softmax.numbers.irrational
@@ -151,7 +149,7 @@ def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monk
     X, WQ, WK, WV = (exact(m) for m in texts)
 
     def outputs() -> list[list[tuple]]:
-        result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(9), tuple(range(9)),
+        result = engine.attention(X, X, WQ, WK, WV, Scale().divisor(9), tuple(range(9)),
                                      engine.causal_mask(9))
         return [[value._mpf_ for value in query.softmax.numbers.outputs] for query in result.queries.values()]
 
@@ -162,7 +160,7 @@ def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monk
     monkeypatch.setattr(fast, "fmpz_mat", None)
     assert fast.integer_sums(mantissas, values.integers, None) == expected
     assert outputs() == with_flint
-    query = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(9), (4,)).queries[4]
+    query = engine.attention(X, X, WQ, WK, WV, Scale().divisor(9), (4,)).queries[4]
     with mpmath.workdps(80):
         for entry, value in zip(query.output, query.softmax.numbers.outputs, strict=True):
             assert abs(mpmath.mpf(str(N(entry.doit(), 80))) - value) <= abs(value) * mpmath.mpf(10) ** -70
@@ -209,7 +207,7 @@ def test_scores_in_the_millions_agree_with_numpy():
     rng = random.Random(5)
     texts = [[[f"{rng.randint(-99999, 99999) / 100}" for _ in range(6)] for _ in range(6)] for _ in range(4)]
     X, WQ, WK, WV = (exact(m) for m in texts)
-    result = engine.attention(X, X, WQ, WK, WV, engine.scale_factor(6), tuple(range(6)))
+    result = engine.attention(X, X, WQ, WK, WV, Scale().divisor(6), tuple(range(6)))
     Xf, WQf, WKf, WVf = (np.array(m, dtype=float) for m in texts)
     S = (Xf @ WQf) @ (Xf @ WKf).T / np.sqrt(6)
     assert np.abs(S).max() > 1e6

@@ -3,7 +3,7 @@
 Modules, each with one job, each importing only those above it:
     fast       the only user of private SymPy/mpmath/python-flint API (tests/test_engine_fast.py checks it)
     symbols    whether a value holds symbols
-    numbers    numeric approximations: the process-wide cache and exact-to-mpmath conversion
+    numbers    Numbers, each result's table of its approximations, and exact-to-mpmath conversion
     canonical  the softmax's SymPy forms, built as SymPy's own evaluation builds them
     weighted   WeightedAverage: one output entry kept as its parts
     matrices   projections over QQ, matrix storage and entries, numbers of irrational products
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .canonical import exp_sum, exponential
 from .matrices import Fraction, entries, flat_entries, project
-from .numbers import WORKING_DIGITS, decimal, decimal_digits, known, lookup, number, remember, to_mpf
+from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits, to_mpf
 from .pipeline import (
     Attention,
     MatrixForm,
@@ -31,7 +31,6 @@ from .pipeline import (
     dot,
     matrix_form,
     multi_head,
-    scale_factor,
     scores,
     sinusoidal_encoding,
 )
@@ -47,6 +46,7 @@ __all__ = [
     "FractionRow",
     "MatrixForm",
     "MultiHead",
+    "Numbers",
     "Parts",
     "QueryAttention",
     "RowNumbers",
@@ -67,16 +67,11 @@ __all__ = [
     "exponential",
     "flat_entries",
     "is_symbolic",
-    "known",
-    "lookup",
     "matrix_form",
     "multi_head",
-    "number",
     "project",
     "rational_row_numbers",
-    "remember",
     "row_numbers",
-    "scale_factor",
     "scores",
     "sinusoidal_encoding",
     "to_mpf",

@@ -61,16 +61,17 @@ def is_rational(M: ImmutableMatrix) -> bool:
     return storage(M).domain in (ZZ, QQ)
 
 
-def file_products(left: ImmutableMatrix, right: ImmutableMatrix, product: ImmutableMatrix) -> None:
-    """File the numbers of an irrational product such as concat(heads)·W_O, from its factors' numbers (the head
-    outputs' are filed by their rows), instead of evaluating each entry's exact form on its own."""
+def file_products(left: ImmutableMatrix, right: ImmutableMatrix, product: ImmutableMatrix,
+                  known: numbers.Numbers) -> None:
+    """File in `known` the numbers of an irrational product such as concat(heads)·W_O, from its factors' numbers
+    (the head outputs' are filed by their rows), instead of evaluating each entry's exact form on its own."""
     with mpmath.workdps(numbers.WORKING_DIGITS + 10):
-        file_matrix(product, times(matrix_numbers(left), matrix_numbers(right)))
+        file_matrix(product, times(matrix_numbers(left, known), matrix_numbers(right, known)), known)
 
 
-def matrix_numbers(M: ImmutableMatrix) -> list[list[mpmath.mpf]]:
-    """Each entry's number (filed, else evaluated), row by row."""
-    return [[numbers.number(v) for v in row] for row in entries(M)]
+def matrix_numbers(M: ImmutableMatrix, known: numbers.Numbers) -> list[list[mpmath.mpf]]:
+    """Each entry's number (filed in `known`, else evaluated), row by row."""
+    return [[known.number(v) for v in row] for row in entries(M)]
 
 
 def times(left: list[list[mpmath.mpf]], right: list[list[mpmath.mpf]]) -> list[list[mpmath.mpf]]:
@@ -78,9 +79,9 @@ def times(left: list[list[mpmath.mpf]], right: list[list[mpmath.mpf]]) -> list[l
     return [[mpmath.fdot(row, column) for column in zip(*right, strict=True)] for row in left]
 
 
-def file_matrix(exact: ImmutableMatrix, approximations: list[list[mpmath.mpf]]) -> None:
-    """File the numbers of a matrix's irrational entries."""
+def file_matrix(exact: ImmutableMatrix, approximations: list[list[mpmath.mpf]], known: numbers.Numbers) -> None:
+    """File in `known` the numbers of a matrix's irrational entries."""
     for exact_row, number_row in zip(entries(exact), approximations, strict=True):
         for value, number in zip(exact_row, number_row, strict=True):
             if not value.is_Rational:
-                numbers.remember(value, number)
+                known.file(value, number)

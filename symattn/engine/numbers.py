@@ -1,10 +1,11 @@
-"""Numeric values of exact expressions, computed once by the engine and read by the number formatter.
+"""Numbers of exact values: each result's table of the approximations the engine computed, and exact values
+turned into mpmath numbers.
 
 The softmax of a row shares one denominator Z; evaluating every weight e^{a_j}/Z (and every output
 Σ_j e^{a_j} v_j / Z) on its own would evaluate Z again each time (cost ~n⁴ for a whole matrix). The engine
 therefore evaluates each row once with mpmath, at far more digits than any display asks for, and files the
-results here, keyed by the exact expression they approximate. The cache is this module's alone: remember() files,
-known(), number() and lookup() read (decimal() formats what they give).
+numbers in the result's own table (Numbers), which the steps and answers made of the result carry to the
+number formatter.
 """
 
 from __future__ import annotations
@@ -18,45 +19,43 @@ from .fast import binary_precision, rational_number
 
 WORKING_DIGITS = 90  # decimal digits: displays ask for at most 30 decimals or 30 significant digits
 PRECISION = binary_precision(WORKING_DIGITS + 10)  # the bits every evaluation works with (10 guard digits)
-LIMIT = 1 << 20  # values kept before the older half is forgotten
-_known: dict[Expr, mpmath.mpf] = {}
 
 
-def remember(value: Expr, approximation: mpmath.mpf) -> None:
-    """File a numeric approximation (WORKING_DIGITS correct digits) of an exact expression. Beyond LIMIT the
-    older half is forgotten: a value not found is evaluated again (correct, only slower)."""
-    if len(_known) >= LIMIT:
-        newer = list(_known.items())[len(_known) - LIMIT // 2:]
-        _known.clear()
-        _known.update(newer)
-    _known[value] = approximation
+class Numbers:
+    """The approximations (WORKING_DIGITS correct digits) of one result's irrational values, by exact value.
+    A result made of others (multi-head attention of its heads) sees their tables too. Hashed by identity."""
 
+    __slots__ = ("_table", "_parents")
 
-def filed_count() -> int:
-    """How many approximations are filed (at most LIMIT)."""
-    return len(_known)
+    def __init__(self, *parents: Numbers) -> None:
+        self._table: dict[Expr, mpmath.mpf] = {}
+        self._parents = parents
 
+    def file(self, value: Expr, approximation: mpmath.mpf) -> None:
+        """File the approximation of an exact value."""
+        self._table[value] = approximation
 
-def known(value: Expr) -> mpmath.mpf | None:
-    """The filed approximation of a value, or None."""
-    return _known.get(value)
+    def get(self, value: Expr) -> mpmath.mpf | None:
+        """The filed approximation of a value (here or in a part's table), or None."""
+        found = self._table.get(value)
+        if found is None:
+            for parent in self._parents:
+                found = parent.get(value)
+                if found is not None:
+                    break
+        return found
 
+    def number(self, value: Expr) -> mpmath.mpf:
+        """The value as an mpmath number: the filed approximation if there is one, else evaluated."""
+        if value.is_Rational:  # exact division: quicker than a lookup
+            return to_mpf(value)
+        found = self.get(value)
+        return found if found is not None else to_mpf(value)
 
-def number(value: Expr) -> mpmath.mpf:
-    """The value as an mpmath number: the filed approximation if there is one, else evaluated."""
-    if value.is_Rational:  # exact division: quicker than a lookup
-        return to_mpf(value)
-    known = _known.get(value)
-    return known if known is not None else to_mpf(value)
-
-
-def lookup(value: Expr, figures: int) -> Decimal | None:
-    """The filed approximation with at least `figures` significant digits, or None if there is none."""
-    approximation = _known.get(value)
-    if approximation is None:
-        return None
-    return decimal(approximation, figures)
-
+    def decimal(self, value: Expr, figures: int) -> Decimal | None:
+        """The filed approximation as a Decimal of at least `figures` significant digits, or None."""
+        found = self.get(value)
+        return None if found is None else decimal(found, figures)
 
 def decimal(approximation: mpmath.mpf, figures: int) -> Decimal | None:
     """An approximation (WORKING_DIGITS correct digits) as a Decimal with at least `figures` significant digits;

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, expand, sin, sqrt
+from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, expand, sin
 from sympy.polys.matrices import DomainMatrix
 
 from .matrices import (
@@ -24,7 +24,7 @@ from .matrices import (
     rational_storage,
     times,
 )
-from .numbers import WORKING_DIGITS, known, rational_times_root, remember, to_mpf
+from .numbers import WORKING_DIGITS, Numbers, rational_times_root, to_mpf
 from .softmax import FractionRow, Softmax, rational_row_numbers, rationals, row_numbers, weighted_sum
 from .symbols import any_symbolic, is_symbolic
 from .values import Values
@@ -38,7 +38,7 @@ class QueryAttention:
 
     row: Callable[[], ImmutableMatrix] = field(repr=False, compare=False)  # the query vector, when asked for
     raw: tuple[Expr, ...] | None  # the raw scores as SymPy numbers, or None when given as score_fractions
-    scale: Expr
+    divisor: Expr  # what the scores are divided by: √d_k, 1 or a given number
     softmax: Softmax
     values: Values = field(repr=False, compare=False)
     score_fractions: FractionRow | None = None
@@ -65,17 +65,19 @@ class QueryAttention:
 
 
 class Attention:
-    """A whole attention computation: projections of all tokens and the focus queries in order.
+    """A whole attention computation: projections of all tokens and the focus queries in order, and `known`, the
+    numbers of its irrational values (Numbers).
 
     Q, K and V are SymPy matrices when first read. Rational ones are kept as flint-backed DomainMatrices until
     then: an answer key reads only their fractions (`fractions`).
     """
 
     def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],
-                 queries: dict[int, QueryAttention]) -> None:
+                 queries: dict[int, QueryAttention], known: Numbers) -> None:
         self._projections = projections
         self._fraction_rows: dict[str, list[list[Fraction]] | None] = {}
         self.queries = queries
+        self.known = known
 
     @cached_property
     def Q(self) -> ImmutableMatrix:
@@ -111,12 +113,14 @@ class MatrixForm:
 @dataclass(frozen=True)
 class MultiHead:
     """Concatenated head outputs and their projection by W_O; attentions holds each computed head's own
-    attention (None for a head whose output was given)."""
+    attention (None for a head whose output was given); known, the numbers of the irrational values (the heads'
+    included)."""
 
     heads: tuple[ImmutableMatrix, ...]
     concat: ImmutableMatrix
     output: ImmutableMatrix
-    attentions: tuple[Attention | None, ...] = ()
+    attentions: tuple[Attention | None, ...]
+    known: Numbers
 
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
@@ -130,40 +134,37 @@ def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
     return tuple(dot(query, K.row(j)) for j in range(K.rows))
 
 
-def scale_factor(d_k: int) -> Expr:
-    """√d_k, exact (√4 = 2, √2 stays a surd)."""
-    return sqrt(Integer(d_k))
-
-
 def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
-           V: ImmutableMatrix | Values, scale: Expr, allowed: tuple[bool, ...] | None = None,
-           raw: tuple[Expr, ...] | None = None) -> QueryAttention:
-    """One query against all keys and values: scores, division by `scale` (√d_k, 1, ...), softmax, weighted sum.
+           V: ImmutableMatrix | Values, divisor: Expr, allowed: tuple[bool, ...] | None = None,
+           raw: tuple[Expr, ...] | None = None, known: Numbers | None = None) -> QueryAttention:
+    """One query against all keys and values: scores, division by `divisor` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
     `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given.
+    The numbers of irrational values are filed in `known` (a new table if none is given).
     """
+    known = Numbers() if known is None else known
     row = query if callable(query) else lambda: query
     raw = scores(row(), K) if raw is None else raw
-    V = Values.of(V) if isinstance(V, ImmutableMatrix) else V
-    scaled = tuple(s / scale if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
-    filed = [(a, known(s)) for s, a in zip(raw, scaled, strict=True)
+    V = Values.of(V, known) if isinstance(V, ImmutableMatrix) else V
+    scaled = tuple(s / divisor if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
+    filed = [(a, known.get(s)) for s, a in zip(raw, scaled, strict=True)
              if a is not S.NegativeInfinity and not a.is_Rational]
     if any(number is not None for _, number in filed):  # a score whose number is filed: its scaled score's too
         with mpmath.workdps(WORKING_DIGITS + 10):
-            scale_number = to_mpf(scale)
+            divisor_number = to_mpf(divisor)
             for a, number in filed:
                 if number is not None:
-                    remember(a, number / scale_number)
-    return QueryAttention(row, raw, scale, Softmax(scaled, row_numbers(scaled, V)), V)
+                    known.file(a, number / divisor_number)
+    return QueryAttention(row, raw, divisor, Softmax(known, scaled, row_numbers(scaled, V, known)), V)
 
 
-def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, scale: Expr, raw: FractionRow,
-                     scaled: FractionRow, radicand: int = 1) -> QueryAttention:
+def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, divisor: Expr, raw: FractionRow,
+                     scaled: FractionRow, known: Numbers, radicand: int = 1) -> QueryAttention:
     """attend() of rational scores given as fractions, raw and scaled (None where masked; the scaled scores are
     these fractions times √radicand): no SymPy number is made until one is read."""
-    softmax = Softmax(numbers=rational_row_numbers(scaled, V, radicand), fractions=scaled, radicand=radicand)
-    return QueryAttention(query, None, scale, softmax, V, score_fractions=raw)
+    softmax = Softmax(known, numbers=rational_row_numbers(scaled, V, radicand), fractions=scaled, radicand=radicand)
+    return QueryAttention(query, None, divisor, softmax, V, score_fractions=raw)
 
 
 def attention(
@@ -172,7 +173,7 @@ def attention(
     W_Q: ImmutableMatrix,
     W_K: ImmutableMatrix,
     W_V: ImmutableMatrix,
-    scale: Expr,
+    divisor: Expr,
     focus: tuple[int, ...],
     mask: ImmutableMatrix | None = None,
 ) -> Attention:
@@ -182,15 +183,16 @@ def attention(
     """
     stored = {"Q": projection(X, W_Q), "K": projection(source, W_K), "V": projection(source, W_V)}
     queries: dict[int, QueryAttention] = {}
-    result = Attention(stored, queries)
+    known = Numbers()
+    result = Attention(stored, queries, known)
 
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
     left, right = (rational_storage(stored[name]) for name in "QK")
     rational = left is not None and right is not None
-    # Rational scores: the logits are c·√m for a rational or surd scale, kept as fractions c and the radicand m.
-    logit = _reciprocal_scale(scale) if rational else None
+    # Rational scores: the logits are c·√m for a rational or surd divisor, kept as fractions c and the radicand m.
+    logit = _reciprocal(divisor) if rational else None
     kept = logit is not None
     if rational:  # all raw scores at once: QKᵀ, one exact product
         products = left * right.transpose()
@@ -202,25 +204,25 @@ def attention(
     else:
         raw = {i: scores(result.Q.row(i), result.K) for i in focus}
         if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
-            _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw)
+            _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw, known)
     value_fractions = result.fractions("V")
-    values = (Values.of(result.V) if value_fractions is None
+    values = (Values.of(result.V, known) if value_fractions is None
               else Values.of_fractions(value_fractions, lambda: result.V))
     if kept:
-        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, scale, tuple(raw[i]),
-                                            _masked(scaled[i], allowed(i)), logit[1])) for i in focus)
+        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, divisor, tuple(raw[i]),
+                                            _masked(scaled[i], allowed(i)), known, logit[1])) for i in focus)
     else:
-        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, scale, allowed(i), raw[i]))
+        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, divisor, allowed(i), raw[i], known))
                        for i in focus)
     return result
 
 
-def _reciprocal_scale(scale: Expr) -> tuple[Expr, int] | None:
-    """(f, m) with score / scale = score · f · √m for every rational score: (1/scale, 1) for a rational scale,
-    (1/(r·m), m) for r·√m (√d_k when d_k is not a square: √32 = 4√2); None for any other scale."""
-    if scale.is_Rational:
-        return 1 / scale, 1
-    surd = rational_times_root(scale)
+def _reciprocal(divisor: Expr) -> tuple[Expr, int] | None:
+    """(f, m) with score / divisor = score · f · √m for every rational score: (1/divisor, 1) for a rational
+    divisor, (1/(r·m), m) for r·√m (√d_k when d_k is not a square: √32 = 4√2); None for any other divisor."""
+    if divisor.is_Rational:
+        return 1 / divisor, 1
+    surd = rational_times_root(divisor)
     if surd is None:
         return None
     r, m = surd
@@ -233,22 +235,22 @@ def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> Fractio
 
 
 def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatrix, ...],
-                  raw: dict[int, tuple[Expr, ...]]) -> None:
+                  raw: dict[int, tuple[Expr, ...]], known: Numbers) -> None:
     """File the numbers of Q, K, V and the raw scores when they are irrational (X + P with sines and cosines).
 
     Evaluating each score's exact expression on its own would evaluate every sine in it again and again; here each
     input entry is evaluated once and the products are taken in mpmath at the working precision.
     """
     with mpmath.workdps(WORKING_DIGITS + 10):
-        X, source, W_Q, W_K, W_V = (matrix_numbers(M) for M in inputs)
+        X, source, W_Q, W_K, W_V = (matrix_numbers(M, known) for M in inputs)
         products = [times(left, W) for left, W in ((X, W_Q), (source, W_K), (source, W_V))]
         for exact, approximations in zip(QKV, products, strict=True):
-            file_matrix(exact, approximations)
+            file_matrix(exact, approximations, known)
         Q, K = products[0], products[1]
         for i, row in raw.items():
             for j, score in enumerate(row):
                 if not score.is_Rational:
-                    remember(score, mpmath.fdot(Q[i], K[j]))
+                    known.file(score, mpmath.fdot(Q[i], K[j]))
 
 
 def causal_mask(n: int) -> ImmutableMatrix:
@@ -286,10 +288,11 @@ def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:
 
 def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
                attentions: tuple[Attention | None, ...] = ()) -> MultiHead:
-    """Concatenate the head outputs and project by W_O."""
+    """Concatenate the head outputs and project by W_O; the numbers of the heads' values stay known."""
+    known = Numbers(*(a.known for a in attentions if a is not None))
     joined = concat(outputs)
     output = project(joined, W_O)
     if not any_symbolic(joined) and not any_symbolic(W_O) and not is_rational(output):
-        file_products(joined, W_O, output)
-    return MultiHead(tuple(outputs), joined, output, attentions)
+        file_products(joined, W_O, output, known)
+    return MultiHead(tuple(outputs), joined, output, attentions, known)
 

@@ -12,7 +12,7 @@ from sympy import Add, Expr, ImmutableMatrix, Pow, Rational, S, sqrt
 from .canonical import exp_sum, exponential, quotient
 from .fast import integer_outputs, softmax_numbers
 from .matrices import Fraction
-from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers, number, remember
+from .numbers import PRECISION, WORKING_DIGITS, Numbers, fraction_numbers
 from .symbols import any_symbolic
 from .values import Values
 from .weighted import Parts, WeightedAverage
@@ -49,17 +49,17 @@ class Softmax:
     e^{−∞} = 0 and so weight exactly 0.
 
     The SymPy forms (exps, total, weights) are built when first read: an answer key needs only the logits (e^{a}
-    prints from a) and the numbers. When they are built, the row's numbers are filed for them (remember), so that
-    documents never evaluate them again. Logits c_j·√m (rational when m = 1) may be given as `fractions` c_j and
-    the `radicand` m instead: they become SymPy numbers when first read, as `logits`.
+    prints from a) and the numbers. When they are built, the row's numbers are filed for them in `known`, the
+    result's table, so that documents never evaluate them again. Logits c_j·√m (rational when m = 1) may be given
+    as `fractions` c_j and the `radicand` m instead: they become SymPy numbers when first read, as `logits`.
     """
 
-    def __init__(self, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
+    def __init__(self, known: Numbers, logits: tuple[Expr, ...] | None = None, numbers: RowNumbers | None = None,
                  fractions: FractionRow | None = None, radicand: int = 1) -> None:
         if logits is not None:
             self.logits = tuple(logits)  # in the instance's dict: the cached property is not consulted
         self.fractions, self.radicand = fractions, radicand
-        self.numbers = numbers
+        self.numbers, self.known = numbers, known
 
     @cached_property
     def logits(self) -> tuple[Expr, ...]:
@@ -71,7 +71,7 @@ class Softmax:
         """The logits' numbers (None: masked): the row's, else (formulas: symbolic values) evaluated."""
         if self.numbers is not None:
             return self.numbers.logits
-        return [None if a is S.NegativeInfinity else number(a) for a in self.logits]
+        return [None if a is S.NegativeInfinity else self.known.number(a) for a in self.logits]
 
     @property
     def masked(self) -> tuple[bool, ...]:
@@ -86,7 +86,7 @@ class Softmax:
         exps = tuple(exponential(a) for a in self.logits)
         if self.numbers is not None:
             for e, value in zip(exps, self.numbers.exps, strict=True):
-                remember(e, value)
+                self.known.file(e, value)
         return exps
 
     @cached_property
@@ -94,7 +94,7 @@ class Softmax:
         """Z = Σ_k e^{a_k}."""
         total = exp_sum(self.exps)
         if self.numbers is not None:
-            remember(total, self.numbers.total)
+            self.known.file(total, self.numbers.total)
         return total
 
     @cached_property
@@ -111,7 +111,7 @@ class Softmax:
             weights = tuple(e / total for e in exps)
         if self.numbers is not None:
             for w, value in zip(weights, self.numbers.weights, strict=True):
-                remember(w, value)
+                self.known.file(w, value)
         return weights
 
 
@@ -131,21 +131,22 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     exps = Parts(*weights.exps)
     output = ImmutableMatrix(1, len(V.columns), [S.Zero if zero else WeightedAverage(exps, column, weights.total)
                                                  for column, zero in zip(V.columns, V.zero_columns, strict=True)])
-    row = weights.numbers or row_numbers(weights.logits, V)
+    row = weights.numbers or row_numbers(weights.logits, V, weights.known)
     for entry, value in zip(output, row.outputs, strict=True):
         if entry is not S.Zero:
-            remember(entry, value)
+            weights.known.file(entry, value)
     return output
 
 
-def row_numbers(logits: tuple[Expr, ...], V: Values) -> RowNumbers | None:
-    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs; None for formulas."""
+def row_numbers(logits: tuple[Expr, ...], V: Values, known: Numbers) -> RowNumbers | None:
+    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs, filing irrational logits in
+    `known`; None for formulas."""
     if not is_numeric_row(logits, V):
         return None
-    approximations = [None if a is S.NegativeInfinity else number(a) for a in logits]
+    approximations = [None if a is S.NegativeInfinity else known.number(a) for a in logits]
     for a, value in zip(logits, approximations, strict=True):  # shown again and again: in lines, vectors, tables
         if value is not None and not a.is_Rational:
-            remember(a, value)
+            known.file(a, value)
     return _evaluate(approximations, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
 
 

@@ -10,9 +10,9 @@ from functools import cached_property
 import mpmath
 from sympy import ImmutableMatrix, S, Tuple
 
-from . import numbers
 from .fast import integer_matrix
 from .matrices import Fraction, entries
+from .numbers import Numbers
 from .symbols import any_symbolic
 from .weighted import Parts
 
@@ -29,13 +29,14 @@ class Values:
     numeric: list[list[mpmath.mpf]] | None
 
     @classmethod
-    def of(cls, V: ImmutableMatrix) -> Values:
+    def of(cls, V: ImmutableMatrix, known: Numbers) -> Values:
+        """V as SymPy; irrational entries' numbers from `known` (filed, else evaluated)."""
         rows = entries(V)
         if any(any_symbolic(row) for row in rows):
             return cls(lambda: V, None, None)
         if all(v.is_Rational for row in rows for v in row):
             return cls(lambda: V, common_denominators([[(int(v.p), int(v.q)) for v in row] for row in rows]), None)
-        return cls(lambda: V, None, [[numbers.number(v) for v in column] for column in zip(*rows, strict=True)])
+        return cls(lambda: V, None, [[known.number(v) for v in column] for column in zip(*rows, strict=True)])
 
     @classmethod
     def of_fractions(cls, fractions: list[list[Fraction]], matrix: Callable[[], ImmutableMatrix]) -> Values:

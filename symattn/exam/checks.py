@@ -73,8 +73,8 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
         if list(query.scores).count(max(query.scores)) > 1:
             return False
         # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
-        if any(abs(to_decimal(a, 12)) > MAX_LOGIT for a in query.scaled):
+        if any(abs(to_decimal(a, 12, known=attention.known)) > MAX_LOGIT for a in query.scaled):
             return False
-        if any(to_decimal(w, 12) < Decimal(str(MIN_WEIGHT)) for w in query.softmax.weights):
+        if any(to_decimal(w, 12, known=attention.known) < Decimal(str(MIN_WEIGHT)) for w in query.softmax.weights):
             return False
     return True

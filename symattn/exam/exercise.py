@@ -152,17 +152,13 @@ def row(values) -> ImmutableMatrix:
 def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict[str, Any],
                 digits: int) -> tuple[Part, ...]:
     """The five parts of one query's attention: Q/K/V, raw scores, scaled scores, weights, output."""
-    return (
-        part("qkv", question_key("qkv"), params, qkv, digits),
-        part("scores", question_key("scores"), params, [AnswerVector(Name("s"), Shown(row(query.scores),
-                                                                                      uniform=False))], digits),
-        part("scaled", question_key("scaled"), params, [AnswerVector(Name("a"), Shown(row(query.scaled),
-                                                                                      uniform=False))], digits),
-        part("weights", question_key("weights"), params, [AnswerVector(Name("w"), Shown(row(query.softmax.weights)))],
-             digits),
-        part("output", question_key("output"), params, [AnswerVector(Name("z", focus), Shown(query.output))],
-             digits),
-    )
+    known = query.softmax.known
+    answers = {"scores": AnswerVector(Name("s"), Shown(row(query.scores), uniform=False, known=known)),
+               "scaled": AnswerVector(Name("a"), Shown(row(query.scaled), uniform=False, known=known)),
+               "weights": AnswerVector(Name("w"), Shown(row(query.softmax.weights), known=known)),
+               "output": AnswerVector(Name("z", focus), Shown(query.output, known=known))}
+    return (part("qkv", question_key("qkv"), params, qkv, digits),
+            *(part(key, question_key(key), params, [answer], digits) for key, answer in answers.items()))
 
 
 def focus_params(focus: str) -> dict[str, Any]:

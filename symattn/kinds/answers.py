@@ -7,7 +7,7 @@ from typing import Any
 
 from sympy import Expr, S
 
-from ..engine import Attention, FractionRow, QueryAttention, entries, is_symbolic
+from ..engine import Attention, FractionRow, Numbers, QueryAttention, entries, is_symbolic
 from ..numfmt import (
     Coefficients,
     coefficients_latex,
@@ -27,15 +27,16 @@ FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)
 
 
-def number_text(value: Expr) -> str | None:
-    """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol."""
+def number_text(value: Expr, known: Numbers | None = None) -> str | None:
+    """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol.
+    `known`: the numbers of the result the value belongs to."""
     if value.is_Rational:  # most entries: no symbol search
         return significant(value, FIGURES)
     if is_symbolic(value):
         return None
     if value is S.Infinity or value is S.NegativeInfinity:  # a masked score (singletons: no evaluation)
         return "-inf" if value is S.NegativeInfinity else "inf"
-    return significant(value, FIGURES)
+    return significant(value, FIGURES, known)
 
 
 # a masked logit, −∞
@@ -43,8 +44,9 @@ _MINUS_INFINITY = number_text(S.NegativeInfinity)
 _MINUS_INFINITY_LATEX = exact_latex(S.NegativeInfinity, decimals=False)
 
 
-def row_texts(values) -> list[str | None]:
-    return [number_text(v) for v in values]
+def row_texts(values, known: Numbers | None = None) -> list[str | None]:
+    """number_text() of each value."""
+    return [number_text(v, known) for v in values]
 
 
 def exact_texts(values) -> list[str]:
@@ -78,7 +80,9 @@ def score_texts(query: QueryAttention) -> tuple[list[list[str | None]], list[lis
     their fractions when the engine kept them so (no SymPy number is made)."""
     if query.softmax.fractions is None:
         rows = (query.scores, query.scaled)
-        return [row_texts(r) for r in rows], [exact_texts(r) for r in rows], [exponential_latex(a) for a in rows[1]]
+        known = query.softmax.known
+        return ([row_texts(r, known) for r in rows], [exact_texts(r) for r in rows],
+                [exponential_latex(a) for a in rows[1]])
     raw, logits, radicand = query.score_fractions, query.softmax.fractions, query.softmax.radicand
     if radicand == 1:
         scaled = fraction_texts(logits)
@@ -95,7 +99,8 @@ def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | N
     it is read as its exact form is); a zero column gives exactly 0, as does a masked key's weight."""
     numbers = query.softmax.numbers
     if numbers is None or not numbers.irrational:
-        return row_texts(query.softmax.weights), row_texts(tuple(query.output))
+        known = query.softmax.known
+        return row_texts(query.softmax.weights, known), row_texts(tuple(query.output), known)
     weights = [ZERO if masked else significant_approximation(w, FIGURES)
                for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
     outputs = [ZERO if zero else significant_approximation(value, FIGURES)
@@ -110,7 +115,8 @@ def attention_answers(result: Attention, tokens: tuple[str, ...]) -> dict[str, A
         fractions = result.fractions(name)  # a rational projection's entries, without building SymPy numbers
         if fractions is None:
             rows = entries(getattr(result, name))
-            numbers[name], exact[name] = [row_texts(row) for row in rows], [exact_texts(row) for row in rows]
+            numbers[name] = [row_texts(row, result.known) for row in rows]
+            exact[name] = [exact_texts(row) for row in rows]
             columns = coefficients_latex(list(zip(*rows, strict=True))) if name == "V" else columns
         else:
             numbers[name] = [[significant_fraction(p, q, FIGURES) for p, q in row] for row in fractions]

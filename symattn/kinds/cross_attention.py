@@ -89,9 +89,9 @@ class CrossAttention(Kind):
     def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
         x, memory = common.shown(section.X), common.shown(section.memory)
         W = common.given_weights(section)
-        Q = common.product(x, W["Q"], result.Q)
-        K = common.product(memory, W["K"], result.K)
-        V = common.product(memory, W["V"], result.V)
+        Q = common.product(x, W["Q"], result.Q, result.known)
+        K = common.product(memory, W["K"], result.K, result.known)
+        V = common.product(memory, W["V"], result.V, result.known)
         focus = section.focus
         matrix_only = focus.mode == "matrix"
         memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), section.memory_tokens, (memory,))
@@ -130,7 +130,7 @@ class CrossAttention(Kind):
             steps += [
                 Heading(2, "cross.result"),
                 Paragraph("cross.result_is", {"token": Token(token)}),
-                common.result_step(Name("z", token), query.output),
+                common.result_step(Name("z", token), query.output, result.known),
                 Paragraph("cross.result_meaning", {"token": Token(token)}),
             ]
         if focus.matrix_form(len(section.tokens)):
@@ -164,9 +164,9 @@ class CrossAttention(Kind):
     def exercise(self, section: CrossAttentionSpec, result: engine.Attention, digits: int) -> Asked:
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
-        qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q)),
+        qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q, known=result.known)),
                AnswerTable(("table.encoder_token", Name("K"), Name("V")), section.memory_tokens,
-                           (Shown(result.K), Shown(result.V)))]
+                           (Shown(result.K, known=result.known), Shown(result.V, known=result.known)))]
         given = (GivenVector(Name("x", section.tokens[0]), section.tokens[0], section.X),
                  GivenTable("table.encoder_token", "table.encoder_output", section.memory_tokens, section.memory),
                  *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))

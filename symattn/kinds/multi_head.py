@@ -22,9 +22,9 @@ from ..model import (
     MatrixEquation,
     Name,
     Paragraph,
+    Result,
     RowTimesMatrix,
     Shown,
-    SoftmaxStep,
     Step,
     Token,
     TokenTable,
@@ -127,7 +127,7 @@ class MultiHead(Kind):
                 output, head_steps = _computed_head(section, h, head, result)
                 steps += head_steps
             outputs.append(output)
-        concat = Shown(mh.concat, max(o.decimals for o in outputs))
+        concat = Shown(mh.concat, max(o.decimals for o in outputs), known=mh.known)
         W_O = common.shown(section.W_O)
         steps += [
             Heading(2, "multi.step2"),
@@ -138,10 +138,10 @@ class MultiHead(Kind):
             Paragraph("multi.project", {"W_O": Name("W_O")}),
             MatrixEquation(Name("W_O"), W_O),
             RowTimesMatrix(Name("z", label="final"), Name("z", label="concat"), concat, Name("W_O"), W_O,
-                           common.product(concat, W_O, mh.output)),
+                           common.product(concat, W_O, mh.output, mh.known)),
             Heading(2, "multi.result"),
             Paragraph("multi.result_is", {"token": Token(token)}),
-            VectorEquation(Name("z", label="final"), common.product(concat, W_O, mh.output)),
+            Result(Name("z", label="final"), common.product(concat, W_O, mh.output, mh.known)),
             Paragraph("multi.result_meaning"),
         ]
         return steps
@@ -150,10 +150,10 @@ class MultiHead(Kind):
         return {
             "kind": self.name,
             "focus": section.focus,
-            "heads": [row_texts(head) for head in result.heads],
+            "heads": [row_texts(head, result.known) for head in result.heads],
             "head_details": [None if a is None else attention_answers(a, section.tokens) for a in result.attentions],
-            "concat": row_texts(result.concat),
-            "output": row_texts(result.output),
+            "concat": row_texts(result.concat, result.known),
+            "output": row_texts(result.output, result.known),
             "exact": {"heads": [exact_texts(head) for head in result.heads], "concat": exact_texts(result.concat),
                       "output": exact_texts(result.output)},
         }
@@ -189,19 +189,20 @@ class MultiHead(Kind):
         heads = list(enumerate(result.attentions, start=1))
         params = focus_params(focus)
         names = {"scores": "s", "scaled": "a", "weights": "w"}
-        picks = {"scores": lambda q: Shown(row(q.scores), uniform=False),
-                 "scaled": lambda q: Shown(row(q.scaled), uniform=False),
-                 "weights": lambda q: Shown(row(q.softmax.weights))}
+        picks = {"scores": lambda q: Shown(row(q.scores), uniform=False, known=q.softmax.known),
+                 "scaled": lambda q: Shown(row(q.scaled), uniform=False, known=q.softmax.known),
+                 "weights": lambda q: Shown(row(q.softmax.weights), known=q.softmax.known)}
         parts = [part("qkv", "exam.part_qkv_heads", params, [
             AnswerTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)), section.tokens,
-                        (Shown(a.Q), Shown(a.K), Shown(a.V))) for h, a in heads], digits)]
+                        tuple(Shown(M, known=a.known) for M in (a.Q, a.K, a.V))) for h, a in heads], digits)]
         for key in ("scores", "scaled", "weights"):
             parts.append(part(key, f"exam.part_{key}_heads", params,
                               [AnswerVector(Name(names[key], head=h), picks[key](a.queries[i])) for h, a in heads],
                               digits))
-        outputs = [AnswerVector(Name("z", focus, head=h), Shown(head)) for h, head in enumerate(result.heads, start=1)]
-        outputs += [AnswerVector(Name("z", label="concat"), Shown(result.concat)),
-                    AnswerVector(Name("z", label="final"), Shown(result.output))]
+        outputs = [AnswerVector(Name("z", focus, head=h), Shown(head, known=result.known))
+                   for h, head in enumerate(result.heads, start=1)]
+        outputs += [AnswerVector(Name("z", label="concat"), Shown(result.concat, known=result.known)),
+                    AnswerVector(Name("z", label="final"), Shown(result.output, known=result.known))]
         parts.append(part("output", "exam.part_output_heads", params, outputs, digits))
         given = [GivenTable("table.token", "table.embedding", section.tokens, section.X)]
         given += [GivenNamed(Name(f"W_{c}", head=h), getattr(head, f"W_{c}"))
@@ -236,22 +237,24 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
     i = section.tokens.index(section.focus)
     x = common.shown(section.X)
     W = common.given_weights(head)
-    QKV = {letter: common.product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
+    QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
     query = result.queries[i]
     steps: list[Step] = [Paragraph("multi.head_label", {"h": h})]
     steps += common.weight_equations(W, head=h)
     steps.append(TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
                             section.tokens, (QKV["Q"], QKV["K"], QKV["V"])))
     key_names = tuple(Name("K", t, head=h) for t in section.tokens)
+    output = Shown(query.output, known=result.known)
     steps += [
-        DotProducts(Name("Q", section.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores),
+        DotProducts(Name("Q", section.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores,
+                    result.known),
         *common.scaling_steps(head.scale, head.d_k, query, section.tokens)[-1:],
-        SoftmaxStep(query.softmax, section.tokens),
-        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens),
-        VectorEquation(Name("z", section.focus, head=h), Shown(query.output)),
+        common.softmax_step(query.softmax, section.tokens),
+        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens, result.known),
+        VectorEquation(Name("z", section.focus, head=h), output),
         *common.heatmap((section.focus,), section.tokens, result, (i,))[-1:],  # the head's weights, no heading
     ]
-    return Shown(query.output), steps
+    return output, steps
 
 
 MULTI_HEAD = MultiHead()

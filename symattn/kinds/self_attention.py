@@ -89,7 +89,7 @@ class SelfAttention(Kind):
         x = (common.shown(section.X) if P is None
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         W = common.given_weights(section)
-        QKV = {letter: common.product(x, W[letter], getattr(result, letter)) for letter in "QKV"}
+        QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
         focus = section.focus
         steps: list[Step] = [
             Heading(1, "self.heading"),
@@ -136,7 +136,7 @@ class SelfAttention(Kind):
                 Paragraph("self.result_from", {"token": Token(token)}),
                 VectorEquation(Name("x", token), x.row(i)),
                 Paragraph("self.result_to", {"token": Token(token)}),
-                common.result_step(Name("z", token), query.output),
+                common.result_step(Name("z", token), query.output, result.known),
                 Paragraph("self.result_meaning"),
             ]
         if focus.matrix_form(len(section.tokens)):
@@ -170,7 +170,7 @@ class SelfAttention(Kind):
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
         qkv = AnswerTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
-                          (Shown(result.Q), Shown(result.K), Shown(result.V)))
+                          tuple(Shown(M, known=result.known) for M in (result.Q, result.K, result.V)))
         given = (GivenTable("table.token", "table.embedding", section.tokens, section.X),
                  *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
         return Asked(("exam.given_self", {}), given, focus, section.d_k,

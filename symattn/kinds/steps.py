@@ -17,11 +17,12 @@ from ..model import (
     Name,
     Num,
     Paragraph,
+    Result,
     RowTimesMatrix,
-    ScaleFactor,
     Scaling,
     Shown,
     SoftmaxStep,
+    SqrtDk,
     Step,
     Token,
     VectorEquation,
@@ -46,9 +47,10 @@ def weight_equations(W: dict[str, Shown], head: int | None = None) -> list[Step]
     return [MatrixEquation(Name(f"W_{letter}", head=head), W[letter]) for letter in "QKV"]
 
 
-def product(left: Shown, right: Shown, values: ImmutableMatrix) -> Shown:
-    """A computed product shown with at least as many decimals as its operands were written with."""
-    return Shown(values, max(left.decimals, right.decimals))
+def product(left: Shown, right: Shown, values: ImmutableMatrix, known: engine.Numbers | None = None) -> Shown:
+    """A computed product shown with at least as many decimals as its operands were written with (`known`: the
+    numbers of the result it belongs to)."""
+    return Shown(values, max(left.decimals, right.decimals), known=known)
 
 
 def projection_steps(token: str, row: Shown, weights: dict[str, Shown], results: dict[str, Shown],
@@ -67,27 +69,33 @@ def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens:
     if scale.mode == "none":
         return [Paragraph("attend.no_scaling", {"a": Name("a"), "s": Name("s")})]
     if scale.mode == "number":
-        intro = [Paragraph("attend.scale_by_number", {"c": Num(result.scale)})]
+        intro = [Paragraph("attend.scale_by_number", {"c": Num(result.divisor)})]
     else:
         # d_k is the length of q and k unless the spec sets it.
         why = "attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given"
-        intro = [Paragraph("attend.scale_by", {"scale": ScaleFactor(d_k)}),
+        intro = [Paragraph("attend.scale_by", {"scale": SqrtDk(d_k)}),
                  Paragraph(why, {"d": result.query.cols, "d_k": Eq(Name("d_k"), d_k)})]
-    return [*intro, Scaling(d_k, scale.mode == "sqrt_d_k", result.scale, result.scores, result.scaled, tokens)]
+    return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
 
-def raw_scores(scores: tuple[Expr, ...]) -> list[Step]:
+def raw_scores(scores: tuple[Expr, ...], known: engine.Numbers) -> list[Step]:
     """The raw scores as one vector (symbolic scores are long: the dot products already show them)."""
     if any_symbolic(scores):
         return []
-    return [Paragraph("attend.raw_scores"), VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False))]
+    return [Paragraph("attend.raw_scores"),
+            VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False, known=known))]
 
 
-def result_step(name: Name, output: ImmutableMatrix) -> Step:
+def result_step(name: Name, output: ImmutableMatrix, known: engine.Numbers) -> Step:
     """The output vector; a symbolic one is the weighted sum of Step 5, too long to repeat."""
     if any_symbolic(output):
         return Paragraph("attend.symbolic_result", {"z": name})
-    return VectorEquation(name, Shown(output))
+    return Result(name, Shown(output, known=known))
+
+
+def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxStep:
+    """The softmax of one query written out, from its exact forms."""
+    return SoftmaxStep(softmax.logits, softmax.exps, softmax.total, softmax.weights, tokens, softmax.known)
 
 
 def strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...]) -> str | None:
@@ -103,18 +111,18 @@ def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown,
     """Scores, scaling, softmax and weighted sum for one query: the heart of every attention kind."""
     key_names = tuple(Name("K", t) for t in key_tokens)
     value_names = tuple(Name("V", t) for t in key_tokens)
-    weights = result.softmax.weights
+    weights, known = result.softmax.weights, result.softmax.known
     top = strongest(key_tokens, result.scores)
     steps: list[Step] = [
         Heading(2, step_keys["scores"], {"token": Token(focus)}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
         VectorEquation(query_name, query),
         Paragraph("attend.dot_products"),
-        DotProducts(query_name, key_names, query, K.rows, result.scores),
-        *raw_scores(result.scores),
+        DotProducts(query_name, key_names, query, K.rows, result.scores, known),
+        *raw_scores(result.scores, known),
         *scaling_steps(scale, d_k, result, key_tokens),
         Heading(2, step_keys["softmax"], {"token": Token(focus)}),
-        SoftmaxStep(result.softmax, key_tokens),
+        softmax_step(result.softmax, key_tokens),
         Paragraph("attend.softmax_note", note=True),
     ]
     if top is not None:
@@ -124,7 +132,7 @@ def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown,
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
         Paragraph("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum"),
-        WeightedSum(weights, V.rows, result.output, key_tokens),
+        WeightedSum(weights, V.rows, result.output, key_tokens, known),
     ]
     return steps
 
@@ -136,7 +144,7 @@ def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, 
     return [
         Heading(2, "matrix.heading"),
         Paragraph("matrix.intro"),
-        MatrixFormStep(Q, K, V, form, d_k, scale.mode, scale.divisor(d_k)),
+        MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
     ]
 
 
@@ -146,4 +154,4 @@ def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Atte
     weights = ImmutableMatrix([list(result.queries[i].softmax.weights) for i in rows])
     if any_symbolic(weights):
         return []
-    return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights)]
+    return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights, result.known)]

@@ -112,13 +112,13 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         head = "<th></th>" + "".join(f"<th>{self.token(k)}</th>" for k in step.keys)
         rows = []
         weights = step.weights.tolist()
-        shade = iter(shades([w for row in weights for w in row], 60))  # 60 % blue for the largest
+        shade = iter(shades([w for row in weights for w in row], 60, step.known))  # 60 % blue for the largest
         for query, row in zip(step.queries, weights, strict=True):
             cells = []
             for w in row:
                 alpha = format_number(Rational(next(shade), 100), 2).text
                 cells.append(f"<td style=\"background: rgba(40, 90, 200, {alpha})\">"
-                             f"{format_number(w, self.digits).text}</td>")
+                             f"{format_number(w, self.digits, known=step.known).text}</td>")
             rows.append(f"<tr><th>{self.token(query)}</th>{''.join(cells)}</tr>")
         return f"<table class=\"data heatmap\"><tr>{head}</tr>{''.join(rows)}</table>"
 

@@ -173,9 +173,11 @@ class LatexRenderer(DerivationRenderer):
         header = " & ".join(rf"\tok{{{escape(k)}}}" for k in step.keys)
         rows = []
         weights = step.weights.tolist()
-        shade = iter(shades([w for row in weights for w in row], 60))  # percent of the colour: 60 for the largest
+        # percent of the colour: 60 for the largest
+        shade = iter(shades([w for row in weights for w in row], 60, step.known))
         for query, row in zip(step.queries, weights, strict=True):
-            cells = [rf"\cellcolor{{blue!{next(shade)}}}{format_number(w, self.digits).text}" for w in row]
+            cells = [rf"\cellcolor{{blue!{next(shade)}}}{format_number(w, self.digits, known=step.known).text}"
+                     for w in row]
             rows.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
         table = [r"\begin{tabular}{r|" + "c" * cols + "}", rf"\multicolumn{{1}}{{c}}{{}} & {header} \\", r"\hline",
                  *rows, r"\end{tabular}"]

@@ -71,8 +71,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         for i in range(len(step.queries)):
             row = [step.weights[i, j] for j in range(len(step.keys))]
             largest = max(row)
-            cells = [(f"**{format_number(w, self.digits).text}**" if w == largest
-                      else format_number(w, self.digits).text) for w in row]
+            cells = [(f"**{format_number(w, self.digits, known=step.known).text}**" if w == largest
+                      else format_number(w, self.digits, known=step.known).text) for w in row]
             rows.append(cells)
         return self.table(header, [self.token(q) for q in step.queries], [list(c) for c in zip(*rows, strict=True)])
 

@@ -12,9 +12,11 @@ from typing import Any, ClassVar
 
 from sympy import Expr
 
+from ..engine import Numbers
 from ..errors import RenderError
-from ..model import Eq, Name, Num, ScaleFactor, Shown
+from ..model import Eq, Name, Num, Shown, SqrtDk
 from ..numfmt import Number, exact_latex, format_number, format_numbers
+from ..spec.model import Scale
 from .base import Renderer
 from .layout import (
     EXACT_MARGIN,
@@ -90,7 +92,7 @@ class MathRenderer(Renderer):
             return self.inline(self.name(value))
         if isinstance(value, Eq):
             return self.inline(f"{self.name(value.name)} = {value.value}")
-        if isinstance(value, ScaleFactor):
+        if isinstance(value, SqrtDk):
             return self.inline(self.scale_equation(value.d_k))
         if isinstance(value, Num):
             return self.inline(self.value(value.value)[0])
@@ -122,25 +124,27 @@ class MathRenderer(Renderer):
         """A formatted number; negative numbers and sums are parenthesised as factors of a product."""
         return f"({number.text})" if factor and number.needs_parentheses else number.text
 
-    def value(self, value: Expr, decimals: int = 0) -> tuple[str, bool]:
-        """(text, exact) of one value; in exact mode a rounded value is preceded by its exact form."""
-        number = format_number(value, self.digits, decimals)
+    def value(self, value: Expr, decimals: int = 0, known: Numbers | None = None) -> tuple[str, bool]:
+        """(text, exact) of one value (`known`: the numbers of its result); in exact mode a rounded value is preceded
+        by its exact form."""
+        number = format_number(value, self.digits, decimals, known=known)
         if self.exact and not number.exact:  # "= exact ≈ decimal": the first relation is then "="
             exact = exact_latex(value, decimals=False)
             if visible_width(exact) <= self.width - EXACT_MARGIN:
                 return rf"{exact} \approx {number.text}", True
         return number.text, number.exact
 
-    def denominator(self, d_k: int, by_sqrt_d_k: bool, scale: Expr) -> str:
+    def divisor(self, scale: Scale, d_k: int, divisor: Expr) -> str:
         """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""
-        if not by_sqrt_d_k:
-            return self.value(scale)[0]
-        return str(int(scale)) if scale.is_Integer else rf"\sqrt{{{d_k}}}"
+        if scale.mode != "sqrt_d_k":
+            return self.value(divisor)[0]
+        return str(int(divisor)) if divisor.is_Integer else rf"\sqrt{{{d_k}}}"
 
     def numbers(self, shown: Shown) -> tuple[Number, ...]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
         return tuple(format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
-                              fractions=self.exact, written=shown.written, whole=shown.whole))
+                                    fractions=self.exact, written=shown.written, whole=shown.whole,
+                                    known=shown.known))
 
     def relation(self, exact: bool) -> str:
         return "=" if exact else r"\approx"

@@ -6,16 +6,14 @@ which symattn's lazy exports call when a derivation can first be made (symattn.d
 
 from __future__ import annotations
 
-from ..model import Derivation, VectorEquation
+from ..model import Derivation, Result
 from .html import HtmlRenderer
 from .markdown import MarkdownRenderer, render_markdown
 
 
-def results(derivation: Derivation) -> list[VectorEquation]:
-    """Each section's output: the steps that show z (not a single head's z^{(h)})."""
-    return [step for step in derivation.steps
-            if isinstance(step, VectorEquation) and step.name is not None and step.name.base == "z"
-            and step.name.head is None]
+def results(derivation: Derivation) -> list[Result]:
+    """Each section's outputs: its Result steps."""
+    return [step for step in derivation.steps if isinstance(step, Result)]
 
 
 def repr_html(derivation: Derivation) -> str:

@@ -122,15 +122,15 @@ class DerivationRenderer(MathRenderer):
             k = self.numbers(key)
             terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k, strict=True)]
             factors = all(n.exact for n in (*q, *k))
-            text, exact = self.value(score)
+            text, exact = self.value(score, known=step.known)
             pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(factors and exact)} {text}"]
             lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &{self.relation(factors)} "
             lines += self.continued(lead, pieces, self.width - left)
         return self.align(lines)
 
     def _print_Scaling(self, step: Scaling) -> str:
-        denominator = self.denominator(step.d_k, step.by_sqrt_d_k, step.scale)
-        if step.by_sqrt_d_k:
+        denominator = self.divisor(step.scale, step.d_k, step.divisor)
+        if step.scale.mode == "sqrt_d_k":
             lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
         else:
             lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
@@ -138,21 +138,21 @@ class DerivationRenderer(MathRenderer):
             if scaled == S.NegativeInfinity:  # masked: this key is not visible to the query
                 lines.append(rf"{self.name(Name('a', token))} &= -\infty \qquad (M = 0)")
                 continue
-            numerator = format_number(score, self.digits, fraction=self.exact)
+            numerator = format_number(score, self.digits, fraction=self.exact, known=step.known)
             line = (rf"{self.name(Name('a', token))} &{self.relation(numerator.exact)} "
                     rf"\frac{{{numerator.text}}}{{{denominator}}}")
             if not is_symbolic(scaled):
-                text, exact = self.value(scaled)
+                text, exact = self.value(scaled, known=step.known)
                 line += f" {self.relation(exact)} {text}"
             lines.append(line)
         if not any_symbolic(step.scaled):
-            numbers = format_numbers(step.scaled, self.digits)
+            numbers = format_numbers(step.scaled, self.digits, known=step.known)
             lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
                                     self.width - 4)
         return self.align(lines)
 
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
-        sm = step.softmax
+        sm, known = step, step.known
         a = {token: self.name(Name("a", token)) for token in step.tokens}
         lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
         if any_symbolic(sm.exps):  # symbolic: the formulas are the answer
@@ -161,24 +161,24 @@ class DerivationRenderer(MathRenderer):
             lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
             return self.align(lines)
         for token, e, logit in zip(step.tokens, sm.exps, sm.logits, strict=True):
-            text, exact = self.value(e)
+            text, exact = self.value(e, known=known)
             masked = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
             lines.append(rf"e^{{{a[token]}}}{masked} &{self.relation(exact)} {text}")
-        exps = format_numbers(sm.exps, self.digits)
-        total = format_number(sm.total, self.digits)
+        exps = format_numbers(sm.exps, self.digits, known=known)
+        total = format_number(sm.total, self.digits, known=known)
         shown_exactly = all(n.exact for n in exps)
         pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]],
                   f"{self.relation(shown_exactly and total.exact)} {total.text}"]
         lines += self.continued(rf"Z = \sum_{{k}} e^{{a_{{k}}}} &{self.relation(shown_exactly)} ", pieces,
                                 self.width - 20)
         for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
-            number = format_number(w, self.digits)
+            number = format_number(w, self.digits, known=known)
             parts = e.exact and total.exact
             lines.append(rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}} "
                          rf"{self.relation(parts)} \frac{{{e.text}}}{{{total.text}}} "
                          rf"{self.relation(parts and number.exact)} {number.text}")
-        logits = format_numbers(sm.logits, self.digits)
-        weights = format_numbers(sm.weights, self.digits)
+        logits = format_numbers(sm.logits, self.digits, known=known)
+        weights = format_numbers(sm.weights, self.digits, known=known)
         lines += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
                                 self.width - 14)
         lines += self.continued(f"&{self.relation(all(n.exact for n in weights))} ", self.vector_pieces(weights),
@@ -187,22 +187,22 @@ class DerivationRenderer(MathRenderer):
 
     def _print_WeightedSum(self, step: WeightedSum) -> str:
         symbolic = any_symbolic(step.weights)
-        weights = format_numbers(step.weights, self.digits)
+        weights = format_numbers(step.weights, self.digits, known=step.known)
         lines = []
         for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
             lead = "&" if j == 0 else "&+ "
             factor = self.name(Name("w", step.tokens[j])) if symbolic else w.text
             lines += self.continued(f"{lead}{factor} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
         if not symbolic:
-            result = format_numbers(list(step.output), self.digits, uniform=True)
+            result = format_numbers(list(step.output), self.digits, uniform=True, known=step.known)
             values = [n for v in step.values for n in self.numbers(v)]
             exact = all(n.exact for n in (*weights, *values, *result))
             lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(lines)
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
-        form = step.form
-        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform)
+        form, known = step.form, step.known
+        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, known=step.K.known)
         parts = []
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
@@ -211,29 +211,29 @@ class DerivationRenderer(MathRenderer):
             product = self.bmatrix(step.Q) + self.bmatrix(transposed)
             lines = [r"S &= Q K^{\top}"
                      + (f" {self.relation(factors)} {product}" if visible_width(product) <= self.width - 12 else ""),
-                     *self.matrix_relation(Shown(form.scores, uniform=False), factors)]
+                     *self.matrix_relation(Shown(form.scores, uniform=False, known=known), factors)]
         parts.append(self.align(lines))
-        if step.scaling != "none":
-            denominator = (r"\sqrt{d_k}" if step.scaling == "sqrt_d_k" else self.value(step.scale)[0])
+        if step.scale.mode != "none":
+            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else self.value(step.divisor)[0])
             lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
             if not any_symbolic(form.scaled):
-                lines += self.matrix_relation(Shown(form.scaled))
+                lines += self.matrix_relation(Shown(form.scaled, known=known))
             parts.append(self.align(lines))
-        source = "S'" if step.scaling != "none" else "S"
+        source = "S'" if step.scale.mode != "none" else "S"
         lines = [rf"A &= \operatorname{{softmax}}_{{{self.subscript_word('row', user_text=False)}}}({source}), \qquad "
                  rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
         if not any_symbolic(form.weights):
-            lines += self.matrix_relation(Shown(form.weights))
+            lines += self.matrix_relation(Shown(form.weights, known=known))
         parts.append(self.align(lines))
         lead = r"\operatorname{Attention}(Q, K, V)"
         lines = [rf"{lead} &= A V"]
         if not any_symbolic(form.output):
-            A, V = Shown(form.weights), step.V
+            A, V = Shown(form.weights, known=known), step.V
             factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
             product = self.bmatrix(A) + self.bmatrix(V)
             if visible_width(product) <= self.width - 24:  # A and V side by side only when they fit
                 lines[0] += f" {self.relation(factors)} " + product
-            lines += self.matrix_relation(Shown(form.output), factors, lead)
+            lines += self.matrix_relation(Shown(form.output, known=known), factors, lead)
         parts.append(self.align(lines))
         return "\n".join(parts)
 

@@ -10,8 +10,9 @@ from typing import Any
 from sympy import Expr
 
 from ... import i18n
+from ...engine import Numbers
 from ...engine import entries as rows_of
-from ...model import Name, ScaleFactor, Token
+from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers, to_decimal
 from ...render.escape import safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part
@@ -73,7 +74,7 @@ class MoodleDriver:
             return f"<code>{safe(value.name)}</code>"
         if isinstance(value, Name):
             return self.symbol(value)
-        if isinstance(value, ScaleFactor):
+        if isinstance(value, SqrtDk):
             root = int(value.d_k**0.5 + 0.5)
             tail = f" = {root}" if root * root == value.d_k else ""
             return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
@@ -98,7 +99,7 @@ class MoodleDriver:
                 parts.append(self.table([self.text(item.header_key)], item.tokens, [self.given(item.matrix)]))
             else:
                 parts.append(f"<p>{self.symbol(item.name)} =</p>" + self.matrix(self.given(item.matrix)))
-        focus = {'token': Token(exercise.focus), 'd_k': ScaleFactor(exercise.d_k)}
+        focus = {'token': Token(exercise.focus), 'd_k': SqrtDk(exercise.d_k)}
         parts.append(f"<p>{self.text('exam.focus', focus)}</p>")
         parts.append(f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>")
         answers = [(part, self.answers(part)) for part in exercise.parts]
@@ -117,7 +118,7 @@ class MoodleDriver:
             if isinstance(answer, AnswerTable):
                 pieces.append(self.blank_table(answer))
                 continue
-            blanks = self.blanks(answer.entries)
+            blanks = self.blanks(answer.entries, answer.values.known)
             if len(part.answers) > 1:
                 blanks = f"{self.caption(answer)}: {blanks}"
             pieces.append(blanks + ("<br>" if k < len(part.answers) - 1 else ""))
@@ -132,19 +133,19 @@ class MoodleDriver:
 
     # ------------------------------------------------------------ pieces
 
-    def blank(self, value: Expr) -> str:
-        answer = format(to_decimal(value, ANSWER_DECIMALS).normalize(), "f")
+    def blank(self, value: Expr, known: Numbers | None = None) -> str:
+        answer = format(to_decimal(value, ANSWER_DECIMALS, known=known).normalize(), "f")
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
-    def blanks(self, values) -> str:
-        return "[" + ", ".join(self.blank(v) for v in values) + "]"
+    def blanks(self, values, known: Numbers | None = None) -> str:
+        return "[" + ", ".join(self.blank(v, known) for v in values) + "]"
 
     def blank_table(self, answer: AnswerTable) -> str:
         header = "".join(f"<th>{self.symbol(name)}</th>" for name in answer.header[1:])
-        matrices = [rows_of(column.values) for column in answer.columns]
+        matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(matrix[i])}</td>" for matrix in matrices) + "</tr>"
+            + "".join(f"<td>{self.blanks(matrix[i], known)}</td>" for matrix, known in matrices) + "</tr>"
             for i, token in enumerate(answer.tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
 

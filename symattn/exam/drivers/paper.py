@@ -12,7 +12,7 @@ from pylatex import Document, NoEscape
 from sympy import exp
 
 from ...kinds.steps import shown
-from ...model import MatrixEquation, Name, ScaleFactor, Step, Token, TokenTable, VectorEquation
+from ...model import MatrixEquation, Name, SqrtDk, Step, Token, TokenTable, VectorEquation
 from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.templates import class_options, read_template
@@ -96,7 +96,7 @@ class PaperDriver:
         """The problem statement: the inputs, typeset as in the handouts, and what to answer for."""
         text = self.renderer.text
         body = [text(*exercise.intro), *(self.renderer.render(given_step(item)) for item in exercise.given)]
-        body.append(text("exam.focus", {"token": Token(exercise.focus), "d_k": ScaleFactor(exercise.d_k)}))
+        body.append(text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}))
         body.append(self.softmax_instruction(exercise.exp_table))
         return "\n".join(body)
 
