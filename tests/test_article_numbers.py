@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from symattn.spec.model import Scale
 from symattn import engine
 from symattn.numfmt import format_numbers
+from symattn.spec.model import Scale
 
 
 def texts(values, digits=4, decimals=0, uniform=False):

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sympy import ImmutableMatrix, Rational, sqrt, together
 
-from symattn.spec.model import Scale
 from symattn import engine
+from symattn.spec.model import Scale
 
 
 def float_attention(X, M, WQ, WK, WV, d_k):

@@ -7,8 +7,8 @@ from sympy import Matrix, Rational
 
 from bench.__main__ import fitted_exponent
 from bench.naive import naive_attention, numpy_attention
-from symattn.spec.model import Scale
 from symattn import engine
+from symattn.spec.model import Scale
 
 
 def test_baselines_agree_with_the_engine():

@@ -13,10 +13,10 @@ import mpmath
 import numpy as np
 from sympy import Add, ImmutableMatrix, N, Rational, latex
 
-from symattn.spec.model import Scale
 from symattn import engine
 from symattn.engine import WeightedAverage, fast
 from symattn.numfmt import significant
+from symattn.spec.model import Scale
 
 
 def random_problem(n: int, seed: int) -> list[list[list[str]]]:
