@@ -15,7 +15,7 @@ from sympy import Add, ImmutableMatrix, N, Rational, latex
 
 from symattn import engine
 from symattn.engine import WeightedAverage, fast
-from symattn.numfmt import significant
+from symattn.figures import significant
 from symattn.spec.model import Scale
 
 
@@ -172,8 +172,8 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     number is made for the answer key."""
     from sympy import Integer, sqrt
 
+    from symattn.exactfmt import fraction_coefficients_latex
     from symattn.kinds.answers import query_answers
-    from symattn.numfmt import fraction_coefficients_latex
 
     texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column

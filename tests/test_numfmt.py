@@ -3,7 +3,9 @@ import random
 import pytest
 from sympy import E, Rational, exp, sqrt
 
-from symattn.numfmt import decimal_places, format_number, format_numbers, significant, to_decimal
+from symattn.decimals import decimal_places, to_decimal
+from symattn.figures import significant
+from symattn.numfmt import format_number, format_numbers
 
 
 @pytest.mark.parametrize(
@@ -92,7 +94,7 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
 
     import mpmath
 
-    from symattn.numfmt import significant_approximation
+    from symattn.figures import significant_approximation
 
     def reference(x: mpmath.mpf, figures: int = 30) -> str:
         number = Decimal(mpmath.nstr(x, figures + 50, strip_zeros=False))
@@ -116,7 +118,7 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
 
 def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
     from symattn.engine import exponential
-    from symattn.numfmt import exact_latex, fraction_exponential_latex
+    from symattn.exactfmt import exact_latex, fraction_exponential_latex
 
     for value in (Rational(0), Rational(1), Rational(-1), Rational(5), Rational(-3, 4), Rational(7, 2),
                   Rational(-123457, 80000)):
@@ -126,14 +128,14 @@ def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
 
 def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
     """The outputs' exact forms written from the signed coefficients equal the sums written out and joined by
-    _joined (" + ", then "+ -" as "- "): negative, unit, zero and first coefficients, masked keys, and the
+    join_terms (" + ", then "+ -" as "- "): negative, unit, zero and first coefficients, masked keys, and the
     coefficients and terms that hold a "+" of their own or start with "-" (written out as before)."""
     import random
 
-    from symattn.numfmt import Coefficients, _joined, softmax_latex
+    from symattn.exactfmt import Coefficients, join_terms, softmax_latex
 
     def written_out(terms, columns):
-        sums = [_joined([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
+        sums = [join_terms([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
                 for column in columns]
         return [rf"\frac{{{text or '0'}}}{{Z}}" for text in sums]
 
@@ -156,7 +158,7 @@ def test_surd_latex_is_sympys_latex():
     """(p/q)·√m written from its integers, as SymPy prints it: signs, unit coefficients, integers, zero."""
     from sympy import latex
 
-    from symattn.numfmt import exponential_latex, surd_exponential_latex, surd_latex
+    from symattn.exactfmt import exponential_latex, surd_exponential_latex, surd_latex
 
     rng = random.Random(11)
     for m in (1, 2, 3, 5, 6, 7, 10, 30):  # m = 1: the rational itself

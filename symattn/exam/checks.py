@@ -8,8 +8,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from ..decimals import to_decimal
 from ..engine import Attention, entries
-from ..numfmt import to_decimal
 from .levels import MAX_LOGIT, MIN_WEIGHT
 
 IntMatrix = list[list[int]]

@@ -8,20 +8,18 @@ from typing import Any
 from sympy import Expr, S
 
 from ..engine import Attention, FractionRow, Numbers, QueryAttention, entries, is_symbolic
-from ..numfmt import (
+from ..exactfmt import (
     Coefficients,
     coefficients_latex,
     exact_latex,
     exponential_latex,
     fraction_coefficients_latex,
     fraction_latex,
-    significant,
-    significant_approximation,
-    significant_fraction,
     softmax_latex,
     surd_exponential_latex,
     surd_latex,
 )
+from ..figures import significant, significant_approximation, significant_fraction
 
 FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)

@@ -14,8 +14,9 @@ from sympy import Expr
 
 from ..engine import Numbers
 from ..errors import RenderError
+from ..exactfmt import exact_latex
 from ..model import Eq, Name, Num, Shown, SqrtDk
-from ..numfmt import Number, exact_latex, format_number, format_numbers
+from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Scale
 from .base import Renderer
 from .layout import (

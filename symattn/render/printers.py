@@ -6,6 +6,7 @@ from __future__ import annotations
 from sympy import S
 
 from ..engine import any_symbolic, is_symbolic
+from ..exactfmt import exact_latex
 from ..model import (
     Concat,
     DotProducts,
@@ -23,7 +24,7 @@ from ..model import (
     VectorList,
     WeightedSum,
 )
-from ..numfmt import exact_latex, format_number, format_numbers
+from ..numfmt import format_number, format_numbers
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
 from .math import MathRenderer

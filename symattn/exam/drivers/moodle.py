@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import string
 import xml.etree.ElementTree as ET
 from math import lcm
 from typing import Any
 
 from sympy import Expr
 
-from ... import i18n
+from ...decimals import to_decimal
 from ...engine import Numbers
 from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
-from ...numfmt import format_numbers, to_decimal
+from ...numfmt import format_numbers
+from ...render.base import Renderer
 from ...render.escape import safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part
 from ..options import ExamOptions, Share
@@ -29,14 +29,43 @@ def weights_per_blank(parts: list[tuple[Part, int]]) -> list[int]:
     return [part.points * common // count for part, count in parts]
 
 
+class ClozeText(Renderer):
+    """The language strings as the HTML of a cloze question's text: symbols in italics with HTML sub- and
+    superscripts (no math markup), everything escaped so that no brace can open a blank."""
+
+    format_name = "Moodle"
+
+    def escape_text(self, text: str) -> str:
+        return safe(text)
+
+    def token(self, name: str) -> str:
+        return f"<code>{safe(name)}</code>"
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, Name):
+            return self.symbol(value)
+        if isinstance(value, SqrtDk):
+            root = int(value.d_k**0.5 + 0.5)
+            tail = f" = {root}" if root * root == value.d_k else ""
+            return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
+        return super().param(value)
+
+    def symbol(self, name: Name) -> str:
+        base, _, sub = name.base.partition("_")
+        subscript = safe(name.token) if name.token is not None else (name.label or sub)
+        head = f"<sup>({name.head})</sup>" if name.head is not None else ""
+        return f"<i>{safe(base)}</i>{head}" + (f"<sub>{subscript}</sub>" if subscript else "")
+
+
 class MoodleDriver:
     """Builds the quiz: question text in HTML (no math markup needed), answers as cloze NUMERICAL blanks."""
 
     name = "moodle"
 
     def __init__(self, options: ExamOptions) -> None:
-        self.lang = options.lang
         self.digits = options.digits
+        self.html = ClozeText(lang=options.lang, digits=options.digits)
+        self.text, self.symbol = self.html.text, self.html.symbol
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """moodle.xml: the question bank of every version."""
@@ -57,34 +86,6 @@ class MoodleDriver:
             ET.SubElement(question, "hidden").text = "0"
         ET.indent(quiz)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode") + "\n"
-
-    # ------------------------------------------------------------ text
-
-    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
-        """A language string as HTML, its {params} filled in."""
-        out = []
-        for literal, field, _spec, _conv in string.Formatter().parse(i18n.text(self.lang, key)):
-            out.append(safe(literal))
-            if field is not None:
-                out.append(self.param((params or {})[field]))
-        return "".join(out)
-
-    def param(self, value: Any) -> str:
-        if isinstance(value, Token):
-            return f"<code>{safe(value.name)}</code>"
-        if isinstance(value, Name):
-            return self.symbol(value)
-        if isinstance(value, SqrtDk):
-            root = int(value.d_k**0.5 + 0.5)
-            tail = f" = {root}" if root * root == value.d_k else ""
-            return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
-        return safe(str(value))
-
-    def symbol(self, name: Name) -> str:
-        base, _, sub = name.base.partition("_")
-        subscript = safe(name.token) if name.token is not None else (name.label or sub)
-        head = f"<sup>({name.head})</sup>" if name.head is not None else ""
-        return f"<i>{safe(base)}</i>{head}" + (f"<sub>{subscript}</sub>" if subscript else "")
 
     # ------------------------------------------------------------ question
 

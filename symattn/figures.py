@@ -1,0 +1,102 @@
+"""The answers' decimals: every number to 30 significant digits (an exact decimal keeps all its digits), from an
+exact value, a fraction's integers or the engine's binary approximation, the same text whichever it comes from."""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
+
+import mpmath
+from sympy import Expr, sympify
+
+from .decimals import GUARD_DIGITS, context, evaluate, plain, terminating_places
+from .engine import Numbers
+from .engine import decimal as approx_decimal
+from .engine import decimal_digits as approx_decimal_digits
+
+# A decimal string of the answers below 10^-99 or from 10^100 on (its exponent 100 or more in size) is written with
+# an exponent: 1.23…E-122269 rather than 122,269 characters.
+EXPONENT_FROM = 100
+_LOG10_2 = math.log10(2)
+
+
+def significant(value: Expr, figures: int = 30, known: Numbers | None = None) -> str:
+    """The value rounded half-up to `figures` significant digits (more when an exact decimal needs them)."""
+    value = value if isinstance(value, Expr) else sympify(value)
+    if not value.is_Rational:
+        if value == 0:
+            return "0." + "0" * (figures - 1)
+        return _rounded(evaluate(value, figures + GUARD_DIGITS, known), figures)
+    return significant_fraction(int(value.p), int(value.q), figures)
+
+
+def significant_fraction(p: int, q: int, figures: int = 30) -> str:
+    """significant() of the rational p/q (q > 0, in lowest terms), from its integers."""
+    if p == 0:
+        return "0." + "0" * (figures - 1)
+    places = terminating_places(q)
+    if places is not None:  # an exact decimal: all its digits, padded with zeros to `figures` (integers only)
+        scaled = abs(p) * (10**places // q)  # the value × 10^places, exactly
+        decimals = places + max(0, figures - len(str(scaled)))
+        text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
+        whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
+        return ("-" if p < 0 else "") + whole
+    with context(figures + GUARD_DIGITS):
+        return _rounded(Decimal(p) / Decimal(q), figures)
+
+
+def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> str:
+    """significant() of an irrational value, from the engine's approximation of it (approx.WORKING_DIGITS).
+
+    The same text as the Decimal route (approx.decimal's digits, then quantize), computed in integers from the
+    binary value m·2^e: the Decimal route costs ~10 µs a number, and an answer key for 64 tokens has 8,192.
+    """
+    sign, mantissa, exponent, bits = approximation._mpf_
+    if not mantissa:  # zero: the Decimal route's own spelling
+        return _rounded(approx_decimal(approximation, figures + GUARD_DIGITS), figures)
+    magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+    whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
+    while whole >= _ten(figures):
+        magnitude += 1
+        whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
+    if whole == _ten(figures) - 1:  # 99…9: the Decimal route's digits may have rounded up to the next power of 10
+        carry = approx_decimal_digits(figures + GUARD_DIGITS)
+        top, remainder, below = _scaled(mantissa, exponent, carry - 1 - magnitude)
+        if top == _ten(carry) - 1 and 2 * remainder >= below:
+            magnitude += 1
+            whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
+    if 2 * rest >= denominator:  # half-up: away from zero on a tie
+        whole += 1
+    shift, digits = figures - 1 - magnitude, str(whole)
+    rounded_magnitude = magnitude + len(digits) - figures  # 99…9 rounded up to 10…0 (one digit more): one more
+    if abs(rounded_magnitude) >= EXPONENT_FROM:
+        text = f"{digits[0]}.{digits[1:]}E{rounded_magnitude:+d}"
+    elif shift <= 0:
+        text = digits + "0" * -shift
+    elif shift < len(digits):
+        text = f"{digits[:len(digits) - shift]}.{digits[len(digits) - shift:]}"
+    else:
+        text = "0." + digits.rjust(shift, "0")
+    return ("-" if sign else "") + text
+
+
+def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:
+    """m·2^e·10^shift as (whole part, remainder, denominator), exactly."""
+    numerator = mantissa * _ten(max(shift, 0)) << max(exponent, 0)
+    denominator = _ten(max(-shift, 0)) << max(-exponent, 0)
+    return *divmod(numerator, denominator), denominator
+
+
+@cache
+def _ten(k: int) -> int:
+    """10^k (the same few powers, again and again)."""
+    return 10**k
+
+
+def _rounded(number: Decimal, figures: int) -> str:
+    """A nonzero number rounded half-up to `figures` significant digits, written out in full."""
+    with context(figures + GUARD_DIGITS):
+        quantum = Decimal(1).scaleb(number.adjusted() - figures + 1)
+        rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
+        return format(rounded, "E") if abs(rounded.adjusted()) >= EXPONENT_FROM else plain(rounded)
