@@ -21,6 +21,11 @@ def register(kind: Kind) -> Kind:
     return kind
 
 
+def unregister(name: str) -> Kind:
+    """Remove a registered kind (as a test's kind does when it is done); KeyError for an unknown name."""
+    return KINDS.pop(name)
+
+
 def kind_of(name: Any, field: str = "kind") -> Kind:
     """The kind of that name; SpecError naming `field` for an unknown one."""
     kind = KINDS.get(name) if isinstance(name, str) else None
