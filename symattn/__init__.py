@@ -10,18 +10,38 @@ from typing import Any
 
 __version__ = "0.1.0"
 
+# Each public name, and where it lives: "module" (same name there) or "module:name".
 _EXPORTS = {
+    # derivations
     "derive": "symattn.derivation",
     "derive_spec": "symattn.derivation",
+    "Derivation": "symattn.model",
+    # specs
     "load_spec": "symattn.spec.files",
     "load_example": "symattn.spec.files",
     "parse_spec": "symattn.spec.files",
+    "read_spec_text": "symattn.spec.files",
     "Spec": "symattn.spec.model",
-    "Derivation": "symattn.model",
+    # outputs
     "render_latex": "symattn.render.latex",
+    "render_markdown": "symattn.render.markdown",
+    "render_html": "symattn.render.html",
+    "render_json": "symattn.render.answers",
+    "answers": "symattn.render.answers",
     "compile_pdf": "symattn.render.pdf",
+    # kinds of section
+    "Kind": "symattn.kinds.base",
+    "register_kind": "symattn.kinds:register",
+    "unregister_kind": "symattn.kinds:unregister",
+    "kind_of": "symattn.kinds",
+    # exams
+    "ExamOptions": "symattn.exam.options",
+    "build_exam": "symattn.exam.build",
+    "generate": "symattn.exam.generate",
+    # errors
     "SymattnError": "symattn.errors",
     "SpecError": "symattn.errors",
+    "RenderError": "symattn.errors",
     "LatexError": "symattn.errors",
 }
 
@@ -35,7 +55,8 @@ _DISPLAYED = {"derive", "derive_spec", "Derivation"}
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name]), name)
+        module, _, attribute = _EXPORTS[name].partition(":")
+        value = getattr(import_module(module), attribute or name)
         if name in _DISPLAYED:
             import_module("symattn.render.notebook").register()
         return value

@@ -46,7 +46,7 @@ class Coefficients:
     the exact value and a space. Made once per value matrix, read by every query's softmax_latex.
 
     `signed` holds each coefficient as it stands after the first term of a sum: " + 3 ", or " -  \\frac{1}{2} " for
-    "- \\frac{1}{2} " (what join_terms makes of " + - "), "" for 0; None when a coefficient holds a "+" of its own.
+    "- \\frac{1}{2} " (what _joined makes of " + - "), "" for 0; None when a coefficient holds a "+" of its own.
     """
 
     def __init__(self, columns: list[list[str | None]]) -> None:
@@ -79,10 +79,10 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
     """The exact softmax forms of one row, in token order, from its terms e^{a_k} (exponential_latex; None: a
     masked key, adding 0): Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each output entry (Σ_j v_j e^{a_j}) / Z.
     Z is named, not repeated: each form stays n terms long, not 2n."""
-    total = join_terms([term for term in terms if term is not None]) or "0"
+    total = _joined([term for term in terms if term is not None]) or "0"
     weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
     if coefficients.signed is None or any("+" in term or term.startswith("-") for term in terms if term):
-        numerators = [join_terms([factor + term for factor, term in zip(column, terms, strict=True)
+        numerators = [_joined([factor + term for factor, term in zip(column, terms, strict=True)
                                if factor is not None and term is not None]) for column in coefficients.columns]
     else:
         visible, filled = [term is not None for term in terms], [term or "" for term in terms]
@@ -92,8 +92,8 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
 
 
 def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visible: list[bool]) -> str:
-    """The sum of the coefficients' and terms' products as join_terms writes it, from the signed coefficients: with
-    no "+" in any coefficient or term and no term starting with "-", join_terms's "+ -" stands only where a
+    """The sum of the coefficients' and terms' products as _joined writes it, from the signed coefficients: with
+    no "+" in any coefficient or term and no term starting with "-", _joined's "+ -" stands only where a
     coefficient's own minus sign follows " + ", which the signed coefficients have already written as " - "."""
     text = "".join(compress(map(add, signed, terms), map(and_, present, visible)))
     return f"-{text[3:]}" if text.startswith(" - ") else text[3:]
@@ -137,7 +137,7 @@ def _factor(value: Expr) -> str:
     return rf"\left({text}\right)" if value.is_Add else text
 
 
-def join_terms(terms: list[str]) -> str:
+def _joined(terms: list[str]) -> str:
     """a + b - c: terms added in the order given."""
     return " + ".join(terms).replace("+ -", "- ")
 

@@ -127,15 +127,18 @@ def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
 
 
 def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
-    """The outputs' exact forms written from the signed coefficients equal the sums written out and joined by
-    join_terms (" + ", then "+ -" as "- "): negative, unit, zero and first coefficients, masked keys, and the
+    """The outputs' exact forms written from the signed coefficients equal the sums written out and joined
+    (" + ", then "+ -" as "- "): negative, unit, zero and first coefficients, masked keys, and the
     coefficients and terms that hold a "+" of their own or start with "-" (written out as before)."""
     import random
 
-    from symattn.exactfmt import Coefficients, join_terms, softmax_latex
+    from symattn.exactfmt import Coefficients, softmax_latex
+
+    def joined(terms):  # a + b - c, as the sums were written before the coefficients were kept
+        return " + ".join(terms).replace("+ -", "- ")
 
     def written_out(terms, columns):
-        sums = [join_terms([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
+        sums = [joined([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
                 for column in columns]
         return [rf"\frac{{{text or '0'}}}{{Z}}" for text in sums]
 

@@ -1,10 +1,12 @@
 """The kinds of section, by name: the one table that names them all. Adding a kind is a module that defines it,
-its language strings and an example, and a line here."""
+its language strings and an example, and a line here; a kind defined elsewhere registers itself (register), with
+its strings in Kind.strings."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import i18n
 from ..errors import SpecError
 from ..spec.fields import suggest
 from .base import Kind
@@ -16,8 +18,27 @@ KINDS: dict[str, Kind] = {}
 
 
 def register(kind: Kind) -> Kind:
-    """File a kind under its name (a kind defined elsewhere, such as in a test, may register itself too)."""
+    """File a kind under its name, with its language strings (a kind defined elsewhere, such as in a test, may
+    register itself too). ValueError for a name taken by another kind, or strings that are not for every language
+    with the same keys, or that would change an existing string."""
+    if not kind.name:
+        raise ValueError(f"{type(kind).__name__} has no name")
+    if KINDS.get(kind.name, kind) is not kind:
+        raise ValueError(f"a kind named {kind.name!r} is registered already")
+    if kind.strings:
+        i18n.check_languages(kind.strings, f"kind {kind.name!r}")
+        for lang, new in kind.strings.items():
+            i18n.add(lang, new)
     KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> Kind:
+    """Remove a registered kind and the strings it brought (as a test's kind does when it is done); KeyError for
+    an unknown name."""
+    kind = KINDS.pop(name)
+    for lang, new in kind.strings.items():
+        i18n.remove(lang, new)
     return kind
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from ..model import Step
 from ..spec.model import Section
@@ -17,6 +17,9 @@ class Kind:
     name: str = ""
     keys: frozenset[str] = frozenset()  # the section keys it accepts, "kind" included
     examinable: bool = False  # whether `symattn exam --kind NAME` can draw problems of it
+    # Its language strings, {lang: {dotted key: text}}, for a kind defined outside the package: registering it adds
+    # them to symattn.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.
+    strings: ClassVar[dict[str, dict[str, str]]] = {}
 
     def parse(self, data: dict[str, Any], field: str) -> Section:
         """The section's spec from its parsed data (keys already checked); SpecError names the field."""

@@ -7,15 +7,13 @@ from dataclasses import dataclass
 import pytest
 from sympy import E, Rational, simplify, sqrt
 
-from symattn.derivation import derive, derive_spec
-from symattn.errors import RenderError
+from symattn import RenderError, derive, derive_spec, parse_spec
 from symattn.model import Name, Step
 from symattn.numfmt import format_numbers
 from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
-from symattn.spec.files import parse_spec
 
 
 @pytest.fixture(scope="module")

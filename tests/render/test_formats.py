@@ -9,10 +9,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from symattn import derive
+from symattn import derive, render_markdown
 from symattn.cli import main
 from symattn.render.html import render_html, split_alignment
-from symattn.render.markdown import render_markdown
 
 
 def test_markdown_reads_like_the_article():

@@ -11,12 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from symattn import ExamOptions, build_exam, generate, parse_spec, read_spec_text
 from symattn.cli import main
-from symattn.exam.build import build_exam
-from symattn.exam.generate import generate
 from symattn.exam.levels import LEVELS
-from symattn.exam.options import ExamOptions
-from symattn.spec.files import parse_spec, read_spec_text
 
 
 def number(text: str) -> float:

@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 from sympy import Integer, S, cos, sin
 
-from symattn.derivation import derive, derive_spec
+from symattn import SpecError, answers, derive, derive_spec, parse_spec, render_json
 from symattn.engine import causal_mask, sinusoidal_encoding
-from symattn.errors import SpecError
-from symattn.render.answers import answers, render_json
 from symattn.render.latex import escape, render_latex
-from symattn.spec.files import parse_spec
 
 I2 = [["1", "0"], ["0", "1"]]
 

@@ -9,10 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from symattn import answers, derive, derive_spec, parse_spec, render_json
 from symattn.cli import main
-from symattn.derivation import derive, derive_spec
-from symattn.render.answers import answers, render_json
-from symattn.spec.files import parse_spec
 
 
 def significant_digits(text: str) -> int:

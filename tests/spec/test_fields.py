@@ -7,8 +7,7 @@ from decimal import Decimal
 import pytest
 from sympy import Rational, Symbol
 
-from symattn.errors import SpecError
-from symattn.spec.files import parse_spec, read_spec_text
+from symattn import SpecError, parse_spec, read_spec_text
 
 I2 = [["1", "0"], ["0", "1"]]
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from symattn.errors import SpecError
+from symattn import SpecError
 from symattn.exam.workers import MIN_ITEMS_PER_JOB, default_jobs, ordered_map
 
 needs_fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")

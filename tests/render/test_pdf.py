@@ -14,13 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from symattn import LatexError, derive_spec, parse_spec, render_latex
 from symattn import build as build_module
 from symattn.cli import main
-from symattn.derivation import derive_spec
-from symattn.errors import LatexError
-from symattn.render.latex import render_latex
 from symattn.render.pdf import LatexRun, compile_pdf, log_excerpt
-from symattn.spec.files import parse_spec
 
 pytestmark = pytest.mark.pdf
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from sympy import Rational
 
-from symattn.errors import SpecError
+from symattn import SpecError
 from symattn.spec.files import example_text, load_example, load_spec, parse_spec, read_spec_text
 
 

@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 from sympy import Rational
 
-from symattn.errors import SpecError
+from symattn import SpecError
 from symattn.spec.numbers import parse_number
 
 

@@ -1,0 +1,1 @@
+"""Tests of symattn (this folder mirrors the package)."""

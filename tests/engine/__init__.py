@@ -1,0 +1,1 @@
+"""Tests of symattn.engine (this folder mirrors the package)."""

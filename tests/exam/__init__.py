@@ -1,0 +1,1 @@
+"""Tests of symattn.exam (this folder mirrors the package)."""

@@ -1,0 +1,1 @@
+"""Tests of symattn.kinds (this folder mirrors the package)."""

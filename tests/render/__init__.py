@@ -1,0 +1,1 @@
+"""Tests of symattn.render (this folder mirrors the package)."""

@@ -1,0 +1,1 @@
+"""Tests of symattn.spec (this folder mirrors the package)."""

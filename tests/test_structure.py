@@ -1,0 +1,139 @@
+"""The package's structure, read from its source: no import cycles (function-level imports included), no module
+over 400 lines, and the kinds of section named only by their own modules and the registry."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "symattn"
+MAX_LINES = 400
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(module: str, path: Path) -> set[str]:
+    """The package's modules that a module imports, anywhere in it (in functions too): `import symattn.a.b` and
+    `from .a import b` name symattn.a.b when it is a module, else the package symattn.a (its __init__). Importing
+    a module first imports the packages above it, except those the importer is itself inside (they are being
+    imported already)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            names = [f"{origin}.{a.name}" if f"{origin}.{a.name}" in MODULES else origin for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] != "symattn":
+                continue
+            while name not in MODULES:
+                name = name.rpartition(".")[0]
+            targets.add(name)
+            parts = name.split(".")
+            for i in range(1, len(parts)):
+                above = ".".join(parts[:i])
+                if not (module == above or module.startswith(above + ".")):
+                    targets.add(above)
+    targets.discard(module)
+    return targets
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module that imports itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycles_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_resolve_relative_and_function_level_imports():
+    graph = {module: imported(module, path) for module, path in MODULES.items()}
+    assert "symattn.kinds" in graph["symattn.spec.files"]  # from ..kinds import kind_of: the package's __init__
+    assert "symattn.kinds.steps" in graph["symattn.kinds.self_attention"]  # from . import steps as common
+    assert "symattn.kinds" not in graph["symattn.kinds.self_attention"]  # its own package is being imported
+    assert "symattn.spec.files" in graph["symattn.cli"]  # imported inside a function, so that --help is quick
+    assert "symattn" in graph["symattn.render.answers"]  # from .. import __version__
+
+
+def test_no_import_cycle_in_the_package():
+    graph = {module: imported(module, path) for module, path in MODULES.items()}
+    assert cycles(graph) == []
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+@pytest.mark.parametrize("path", MODULES.values(), ids=lambda path: str(path.relative_to(PACKAGE.parent)))
+def test_no_module_over_400_lines(path):
+    assert _lines(path) <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)} has {_lines(path)} lines"
+
+
+def kind_names_in(path: Path, names: tuple[str, ...]) -> set[str]:
+    """The kinds a module names in its string literals (docstrings and help texts included)."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(pattern.findall(node.value))
+    return found
+
+
+def test_the_kind_switch_lives_only_in_the_registry():
+    """Apart from the kinds' own modules, at most one module names more than one kind: the code does not switch
+    on kinds by name, it asks the registry (symattn.kinds). The examples' .toml files are data and not checked."""
+    from symattn.kinds import KINDS
+
+    names = tuple(KINDS)
+    own = {type(kind).__module__ for kind in KINDS.values()}
+    naming = {module: kind_names_in(path, names) for module, path in MODULES.items() if module not in own}
+    several = {module: sorted(kinds) for module, kinds in naming.items() if len(kinds) > 1}
+    assert len(several) <= 1, f"modules that name more than one kind: {several}"
