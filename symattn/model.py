@@ -9,7 +9,7 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix
 
 from .engine import MatrixForm, Numbers, flat_entries
-from .spec.model import Scale, Section
+from .spec.model import GivenMatrix, Scale, Section
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Shown:
     written: tuple[int | None, ...] = ()
     whole: tuple[Expr, ...] | None = None  # for a row: the entries of the matrix whose decimals it shares
     known: Numbers | None = field(default=None, compare=False)  # the numbers of the result the values come from
+
+    @classmethod
+    def input(cls, given: GivenMatrix) -> Shown:
+        """An input matrix as shown: each entry as it was typed."""
+        return cls(given.values, given.decimals, written=given.written)
 
     def row(self, i: int) -> Shown:
         return self.rows[i]

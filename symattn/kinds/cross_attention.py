@@ -87,7 +87,7 @@ class CrossAttention(Kind):
         return any_symbolic(result.V)
 
     def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
-        x, memory = common.shown(section.X), common.shown(section.memory)
+        x, memory = Shown.input(section.X), Shown.input(section.memory)
         W = common.given_weights(section)
         Q = common.product(x, W["Q"], result.Q, result.known)
         K = common.product(memory, W["K"], result.K, result.known)

@@ -115,20 +115,20 @@ class MultiHead(Kind):
         ]
         if section.X is not None:  # heads computed from weights work on the section's embeddings
             steps += [Paragraph("multi.embeddings", {"X": Name("X")}),
-                      TokenTable(("table.token", "table.embedding"), section.tokens, (common.shown(section.X),))]
+                      TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),))]
         outputs: list[Shown] = []
         if any(head.output is not None for head in section.heads):
             steps.append(Paragraph("multi.assume", {"token": Token(token)}))
         for h, (head, result) in enumerate(zip(section.heads, mh.attentions, strict=True), start=1):
             if result is None:
-                output = common.shown(head.output)
+                output = Shown.input(head.output)
                 steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), output)]
             else:
                 output, head_steps = _computed_head(section, h, head, result)
                 steps += head_steps
             outputs.append(output)
         concat = Shown(mh.concat, max(o.decimals for o in outputs), known=mh.known)
-        W_O = common.shown(section.W_O)
+        W_O = Shown.input(section.W_O)
         steps += [
             Heading(2, "multi.step2"),
             Paragraph("multi.concat"),
@@ -235,7 +235,7 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
                    result: engine.Attention) -> tuple[Shown, list[Step]]:
     """A head with its own weights: its projections and its attention for the focus token, compactly."""
     i = section.tokens.index(section.focus)
-    x = common.shown(section.X)
+    x = Shown.input(section.X)
     W = common.given_weights(head)
     QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
     query = result.queries[i]

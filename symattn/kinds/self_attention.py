@@ -86,7 +86,7 @@ class SelfAttention(Kind):
 
     def steps(self, section: SelfAttentionSpec, result: engine.Attention) -> list[Step]:
         P = section.positions
-        x = (common.shown(section.X) if P is None
+        x = (Shown.input(section.X) if P is None
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         W = common.given_weights(section)
         QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
@@ -97,7 +97,7 @@ class SelfAttention(Kind):
             Paragraph("matrix.only", note=True) if focus.mode == "matrix"
             else Paragraph("self.goal", {"token": Token(focus.tokens[0])}),
             Heading(2, "self.step1"),
-            TokenTable(("table.token", "table.embedding"), section.tokens, (common.shown(section.X),)),
+            TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X")}),
             *_positional_steps(section, x),

@@ -29,17 +29,12 @@ from ..model import (
     VectorList,
     WeightedSum,
 )
-from ..spec.model import GivenMatrix, Scale
-
-
-def shown(given: GivenMatrix) -> Shown:
-    """An input matrix as shown: each entry as it was typed."""
-    return Shown(given.values, given.decimals, written=given.written)
+from ..spec.model import Scale
 
 
 def given_weights(owner) -> dict[str, Shown]:
     """W_Q, W_K, W_V of a section or a head, as shown."""
-    return {letter: shown(getattr(owner, f"W_{letter}")) for letter in "QKV"}
+    return {letter: Shown.input(getattr(owner, f"W_{letter}")) for letter in "QKV"}
 
 
 def weight_equations(W: dict[str, Shown], head: int | None = None) -> list[Step]:

@@ -11,10 +11,10 @@ from dataclasses import replace
 from pylatex import Document, NoEscape
 from sympy import exp
 
-from ...kinds.steps import shown
-from ...model import MatrixEquation, Name, SqrtDk, Step, Token, TokenTable, VectorEquation
+from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
 from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
+from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
 from ..options import ExamOptions, Share
@@ -46,7 +46,7 @@ class PaperDriver:
     def document(self, body: str, key: bool) -> str:
         """A complete exam-class document around the versions' LaTeX."""
         doc = Document(
-            documentclass="exam", document_options=["a4paper", "11pt", "addpoints", *class_options("exam")],
+            documentclass="exam", document_options=[PAPER, FONT_SIZE, "addpoints", *class_options("exam")],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
         for part in shared_preamble(self.lang, body):
@@ -119,10 +119,10 @@ class PaperDriver:
 def given_step(item: Given) -> Step:
     """An input as the handouts show it."""
     if isinstance(item, GivenTable):
-        return TokenTable((item.token_key, item.header_key), item.tokens, (shown(item.matrix),))
+        return TokenTable((item.token_key, item.header_key), item.tokens, (Shown.input(item.matrix),))
     if isinstance(item, GivenVector):
-        return VectorEquation(item.name, shown(item.matrix))
-    return MatrixEquation(item.name, shown(item.matrix))
+        return VectorEquation(item.name, Shown.input(item.matrix))
+    return MatrixEquation(item.name, Shown.input(item.matrix))
 
 
 def answer_step(answer: Answer) -> Step:
