@@ -21,7 +21,7 @@ from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions, Share
 from .workers import ordered_map
 
-EXAM_FORMATS = ("pdf", "tex", "json", "moodle")
+EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
 
 
 def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exercise:
