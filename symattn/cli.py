@@ -170,7 +170,7 @@ def _require_tex() -> None:
 
 def _latex_started(formats: str | None) -> contextlib.AbstractContextManager:
     """A LaTeX run started now, before SymPy is imported, when the PDF may be asked for: TeX loads its format
-    while Python computes (about 0.08 s of the mt PDF's time). Otherwise a null context."""
+    while Python computes. Otherwise a null context."""
     from .render.pdf import LatexRun, tex_available
 
     if (formats is None or "pdf" in formats.lower()) and tex_available():

@@ -27,8 +27,8 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
 
 
 def _quick_latex(value: Expr) -> str | None:
-    """SymPy's LaTeX of a rational or of e^{rational}, written directly (SymPy's printer costs ~20 µs a call,
-    and a large answer key prints hundreds of thousands of them); None for anything else."""
+    """SymPy's LaTeX of a rational or of e^{rational}, written directly (SymPy's printer is slow per call, and a
+    large answer key prints one for nearly every entry); None for anything else."""
     if value.is_Rational:
         return fraction_latex(int(value.p), int(value.q))
     if isinstance(value, exp) and value.args[0].is_Rational:

@@ -47,10 +47,10 @@ def significant_fraction(p: int, q: int, figures: int = 30) -> str:
 
 
 def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> str:
-    """significant() of an irrational value, from the engine's approximation of it (approx.WORKING_DIGITS).
+    """significant() of an irrational value, from the engine's approximation of it (engine.WORKING_DIGITS).
 
-    The same text as the Decimal route (approx.decimal's digits, then quantize), computed in integers from the
-    binary value m·2^e: the Decimal route costs ~10 µs a number, and an answer key for 64 tokens has 8,192.
+    The same text as the Decimal route (engine.decimal's digits, then quantize), computed in integers from the
+    binary value m·2^e: the Decimal route is slow per number, and a large answer key holds thousands of them.
     """
     sign, mantissa, exponent, bits = approximation._mpf_
     if not mantissa:  # zero: the Decimal route's own spelling

@@ -1,6 +1,6 @@
 """Language strings: one TOML file per language under locales/, all with the same keys; a kind defined outside
 the package brings its own strings (Kind.strings), which registering it adds here (add) and unregistering removes
-(remove). Every language keeps the same keys."""
+(remove)."""
 
 from __future__ import annotations
 

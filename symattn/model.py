@@ -151,7 +151,7 @@ class ExactMatrix(Step):
 
 @dataclass(frozen=True)
 class VectorEquation(Step):
-    """name = [row vector]; with no name, just the vector; prefix names a function applied (softmax)."""
+    """name = [row vector]; with no name, just the vector."""
 
     name: Name | None
     value: Shown

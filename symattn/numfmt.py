@@ -61,8 +61,8 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
 
 
 def _scientific(value: Expr, digits: int, known: Numbers | None) -> tuple[Decimal, int]:
-    """(mantissa rounded half-up to `digits` decimals, exponent) of a number, from `digits` + 40 significant
-    digits whatever its size."""
+    """(mantissa rounded half-up to `digits` decimals, exponent) of a number, from `digits` + GUARD_DIGITS
+    significant digits whatever its size."""
     approximation = evaluate(value, digits + GUARD_DIGITS, known)
     exponent = approximation.adjusted()
     with context(digits + GUARD_DIGITS + 10):

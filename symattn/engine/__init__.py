@@ -1,7 +1,7 @@
 """The exact engine: attention computed in exact arithmetic, with the numbers of its irrational values filed once.
 
 Modules, each with one job, each importing only those above it:
-    fast       the only user of private SymPy/mpmath/python-flint API (tests/test_engine_fast.py checks it)
+    fast       the only user of private SymPy/mpmath/python-flint API (tests/engine/test_fast.py checks it)
     symbols    whether a value holds symbols
     numbers    Numbers, each result's table of its approximations, and exact-to-mpmath conversion
     canonical  the softmax's SymPy forms, built as SymPy's own evaluation builds them

@@ -1,6 +1,6 @@
 """The engine's fast path: the only module that relies on private SymPy, mpmath and python-flint API.
 
-Every other engine module calls the small functions here. tests/test_engine_fast.py checks each assumption
+Every other engine module calls the small functions here. tests/engine/test_fast.py checks each assumption
 below against the installed versions and names the one an upgrade breaks; pyproject.toml bounds the versions.
 
 Private names relied on, and what is assumed of them:

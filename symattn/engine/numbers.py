@@ -1,11 +1,9 @@
-"""Numbers of exact values: each result's table of the approximations the engine computed, and exact values
-turned into mpmath numbers.
+"""Numbers of exact values: each result's table of the approximations the engine computed (Numbers), and exact
+values turned into mpmath numbers.
 
-The softmax of a row shares one denominator Z; evaluating every weight e^{a_j}/Z (and every output
-Σ_j e^{a_j} v_j / Z) on its own would evaluate Z again each time (cost ~n⁴ for a whole matrix). The engine
-therefore evaluates each row once with mpmath, at far more digits than any display asks for, and files the
-numbers in the result's own table (Numbers), which the steps and answers made of the result carry to the
-number formatter.
+A row's weights e^{a_j}/Z and outputs Σ_j e^{a_j} v_j / Z share one denominator Z: evaluated one by one, each would
+evaluate Z again. The engine evaluates each row once with mpmath, at more digits than any display asks for, and
+files the numbers in the result's Numbers, which its steps and answers carry to the number formatter.
 """
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ class Attention:
     """A whole attention computation: projections of all tokens and the focus queries in order, and `known`, the
     numbers of its irrational values (Numbers).
 
-    Q, K and V are SymPy matrices when first read. Rational ones are kept as flint-backed DomainMatrices until
-    then: an answer key reads only their fractions (`fractions`).
+    Q, K and V are SymPy matrices when first read. Rational ones are kept as DomainMatrices over QQ (flint-backed
+    when python-flint is installed) until then: an answer key reads only their fractions (`fractions`).
     """
 
     def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],

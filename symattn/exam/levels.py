@@ -53,7 +53,7 @@ class Draw:
 
 
 def draw_sizes(rng: random.Random, level: Level, lang: str) -> Draw:
-    """The first draws of every problem, in the order the generator has always made them."""
+    """The first draws of every problem, in a fixed order: another order would change every seed's problems."""
     n = rng.choice(level.tokens)
     d_k = rng.choice(level.d_k)
     words = rng.sample(VOCABULARY[lang], n + 1)

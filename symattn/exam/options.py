@@ -19,7 +19,8 @@ class ExamOptions:
 
 @dataclass(frozen=True)
 class Share:
-    """One version's share of a driver's files, as the driver wrote it, with what the files list of it."""
+    """One version's part of a driver's files: the text the driver wrote for it (in a worker), with the label and
+    points the files list."""
 
     label: str
     points: int

@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 MAX_JOBS = 8
-MIN_ITEMS_PER_JOB = 20  # a fresh worker spends ~0.1 s warming up (caches, lazy imports): it needs work to pay for it
+MIN_ITEMS_PER_JOB = 20  # a fresh worker warms up first (caches, lazy imports): it needs work to pay for it
 
 
 def default_jobs() -> int:

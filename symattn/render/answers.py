@@ -32,7 +32,7 @@ def _dumps(value: Any) -> str:
 
 
 def _write(value: Any, depth: int, parts: list[str]) -> None:
-    """Append the JSON text of a value to parts (pieces joined once: nested joins copied the text per level)."""
+    """Append the JSON text of a value to parts (joined once at the end, not once per nesting level)."""
     if isinstance(value, dict) and value:
         items, brackets = [(f"{_ENCODER.encode(key)}: ", item) for key, item in value.items()], "{}"
     elif isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):

@@ -223,7 +223,7 @@ def matrix(value: Any, field: str) -> GivenMatrix:
     return GivenMatrix(matrix_of(rows), max((w for w in written if w is not None), default=0), tuple(written))
 
 
-@lru_cache(maxsize=1 << 12)  # a matrix repeats its few distinct entries (41 in a random 64 × 64 spec)
+@lru_cache(maxsize=1 << 12)  # a matrix repeats its few distinct entries
 def _written_entry(text: str) -> tuple[Expr, int | None]:
     """A matrix entry written as text: a symbol (a, b1, x_1), or a number with the decimals it was written with
     (parse_number). Errors name no field: the caller adds it."""

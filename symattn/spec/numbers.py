@@ -53,7 +53,8 @@ def parse_number(raw: object, field: str) -> tuple[Rational, int | None]:
 
 def matrix_of(rows: list[list[Expr]]) -> ImmutableMatrix:
     """An ImmutableMatrix of parsed entries. All rational: built from a DomainMatrix over QQ, the storage SymPy
-    would choose, without its search for a domain through every entry (~40 % of the parse at 64 × 64)."""
+    would choose, without its search for a domain through every entry (the costliest part of parsing a large
+    matrix)."""
     if all(v.is_Rational for row in rows for v in row):
         entries = [[QQ(int(v.p), int(v.q)) for v in row] for row in rows]
         return DomainMatrix(entries, (len(rows), len(rows[0])), QQ).to_Matrix().as_immutable()
