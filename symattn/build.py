@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .derivation import derive_spec
-from .errors import SpecError, TexNotFoundError
+from .errors import TexNotFoundError
 from .output import write_atomic
 from .progress import Counter
 from .render.pdf import LatexRun, compile_pdf, tex_available, tex_missing
@@ -36,17 +36,6 @@ class BuildResult:
 
     written: tuple[Path, ...]
     warning: str | None = None
-
-
-def parse_formats(text: str) -> tuple[str, ...]:
-    """'tex,pdf' -> ('tex', 'pdf'), checked."""
-    formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
-    if not formats:
-        raise SpecError("--format", f"expected one or more of {', '.join(FORMATS)}")
-    for fmt in formats:
-        if fmt not in FORMATS:
-            raise SpecError("--format", f"unknown format {fmt!r} (expected {', '.join(FORMATS)})")
-    return formats
 
 
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,

@@ -106,6 +106,19 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
+def parse_formats(text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """--format 'tex,pdf' -> ('tex', 'pdf'), each checked against the formats allowed."""
+    from .errors import SpecError
+
+    formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    if not formats:
+        raise SpecError("--format", f"expected one or more of {', '.join(allowed)}")
+    for fmt in formats:
+        if fmt not in allowed:
+            raise SpecError("--format", f"unknown format {fmt!r} (expected {', '.join(allowed)})")
+    return formats
+
+
 def _note(message: str) -> None:
     print(f"{PROG}: {message}", file=sys.stderr, flush=True)
 
@@ -138,17 +151,18 @@ def _load(args: argparse.Namespace):
 
 def _exam(args: argparse.Namespace) -> int:
     from .errors import SpecError
-    from .exam.build import build_exam, parse_exam_formats
+    from .exam.build import EXAM_FORMATS, build_exam
     from .exam.generate import check_request
     from .exam.options import ExamOptions
     from .exam.workers import default_jobs
+    from .numfmt import DEFAULT_DIGITS
     from .spec.fields import parse_digits
 
-    digits = parse_digits(args.digits, "--digits") if args.digits is not None else 4
+    digits = parse_digits(args.digits, "--digits") if args.digits is not None else DEFAULT_DIGITS
     check_request(args.count, args.kind, args.difficulty, digits)
     if args.jobs is not None and args.jobs < 1:
         raise SpecError("--jobs", f"expected a whole number of processes, 1 or more, got {args.jobs}")
-    formats = parse_exam_formats(args.formats)
+    formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
     options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
@@ -188,10 +202,10 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
-        from .build import build, parse_formats
+        from .build import FORMATS, build
         from .spec.fields import parse_digits
 
-        formats = parse_formats("tex,pdf" if args.formats is None else args.formats)
+        formats = parse_formats("tex,pdf" if args.formats is None else args.formats, FORMATS)
         digits = parse_digits(args.digits, "--digits") if args.digits is not None else None
         spec = _load(args)
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,

@@ -18,6 +18,7 @@ from .engine import decimal_digits as approx_decimal_digits
 # A decimal string of the answers below 10^-99 or from 10^100 on (its exponent 100 or more in size) is written with
 # an exponent: 1.23…E-122269 rather than 122,269 characters.
 EXPONENT_FROM = 100
+FIGURES = 30  # significant digits of every decimal in the answers
 _LOG10_2 = math.log10(2)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
 
 from sympy import Expr, Rational, S, sympify
 
@@ -34,7 +33,12 @@ class Number:
         return self.compound or self.text.startswith("-")
 
 
-@lru_cache(maxsize=1 << 16)  # a document shows the same values in several steps (tables, products, vectors)
+# A document shows the same values in several steps (tables, products, vectors): their texts are kept, by value
+# and format only (the numbers a value is computed from change how fast, not what, it prints).
+_FORMATTED: dict[tuple, Number] = {}
+_FORMATTED_LIMIT = 1 << 16
+
+
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
                   fraction: bool = False, known: Numbers | None = None) -> Number:
     """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded.
@@ -42,7 +46,17 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
     `known`: the numbers of the result the value belongs to (an irrational value not in it is evaluated).
     """
-    value = sympify(value)
+    key = (value, digits, min_decimals, fraction)
+    number = _FORMATTED.get(key)
+    if number is None:
+        if len(_FORMATTED) >= _FORMATTED_LIMIT:
+            _FORMATTED.clear()
+        number = _FORMATTED[key] = _format(sympify(value), digits, min_decimals, fraction, known)
+    return number
+
+
+def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: Numbers | None) -> Number:
+    """format_number() of a value not formatted before."""
     if is_symbolic(value):
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
     if _infinite(value):  # a masked score

@@ -10,15 +10,15 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from ..derivation import derive_spec
-from ..errors import SpecError
 from ..kinds import kind_of
 from ..output import write_atomic
 from ..progress import Progress
 from ..render.pdf import compile_pdf
-from .drivers import DRIVERS
+from .drivers import DRIVERS, Driver, Share
+from .drivers.paper import PaperDriver
 from .exercise import Exercise, exp_table
 from .generate import Candidate, Version, check, check_request, search
-from .options import ExamOptions, Share
+from .options import ExamOptions
 from .workers import ordered_map
 
 EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
@@ -51,17 +51,9 @@ class RenderVersion:
 
 
 @lru_cache
-def drivers(options: ExamOptions, names: tuple[str, ...]) -> dict[str, object]:
+def drivers(options: ExamOptions, names: tuple[str, ...]) -> dict[str, Driver]:
     """The drivers of an exam, made once per process."""
     return {name: DRIVERS[name](options) for name in names}
-
-
-def parse_exam_formats(text: str) -> tuple[str, ...]:
-    formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
-    for fmt in formats or ("",):
-        if fmt not in EXAM_FORMATS:
-            raise SpecError("--format", f"unknown format {fmt!r} (expected {', '.join(EXAM_FORMATS)})")
-    return formats
 
 
 def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], split: bool = False,
@@ -89,7 +81,7 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     return written
 
 
-def _compile(paper, versions: list[tuple[Candidate, dict[str, Share]]], files: dict[str, str],
+def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share]]], files: dict[str, str],
              split: bool) -> dict[str, bytes]:
     """exam.pdf and key.pdf (one LaTeX run each, side by side); with split also a pair per version, in parallel."""
     jobs = {"exam.pdf": files["exam.tex"], "key.pdf": files["key.tex"]}

@@ -21,7 +21,7 @@ def _units(value: str, places: int) -> int:
     return int(Decimal(value).scaleb(places))
 
 
-def integer_matrices(matrices: list[list[list[str]]]) -> list[IntMatrix]:
+def integer_matrices(matrices: list[list[list[str]]]) -> tuple[list[IntMatrix], int]:
     """The drawn matrices as integer counts of 10^-places for one shared `places`: products stay exact integers."""
     places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
     return [[[_units(v, places) for v in row] for row in matrix] for matrix in matrices], places

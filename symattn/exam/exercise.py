@@ -3,14 +3,14 @@ the paper provides. The drivers (paper, JSON, Moodle) read only this."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
 from ..model import Derivation, Name, Shown, Token
-from ..spec.model import GivenMatrix, Spec
+from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
 POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
 SPACE = {"qkv": "5cm", "scores": "2.5cm", "scaled": "2.5cm", "weights": "3.5cm", "output": "3cm"}
@@ -117,7 +117,6 @@ class Exercise:
     d_k: int
     parts: tuple[Part, ...]
     exp_table: tuple[Expr, ...] | None = None  # the x of the paper's e^x table (None: a calculator is needed)
-    answers: dict[str, Any] = field(default_factory=dict)  # the `symattn solve` answers, for exam.json
 
     @property
     def points(self) -> int:
@@ -138,8 +137,7 @@ class Asked:
 
 def exp_table(d_k: int, scaled: tuple[tuple[Expr, ...], ...]) -> tuple[Expr, ...] | None:
     """With an integer √d_k the scaled scores are short decimals, and the paper gives e^x for each; else None."""
-    root = int(d_k**0.5 + 0.5)
-    if root * root != d_k:
+    if integer_sqrt(d_k) is None:
         return None
     return tuple(sorted({a for scores in scaled for a in scores}, key=float))
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from ..derivation import compute
 from ..errors import SpecError
 from ..kinds import examinable, kind_of
+from ..numfmt import DEFAULT_DIGITS
 from ..spec.files import parse_spec
 from ..spec.model import Spec
 from .levels import DIFFICULTIES, LEVELS, Level
@@ -31,7 +32,7 @@ class Version:
     results: tuple = ()  # the engine's result of each section, computed once for the check and the derivation
 
 
-def check_request(count: int, kind: str, difficulty: str, digits: int = 4) -> None:
+def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_DIGITS) -> None:
     """Impossible requests fail before any work, with the option named."""
     if not 2 <= digits <= 10:
         raise SpecError("--digits", f"expected 2 to 10 decimals for an exam's answers, got {digits}")

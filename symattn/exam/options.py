@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..numfmt import DEFAULT_DIGITS
+
 
 @dataclass(frozen=True)
 class ExamOptions:
@@ -14,14 +16,4 @@ class ExamOptions:
     kind: str = "self_attention"
     difficulty: str = "easy"
     lang: str = "en"
-    digits: int = 4
-
-
-@dataclass(frozen=True)
-class Share:
-    """One version's part of a driver's files: the text the driver wrote for it (in a worker), with the label and
-    points the files list."""
-
-    label: str
-    points: int
-    text: str
+    digits: int = DEFAULT_DIGITS

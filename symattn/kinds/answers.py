@@ -19,9 +19,8 @@ from ..exactfmt import (
     surd_exponential_latex,
     surd_latex,
 )
-from ..figures import significant, significant_approximation, significant_fraction
+from ..figures import FIGURES, significant, significant_approximation, significant_fraction
 
-FIGURES = 30
 ZERO = significant(S.Zero, FIGURES)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar
 
+from ..exam.exercise import Asked
+from ..exam.levels import Level
 from ..model import Step
 from ..spec.model import Section
 
@@ -43,7 +45,7 @@ class Kind:
 
     # ------------------------------------------------------------ exams (examinable kinds only)
 
-    def draw(self, rng: random.Random, level: Any, lang: str) -> dict[str, Any]:
+    def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
         """A random section's data (exact strings) at a difficulty level."""
         raise NotImplementedError
 
@@ -55,6 +57,6 @@ class Kind:
         """Whether the computed problem is fair to solve by hand."""
         return True
 
-    def exercise(self, section: Section, result: Any, digits: int) -> Any:
+    def exercise(self, section: Section, result: Any, digits: int) -> Asked:
         """What an exam asks of the section: its given inputs and its parts with answers (exam.exercise)."""
         raise NotImplementedError

@@ -57,8 +57,8 @@ class CrossAttentionSpec(Section):
     scale: Scale = Scale()
 
 
-class CrossAttention(Kind):
-    name = "cross_attention"
+class CrossAttentionKind(Kind):
+    name = CrossAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                       *fields.SIZE_KEYS})
     examinable = True
@@ -196,4 +196,4 @@ def _projection_steps(section: CrossAttentionSpec, x: Shown, memory: Shown, memo
     return steps
 
 
-CROSS_ATTENTION = CrossAttention()
+CROSS_ATTENTION = CrossAttentionKind()

@@ -64,8 +64,8 @@ class MultiHeadSpec(Section):
     X: GivenMatrix | None = None
 
 
-class MultiHead(Kind):
-    name = "multi_head"
+class MultiHeadKind(Kind):
+    name = MultiHeadSpec.kind
     keys = frozenset({"kind", "focus", "heads", "W_O", "tokens", "X", "d_model"})
     examinable = True
 
@@ -257,4 +257,4 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
     return output, steps
 
 
-MULTI_HEAD = MultiHead()
+MULTI_HEAD = MultiHeadKind()

@@ -56,8 +56,8 @@ class SelfAttentionSpec(Section):
         return self.X.values if self.positions is None else ImmutableMatrix(self.X.values + self.positions.P.values)
 
 
-class SelfAttention(Kind):
-    name = "self_attention"
+class SelfAttentionKind(Kind):
+    name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
                       "P", *fields.SIZE_KEYS})
     examinable = True
@@ -192,4 +192,4 @@ def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:
     ]
 
 
-SELF_ATTENTION = SelfAttention()
+SELF_ATTENTION = SelfAttentionKind()

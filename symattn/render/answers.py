@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from .. import __version__
+from ..figures import FIGURES
 from ..kinds import kind_of
-from ..kinds.answers import FIGURES
 from ..model import Derivation
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False)

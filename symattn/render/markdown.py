@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
 from .escape import escape_markdown, markdown_code, mathjax_text
@@ -70,9 +71,10 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         rows = []
         for i in range(len(step.queries)):
             row = [step.weights[i, j] for j in range(len(step.keys))]
-            largest = max(row)
-            cells = [(f"**{format_number(w, self.digits, known=step.known).text}**" if w == largest
-                      else format_number(w, self.digits, known=step.known).text) for w in row]
+            # compared as decimals, as the shades are: SymPy cannot always order two exact softmax weights
+            sizes = [to_decimal(w, 20, known=step.known) for w in row]
+            texts = [format_number(w, self.digits, known=step.known).text for w in row]
+            cells = [f"**{text}**" if size == max(sizes) else text for text, size in zip(texts, sizes, strict=True)]
             rows.append(cells)
         return self.table(header, [self.token(q) for q in step.queries], [list(c) for c in zip(*rows, strict=True)])
 

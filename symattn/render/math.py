@@ -17,7 +17,7 @@ from ..errors import RenderError
 from ..exactfmt import exact_latex
 from ..model import Eq, Name, Num, Shown, SqrtDk
 from ..numfmt import Number, format_number, format_numbers
-from ..spec.model import Scale
+from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
 from .layout import (
     EXACT_MARGIN,
@@ -151,8 +151,8 @@ class MathRenderer(Renderer):
         return "=" if exact else r"\approx"
 
     def scale_equation(self, d_k: int) -> str:
-        root = int(d_k**0.5 + 0.5)
-        if root * root == d_k:
+        root = integer_sqrt(d_k)
+        if root is not None:
             return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}"
         return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}}"
 

@@ -4,6 +4,7 @@ Positions, Scale); each kind's section type lives in its own module under symatt
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import isqrt
 from typing import ClassVar, Literal
 
 from sympy import Expr, ImmutableMatrix, Integer, sqrt
@@ -31,6 +32,12 @@ class GivenMatrix:
     @property
     def symbolic(self) -> bool:
         return bool(self.values.free_symbols)
+
+
+def integer_sqrt(n: int) -> int | None:
+    """√n when it is a whole number (√4 = 2), else None (√2)."""
+    root = isqrt(n)
+    return root if root * root == n else None
 
 
 @dataclass(frozen=True)

@@ -120,9 +120,10 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
 
 def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     """The answer key reads a row's weights and outputs from the engine's numbers (that it need not build the SymPy
-    forms is measured by the benchmark of `solve`); the texts equal those of the forms once built (√6 scaling: irrational logits; a zero value column; a causal
-    mask; equal scores, whose weights are rational and read from the forms)."""
-    from symattn.kinds.answers import FIGURES, softmax_texts
+    forms is measured by the benchmark of `solve`); the texts equal those of the forms once built (√6 scaling:
+    irrational logits; a zero value column; a causal mask; equal scores, whose weights are rational)."""
+    from symattn.figures import FIGURES
+    from symattn.kinds.answers import softmax_texts
 
     texts = random_problem(6, seed=11)
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero

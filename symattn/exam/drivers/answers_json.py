@@ -9,7 +9,8 @@ from typing import Any
 from ... import __version__
 from ...render.answers import answers
 from ..exercise import Exercise
-from ..options import ExamOptions, Share
+from ..options import ExamOptions
+from .base import Share
 
 _SLOT = "@versions@"  # where the versions' entries go
 

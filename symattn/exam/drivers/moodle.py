@@ -15,8 +15,10 @@ from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
 from ...render.base import Renderer
 from ...render.escape import safe
+from ...spec.model import integer_sqrt
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part
-from ..options import ExamOptions, Share
+from ..options import ExamOptions
+from .base import Share
 
 ANSWER_DECIMALS = 12
 _BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
@@ -45,8 +47,8 @@ class ClozeText(Renderer):
         if isinstance(value, Name):
             return self.symbol(value)
         if isinstance(value, SqrtDk):
-            root = int(value.d_k**0.5 + 0.5)
-            tail = f" = {root}" if root * root == value.d_k else ""
+            root = integer_sqrt(value.d_k)
+            tail = f" = {root}" if root is not None else ""
             return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
         return super().param(value)
 

@@ -17,7 +17,8 @@ from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
-from ..options import ExamOptions, Share
+from ..options import ExamOptions
+from .base import Share
 
 
 class PaperDriver:
