@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..exam.exercise import Asked
-from ..exam.levels import Level
 from ..model import Step
 from ..spec.model import Section
+
+if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
+    from ..exam.exercise import Asked
+    from ..exam.levels import Level
 
 
 class Kind:

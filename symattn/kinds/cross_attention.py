@@ -5,22 +5,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import engine
 from ..engine import any_symbolic
-from ..exam import checks
-from ..exam.exercise import (
-    AnswerTable,
-    AnswerVector,
-    Asked,
-    GivenNamed,
-    GivenTable,
-    GivenVector,
-    focus_params,
-    query_parts,
-)
-from ..exam.levels import Level, draw_sizes, random_matrix
 from ..model import (
     DefinitionTable,
     Heading,
@@ -38,6 +26,10 @@ from ..spec.model import Focus, GivenMatrix, Scale, Section
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind
+
+if TYPE_CHECKING:
+    from ..exam.exercise import Asked
+    from ..exam.levels import Level
 
 
 @dataclass(frozen=True)
@@ -143,9 +135,12 @@ class CrossAttentionKind(Kind):
         return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),
                 **scale_answers(section), **attention_answers(result, section.tokens)}
 
-    # ------------------------------------------------------------ exams
+    # ------------------------------------------------------------ exams (each imports the exam modules it uses when
+    # an exam asks: a handout need not load them)
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
+        from ..exam.levels import draw_sizes, random_matrix
+
         s, d, d_v = draw_sizes(rng, level, lang), 2, 2
         return {"kind": self.name, "tokens": [s.extra], "X": random_matrix(rng, 1, d, level.inputs),
                 "memory_tokens": s.tokens, "memory": random_matrix(rng, s.n, d, level.inputs),
@@ -153,15 +148,30 @@ class CrossAttentionKind(Kind):
                 "W_V": random_matrix(rng, d, d_v, level.weights), "focus": s.extra}
 
     def plausible(self, data: dict[str, Any]) -> bool:
+        from ..exam import checks
+
         (X, memory, W_Q, W_K, W_V), places = checks.integer_matrices(
             [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
 
     def friendly(self, section: CrossAttentionSpec, result: engine.Attention) -> bool:
+        from ..exam import checks
+
         return checks.friendly_runs([(section.X.values, section.memory.values, result)],
                                     section.tokens.index(section.focus.tokens[0]))
 
     def exercise(self, section: CrossAttentionSpec, result: engine.Attention, digits: int) -> Asked:
+        from ..exam.exercise import (
+            AnswerTable,
+            AnswerVector,
+            Asked,
+            GivenNamed,
+            GivenTable,
+            GivenVector,
+            focus_params,
+            query_parts,
+        )
+
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
         qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q, known=result.known)),

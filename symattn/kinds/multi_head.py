@@ -6,14 +6,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import engine
 from ..engine import any_symbolic
 from ..errors import SpecError
-from ..exam import checks
-from ..exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, part, row
-from ..exam.levels import Level, draw_sizes, random_matrix
 from ..model import (
     Concat,
     DotProducts,
@@ -36,6 +33,10 @@ from ..spec.model import GivenMatrix, Scale, Section
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
 from .base import Kind
+
+if TYPE_CHECKING:
+    from ..exam.exercise import Asked
+    from ..exam.levels import Level
 
 _HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "scale", "d_k", "d_v"}
 
@@ -158,9 +159,12 @@ class MultiHeadKind(Kind):
                       "output": exact_texts(result.output)},
         }
 
-    # ------------------------------------------------------------ exams
+    # ------------------------------------------------------------ exams (each imports the exam modules it uses when
+    # an exam asks: a handout need not load them)
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
+        from ..exam.levels import draw_sizes, random_matrix
+
         s, d = draw_sizes(rng, level, lang), 2
         head_d_k = 1 if s.d_k == 4 else s.d_k  # two small heads: d_k = 1 (easy) or 2 (standard), one value each
         heads = [{"W_Q": random_matrix(rng, d, head_d_k, level.weights),
@@ -170,6 +174,8 @@ class MultiHeadKind(Kind):
                 "heads": heads, "W_O": random_matrix(rng, 2, 2, level.weights)}
 
     def plausible(self, data: dict[str, Any]) -> bool:
+        from ..exam import checks
+
         weights = [h[k] for h in data["heads"] for k in ("W_Q", "W_K", "W_V")]
         (X, *heads), places = checks.integer_matrices([data["X"], *weights])
         if all(Decimal(v) == 0 for row_ in data["W_O"] for v in row_):
@@ -178,12 +184,16 @@ class MultiHeadKind(Kind):
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
 
     def friendly(self, section: MultiHeadSpec, result: engine.MultiHead) -> bool:
+        from ..exam import checks
+
         if all(v == 0 for v in section.W_O.values):
             return False
         X = section.X.values
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.focus))
 
     def exercise(self, section: MultiHeadSpec, result: engine.MultiHead, digits: int) -> Asked:
+        from ..exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, part, row
+
         focus = section.focus
         i = section.tokens.index(focus)
         heads = list(enumerate(result.attentions, start=1))

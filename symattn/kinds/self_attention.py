@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sympy import ImmutableMatrix
 
 from .. import engine
 from ..engine import any_symbolic
-from ..exam import checks
-from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable, focus_params, query_parts
-from ..exam.levels import Level, draw_sizes, random_matrix
 from ..model import (
     DefinitionTable,
     ExactMatrix,
@@ -32,6 +29,10 @@ from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind
+
+if TYPE_CHECKING:
+    from ..exam.exercise import Asked
+    from ..exam.levels import Level
 
 
 @dataclass(frozen=True)
@@ -150,23 +151,32 @@ class SelfAttentionKind(Kind):
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
                 **attention_answers(result, section.tokens)}
 
-    # ------------------------------------------------------------ exams
+    # ------------------------------------------------------------ exams (each imports the exam modules it uses when
+    # an exam asks: a handout need not load them)
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
+        from ..exam.levels import draw_sizes, random_matrix
+
         s, d, d_v = draw_sizes(rng, level, lang), 2, 2
         return {"kind": self.name, "tokens": s.tokens, "X": random_matrix(rng, s.n, d, level.inputs),
                 "W_Q": random_matrix(rng, d, s.d_k, level.weights), "W_K": random_matrix(rng, d, s.d_k, level.weights),
                 "W_V": random_matrix(rng, d, d_v, level.weights), "focus": s.focus}
 
     def plausible(self, data: dict[str, Any]) -> bool:
+        from ..exam import checks
+
         (X, W_Q, W_K, W_V), places = checks.integer_matrices([data[k] for k in ("X", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, X, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
 
     def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
+        from ..exam import checks
+
         X = section.X.values
         return checks.friendly_runs([(X, X, result)], section.tokens.index(section.focus.tokens[0]))
 
     def exercise(self, section: SelfAttentionSpec, result: engine.Attention, digits: int) -> Asked:
+        from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable, focus_params, query_parts
+
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
         qkv = AnswerTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,

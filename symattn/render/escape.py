@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from functools import lru_cache
@@ -78,17 +77,21 @@ def markdown_code(text: str) -> str:
 
 
 # ------------------------------------------------------------ HTML
+# What html.escape does, without importing the html package (and its table of entities) into every command.
+_HTML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_HTML_ANY = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+
 
 def escape_html(text: str) -> str:
     """Running text of an HTML page (quotes stay: no attribute holds it)."""
-    return html.escape(text, quote=False)
+    return text.translate(_HTML_TEXT)
 
 
 def escape_attribute(text: str) -> str:
     """Text anywhere in HTML, attributes included."""
-    return html.escape(text)
+    return text.translate(_HTML_ANY)
 
 
 def safe(text: str) -> str:
     """Moodle cloze text: HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
-    return html.escape(text).replace("{", "&#123;").replace("}", "&#125;")
+    return escape_attribute(text).replace("{", "&#123;").replace("}", "&#125;")
