@@ -17,27 +17,24 @@ from __future__ import annotations
 
 from .canonical import exp_sum, exponential
 from .matrices import Fraction, entries, flat_entries, project
-from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits, to_mpf
+from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
     Attention,
     MatrixForm,
     MultiHead,
     QueryAttention,
     attend,
-    attend_fractions,
     attention,
-    causal_mask,
     concat,
     dot,
     matrix_form,
     multi_head,
     scores,
-    sinusoidal_encoding,
 )
-from .softmax import FractionRow, RowNumbers, Softmax, rational_row_numbers, row_numbers, weighted_sum
+from .softmax import FractionRow, Softmax, weighted_sum
 from .symbols import any_symbolic, is_symbolic
 from .values import Values
-from .weighted import Parts, WeightedAverage
+from .weighted import WeightedAverage
 
 __all__ = [
     "WORKING_DIGITS",
@@ -47,17 +44,13 @@ __all__ = [
     "MatrixForm",
     "MultiHead",
     "Numbers",
-    "Parts",
     "QueryAttention",
-    "RowNumbers",
     "Softmax",
     "Values",
     "WeightedAverage",
     "any_symbolic",
     "attend",
-    "attend_fractions",
     "attention",
-    "causal_mask",
     "concat",
     "decimal",
     "decimal_digits",
@@ -70,10 +63,6 @@ __all__ = [
     "matrix_form",
     "multi_head",
     "project",
-    "rational_row_numbers",
-    "row_numbers",
     "scores",
-    "sinusoidal_encoding",
-    "to_mpf",
     "weighted_sum",
 ]

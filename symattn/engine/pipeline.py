@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, Integer, S, cos, expand, sin
+from sympy import QQ, Add, Expr, ImmutableMatrix, S, expand
 from sympy.polys.matrices import DomainMatrix
 
 from .matrices import (
@@ -251,21 +251,6 @@ def _file_numbers(inputs: tuple[ImmutableMatrix, ...], QKV: tuple[ImmutableMatri
             for j, score in enumerate(row):
                 if not score.is_Rational:
                     known.file(score, mpmath.fdot(Q[i], K[j]))
-
-
-def causal_mask(n: int) -> ImmutableMatrix:
-    """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal)."""
-    return ImmutableMatrix(n, n, lambda i, j: 1 if j <= i else 0)
-
-
-def sinusoidal_encoding(n: int, d: int) -> ImmutableMatrix:
-    """The original paper's PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(pos / 10000^{2i/d}),
-    exact (sin 1, cos(1/100), ...), positions counted from 0."""
-    def entry(pos: int, column: int) -> Expr:
-        angle = Integer(pos) / Integer(10000) ** (Integer(2 * (column // 2)) / d)
-        return sin(angle) if column % 2 == 0 else cos(angle)
-
-    return ImmutableMatrix(n, d, entry)
 
 
 def matrix_form(queries: list[QueryAttention]) -> MatrixForm:

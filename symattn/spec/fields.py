@@ -10,7 +10,6 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix, Symbol
 
-from ..engine import causal_mask, sinusoidal_encoding
 from ..errors import SpecError
 from .model import LANGUAGES, MAX_DIGITS, Focus, GivenMatrix, Mask, Positions, Scale
 from .numbers import matrix_of, parse_number
@@ -48,7 +47,7 @@ def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
         return None
     value = data["mask"]
     if value == "causal":
-        return Mask("causal", causal_mask(n))
+        return Mask.causal(n)
     given = matrix(value, f"{field}.mask")
     if given.shape != (n, n):
         raise SpecError(f"{field}.mask", f"{given.shape[0]} × {given.shape[1]}, but there are {n} tokens "
@@ -71,7 +70,7 @@ def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | N
             raise SpecError(f"{field}.positional_encoding",
                             f"expected \"sinusoidal\" (or give the matrix as P), got {data['positional_encoding']!r}")
         n, d = X.shape
-        return Positions("sinusoidal", GivenMatrix(sinusoidal_encoding(n, d), 0, (0,) * (n * d)))
+        return Positions.sinusoidal(n, d)
     if "P" in data:
         P = matrix(data["P"], f"{field}.P")
         if P.shape != X.shape:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from math import isqrt
 from typing import ClassVar, Literal
 
-from sympy import Expr, ImmutableMatrix, Integer, sqrt
+from sympy import Expr, ImmutableMatrix, Integer, cos, sin, sqrt
 
 LANGUAGES = ("ja", "en")
 MAX_DIGITS = 30
@@ -80,6 +80,11 @@ class Mask:
     mode: Literal["causal", "matrix"]
     values: ImmutableMatrix
 
+    @classmethod
+    def causal(cls, n: int) -> Mask:
+        """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal)."""
+        return cls("causal", ImmutableMatrix(n, n, lambda i, j: 1 if j <= i else 0))
+
 
 @dataclass(frozen=True)
 class Positions:
@@ -87,6 +92,16 @@ class Positions:
 
     mode: Literal["sinusoidal", "given"]
     P: GivenMatrix
+
+    @classmethod
+    def sinusoidal(cls, n: int, d: int) -> Positions:
+        """The original paper's PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(pos / 10000^{2i/d}),
+        exact (sin 1, cos(1/100), ...), positions counted from 0."""
+        def entry(pos: int, column: int) -> Expr:
+            angle = Integer(pos) / Integer(10000) ** (Integer(2 * (column // 2)) / d)
+            return sin(angle) if column % 2 == 0 else cos(angle)
+
+        return cls("sinusoidal", GivenMatrix(ImmutableMatrix(n, d, entry), 0, (0,) * (n * d)))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from sympy import Add, ImmutableMatrix, N, Rational, latex
 from symattn import engine
 from symattn.engine import WeightedAverage, fast
 from symattn.figures import significant
-from symattn.spec.model import Scale
+from symattn.spec.model import Mask, Scale
 
 
 def random_problem(n: int, seed: int) -> list[list[list[str]]]:
@@ -128,7 +128,7 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     texts = random_problem(6, seed=11)
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero
     X, WQ, WK, WV = (exact(m) for m in texts)
-    mask = engine.causal_mask(6)
+    mask = Mask.causal(6).values
     for query_weights in (WQ, ImmutableMatrix.zeros(6, 6)):  # zero W_Q: every score 0, weights 1/n
         result = engine.attention(X, X, query_weights, WK, WV, Scale().divisor(6), tuple(range(6)), mask)
         for query in result.queries.values():
@@ -150,7 +150,7 @@ def test_exact_output_sums_are_the_same_with_flint_and_with_python_integers(monk
 
     def outputs() -> list[list[tuple]]:
         result = engine.attention(X, X, WQ, WK, WV, Scale().divisor(9), tuple(range(9)),
-                                     engine.causal_mask(9))
+                                     Mask.causal(9).values)
         return [[value._mpf_ for value in query.softmax.numbers.outputs] for query in result.queries.values()]
 
     with_flint = outputs()
@@ -179,7 +179,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column
     texts[0][5] = ["0"] * 8  # a query whose scores are all 0
     X, WQ, WK, WV = (exact(m) for m in texts)
-    mask = engine.causal_mask(8)
+    mask = Mask.causal(8).values
     for scale in (Integer(2), Rational(3, 2), Integer(1), sqrt(8), sqrt(12), sqrt(2)):  # and logits c·√m
         result = engine.attention(X, X, WQ, WK, WV, scale, tuple(range(8)), mask)
         coefficients = fraction_coefficients_latex(list(zip(*result.fractions("V"), strict=True)))

@@ -9,8 +9,8 @@ import pytest
 from sympy import Integer, S, cos, sin
 
 from symattn import SpecError, answers, derive, derive_spec, parse_spec, render_json
-from symattn.engine import causal_mask, sinusoidal_encoding
 from symattn.render.latex import escape, render_latex
+from symattn.spec.model import Mask, Positions
 
 I2 = [["1", "0"], ["0", "1"]]
 
@@ -32,8 +32,8 @@ def float_attention(X, WQ, WK, WV, mask):
 
 
 def test_causal_mask_and_sinusoidal_encoding_are_exact():
-    assert causal_mask(3).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    P = sinusoidal_encoding(3, 4)
+    assert Mask.causal(3).values.tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    P = Positions.sinusoidal(3, 4).P.values
     assert P[0, :].tolist() == [[0, 1, 0, 1]]
     assert P[1, 0] == sin(1) and P[1, 1] == cos(1) and P[2, 2] == sin(Integer(2) / 100)
 
