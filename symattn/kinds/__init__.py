@@ -44,9 +44,11 @@ def unregister(name: str) -> Kind:
 
 def kind_of(name: Any, field: str = "kind") -> Kind:
     """The kind of that name; SpecError naming `field` for an unknown one."""
-    kind = KINDS.get(name) if isinstance(name, str) else None
+    if not isinstance(name, str):  # a list or a table (unhashable) is no name
+        raise SpecError(field, f"expected the name of a section kind ({', '.join(KINDS)}), got {name!r}")
+    kind = KINDS.get(name)
     if kind is None:
-        raise SpecError(field, f"unknown section kind {name!r}{suggest(str(name), KINDS)}")
+        raise SpecError(field, f"unknown section kind {name!r}{suggest(name, KINDS)}")
     return kind
 
 
