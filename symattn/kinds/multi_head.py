@@ -77,9 +77,7 @@ class MultiHeadKind(Kind):
             tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
             X = fields.matrices(data, field, {"X": ("n", "d", "x")}, {"n": len(tokens)})["X"]
             fields.rows_match(X, len(tokens), f"{field}.X", "tokens")
-        focus = fields.require(data, "focus", field)
-        if not isinstance(focus, str):
-            raise SpecError(f"{field}.focus", "expected one token name")
+        focus = fields.name(fields.require(data, "focus", field), f"{field}.focus", "one token name")
         if tokens and focus not in tokens:
             raise SpecError(f"{field}.focus", f"no token {focus!r} in tokens{fields.suggest(focus, tokens)}")
         heads_data = fields.require(data, "heads", field)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -18,6 +19,13 @@ SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
 # Which size key fixes each dimension of a "symbolic" matrix when no numeric matrix does.
 _DIMENSION_KEYS = {"d": "d_model", "dm": "d_model", "k": "d_k", "v": "d_v"}
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)?")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+# The largest size a size key may give: it sizes "symbolic" matrices, one symbol per entry.
+MAX_SIZE = 1024
+# Unicode categories a name may not contain: control, format (invisible: U+200B, U+200D, U+FEFF, bidi marks),
+# surrogate (not a character), and the line and paragraph separators.
+_INVISIBLE = {"Cc": "control characters", "Cf": "invisible format characters", "Cs": "lone surrogates",
+              "Zl": "line separators", "Zp": "paragraph separators"}
 
 
 def suggest(word: str, choices: Any) -> str:
@@ -34,8 +42,10 @@ def parse_lang(value: Any, field: str) -> str:
 
 
 def parse_digits(value: Any, field: str) -> int:
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    """A whole number of decimals, 0 to MAX_DIGITS: an integer, or its text in ASCII digits ("4"; not "٤", "²")."""
+    text = value.strip() if isinstance(value, str) else ""
+    if _ASCII_DIGITS.fullmatch(text) and len(text) <= 6:  # a longer text is out of range, and kept to be shown
+        value = int(text)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DIGITS:
         raise SpecError(field, f"expected a whole number of decimals from 0 to {MAX_DIGITS}, got {value!r}")
     return value
@@ -79,11 +89,32 @@ def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | N
     return None
 
 
+def name(value: Any, field: str, what: str = "a name") -> str:
+    """A token name or a title: a non-empty string, NFC-normalised (so that "é" and "e" + U+0301 are one name),
+    without control, format or surrogate characters and without leading or trailing whitespace."""
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(field, f"expected {what} (a non-empty string), got {value!r}")
+    for char in value:
+        category = unicodedata.category(char)
+        if category in _INVISIBLE:
+            raise SpecError(field, f"expected {what} without {_INVISIBLE[category]}, got {value!r} "
+                                   f"(U+{ord(char):04X})")
+    if value != value.strip():
+        raise SpecError(field, f"expected {what} without leading or trailing whitespace, got {value!r}")
+    return unicodedata.normalize("NFC", value)
+
+
+def key_field(field: str, key: Any) -> str:
+    """The field of a key inside field: 'sections[0].W_K'; a key that is not plain printable text is shown quoted
+    and escaped, so that an error stays one line."""
+    shown = key if isinstance(key, str) and key.isprintable() and key.strip() == key and key else repr(key)
+    return f"{field}.{shown}" if field else shown
+
+
 def check_keys(data: dict[str, Any], allowed: set[str], field: str) -> None:
     for key in data:
         if key not in allowed:
-            where = f"{field}.{key}" if field else key
-            raise SpecError(where, f"unknown key{suggest(key, allowed)}")
+            raise SpecError(key_field(field, key), f"unknown key{suggest(str(key), allowed)}")
 
 
 def require(data: dict[str, Any], key: str, field: str) -> Any:
@@ -108,10 +139,11 @@ def rows_match(given: GivenMatrix, expected: int, field: str, what: str) -> None
         raise SpecError(field, f"{rows} rows, but there are {expected} {what}")
 
 
-def positive_int(value: Any, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+def positive_int(value: Any, field: str, most: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or (most is not None and value > most):
         shown = str(value) if isinstance(value, Decimal) else repr(value)
-        raise SpecError(field, f"expected a positive whole number, got {shown}")
+        upto = "" if most is None else f" up to {most}"
+        raise SpecError(field, f"expected a positive whole number{upto}, got {shown}")
     return value
 
 
@@ -132,16 +164,17 @@ def scale(data: dict[str, Any], field: str) -> Scale:
 
 
 def tokens(value: Any, field: str) -> tuple[str, ...]:
+    """Token names (name): two that are equal once NFC-normalised are duplicates."""
     if not isinstance(value, list) or not value:
         raise SpecError(field, "expected a non-empty list of token names")
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i, token in enumerate(value):
-        if not isinstance(token, str) or not token.strip():
-            raise SpecError(f"{field}[{i}]", f"expected a non-empty string, got {token!r}")
-        if token in seen:
-            raise SpecError(f"{field}[{i}]", f"duplicate token {token!r}")
-        seen.add(token)
-    return tuple(value)
+        normal = name(token, f"{field}[{i}]")
+        if normal in seen:
+            same = "" if token == value[seen[normal]] else f", the same name as {field}[{seen[normal]}] once normalised"
+            raise SpecError(f"{field}[{i}]", f"duplicate token {token!r}{same}")
+        seen[normal] = i
+    return tuple(seen)
 
 
 def focus(value: Any, tokens: tuple[str, ...], field: str) -> Focus:
@@ -152,10 +185,11 @@ def focus(value: Any, tokens: tuple[str, ...], field: str) -> Focus:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not names:
         raise SpecError(field, 'expected a token, a list of tokens, "all" or "matrix"')
-    for name in names:
-        if name not in tokens:
-            raise SpecError(field, f"no token {name!r} in tokens{suggest(str(name), tokens)}")
-    return Focus("tokens", tuple(dict.fromkeys(names)))
+    normal = [unicodedata.normalize("NFC", token) if isinstance(token, str) else token for token in names]
+    for token in normal:
+        if token not in tokens:
+            raise SpecError(field, f"no token {token!r} in tokens{suggest(str(token), tokens)}")
+    return Focus("tokens", tuple(dict.fromkeys(normal)))
 
 
 def matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, str]],
@@ -174,7 +208,7 @@ def matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, s
             sizes.setdefault(cols, parsed[key].shape[1])
     for dim, key in _DIMENSION_KEYS.items():
         if dim not in sizes and key in data:
-            sizes[dim] = positive_int(data[key], f"{field}.{key}")
+            sizes[dim] = positive_int(data[key], f"{field}.{key}", MAX_SIZE)
     for key, (rows, cols, base) in plan.items():
         if key not in parsed:
             missing = [_DIMENSION_KEYS[d] for d in (rows, cols) if d not in sizes]
