@@ -12,19 +12,25 @@ from typing import Any
 from .. import examples
 from ..errors import SpecError
 from ..kinds import kind_of
-from .fields import check_keys, parse_digits, parse_lang, require, suggest
+from .fields import check_keys, key_field, name as parse_name, parse_digits, parse_lang, require, suggest
 from .model import Section, Spec
 
 _TOP_KEYS = {"title", "lang", "digits", "sections"}
 SPEC_SUFFIXES = (".toml", ".json")
+# No spec nests deeper than 7 (sections[0].heads[0].W_Q[0][0]); a deeper document is refused before anything
+# recurses through it (comparisons, repr in messages).
+MAX_DEPTH = 16
+# The longest integer a spec may write, in digits (Python's default int_max_str_digits).
+MAX_INT_DIGITS = 4300
 
 
 def parse_spec(data: dict[str, Any], name: str = "spec") -> Spec:
     """Validate a parsed spec document and build the exact Spec."""
+    if not isinstance(data, dict):
+        raise SpecError("spec", f"expected a table (object) at the top level, got {type(data).__name__}")
+    check_document(data)
     check_keys(data, _TOP_KEYS, "")
-    title = data.get("title")
-    if title is not None and not isinstance(title, str):
-        raise SpecError("title", "expected a string")
+    title = parse_name(data["title"], "title", "a title") if data.get("title") is not None else None
     lang = parse_lang(data["lang"], "lang") if "lang" in data else None
     digits = parse_digits(data["digits"], "digits") if "digits" in data else None
     sections = data.get("sections")
@@ -43,21 +49,77 @@ def parse_section(data: Any, field: str) -> Section:
     return kind.parse(data, field)
 
 
+def check_document(data: Any) -> None:
+    """Every value of a parsed document, walked without recursion: SpecError naming the field for nesting deeper
+    than MAX_DEPTH and for text with lone surrogates (JSON's "\\ud800": not a character, and not writable)."""
+    pending: list[tuple[str, Any, int]] = [("", data, 0)]
+    while pending:
+        field, value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise SpecError(field, f"nested more than {MAX_DEPTH} levels deep (no spec field nests so deep)")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, key_field(field, key))
+                pending.append((key_field(field, key), item, depth + 1))
+        elif isinstance(value, list):
+            pending.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        else:
+            _check_text(value, field)
+
+
+def _check_text(value: Any, field: str) -> None:
+    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
+        raise SpecError(field or "key", f"expected text without lone surrogates, got {value!r}")
+
+
 def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
-    """Parse TOML or JSON text; floats become Decimal (their text, not a binary float)."""
+    """Parse TOML or JSON text; floats become Decimal (their text, not a binary float). A JSON key given twice
+    is refused, as TOML refuses it."""
     try:
         if fmt == "toml":
             data = tomllib.loads(text, parse_float=Decimal)
         else:
-            data = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+            data = json.loads(text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
+                              object_pairs_hook=_unique_keys)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, f"not valid TOML: {exc}") from None
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:
+    except RecursionError:
+        raise SpecError(source, f"nested too deeply (no spec field nests more than {MAX_DEPTH} levels)") from None
+    except _Duplicate as exc:
+        raise SpecError(source, f"key {exc.args[0]!r} given twice in one object (give each key once)") from None
+    except _TooLong:
+        raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
+    except ValueError as exc:  # tomllib's int(): longer than Python's int_max_str_digits
+        if fmt == "toml" and "digits" in str(exc):
+            raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
         raise SpecError(source, str(exc)) from None
     if not isinstance(data, dict):
         raise SpecError(source, "expected an object at the top level")
+    return data
+
+
+class _Duplicate(Exception):
+    """A key given twice in one JSON object (json.loads would keep the last silently)."""
+
+
+class _TooLong(Exception):
+    """A JSON integer longer than MAX_INT_DIGITS."""
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _TooLong
+    return int(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _Duplicate(key)
+        data[key] = value
     return data
 
 
