@@ -19,6 +19,9 @@ SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
 # Which size key fixes each dimension of a "symbolic" matrix when no numeric matrix does.
 _DIMENSION_KEYS = {"d": "d_model", "dm": "d_model", "k": "d_k", "v": "d_v"}
 _SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)?")
+# The dimensions whose size key must agree with the matrices (d_k may differ from W_K's columns: it is the divisor
+# of the scaling; d_model sizes both X and the memory of a cross-attention, which may differ).
+_CHECKED_DIMENSIONS = {"v"}
 _ASCII_DIGITS = re.compile(r"[0-9]+")
 # The largest size a size key may give: it sizes "symbolic" matrices, one symbol per entry.
 MAX_SIZE = 1024
@@ -206,9 +209,13 @@ def matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, s
             parsed[key] = matrix(raw, f"{field}.{key}")
             sizes.setdefault(rows, parsed[key].shape[0])
             sizes.setdefault(cols, parsed[key].shape[1])
-    for dim, key in _DIMENSION_KEYS.items():
-        if dim not in sizes and key in data:
-            sizes[dim] = positive_int(data[key], f"{field}.{key}", MAX_SIZE)
+    for dim, key in _DIMENSION_KEYS.items():  # a size key is checked even when the matrices fix its size
+        if key in data and key in plan_keys(plan, dim) and (dim not in sizes or key != "d_k"):  # d_k: d_k()
+            size = positive_int(data[key], f"{field}.{key}", MAX_SIZE)
+            if dim not in sizes:
+                sizes[dim] = size
+            elif dim in _CHECKED_DIMENSIONS and sizes[dim] != size:
+                raise SpecError(f"{field}.{key}", f"{key} = {size}, but the matrices have {sizes[dim]}")
     for key, (rows, cols, base) in plan.items():
         if key not in parsed:
             missing = [_DIMENSION_KEYS[d] for d in (rows, cols) if d not in sizes]
@@ -217,6 +224,11 @@ def matrices(data: dict[str, Any], field: str, plan: dict[str, tuple[str, str, s
                                                   "or a numeric matrix that fixes it")
             parsed[key] = symbolic_matrix(base, sizes[rows], sizes[cols])
     return {key: parsed[key] for key in plan}
+
+
+def plan_keys(plan: dict[str, tuple[str, str, str]], dim: str) -> set[str]:
+    """The size keys that a plan's dimension may take (none when no matrix of the plan has that dimension)."""
+    return {_DIMENSION_KEYS[dim]} if any(dim in (rows, cols) for rows, cols, _ in plan.values()) else set()
 
 
 def symbolic_matrix(base: str, rows: int, cols: int) -> GivenMatrix:
