@@ -87,3 +87,30 @@ def test_unparsable_file(tmp_path):
     nan.write_text('{"sections": [], "digits": NaN}', encoding="utf-8")
     with pytest.raises(SpecError, match="NaN is not a number"):
         load_spec(nan)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("digits = 3\ndigits = 4\n", "not valid TOML: Cannot overwrite a value"),
+    ("x = " + "[" * 50_000 + "]" * 50_000 + "\n", "nested too deeply"),
+    ("digits = " + "1" * 5000 + "\n", "a number is too long"),
+])
+def test_toml_refuses_duplicate_keys_deep_nesting_and_long_numbers(text, message):
+    with pytest.raises(SpecError, match=message):
+        read_spec_text(text, "toml", "s.toml")
+
+
+def test_names_are_nfc_and_focus_finds_them():
+    data = broken("tokens", ["e\u0301", "b"])
+    data["sections"][0]["focus"] = "e\u0301"
+    section = parse_spec(data).sections[0]
+    assert section.tokens == ("\u00e9", "b") and section.focus.tokens == ("\u00e9",)
+
+
+@pytest.mark.parametrize("command", [["render", "--example", "mt", "--format", "tex"], ["exam", "--format", "tex"]])
+@pytest.mark.parametrize("digits", ["\u00b2", "\u0664", "31", "1" * 5000])
+def test_digits_on_the_command_line_are_ascii(tmp_path, capsys, command, digits):
+    from symattn.cli import main
+
+    assert main([*command, "--out", str(tmp_path / "out"), "--digits", digits]) == 2
+    assert capsys.readouterr().err.startswith("symattn: error: --digits: expected a whole number")
+    assert not (tmp_path / "out").exists()
