@@ -20,7 +20,20 @@ def escape(text: str) -> str:
     (NFC: a decomposed é as macOS pastes it is é), Latin letters that LaTeX's tables lack as accent commands, and
     invisible format characters (zero-width space, byte order mark) left out."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
-    return accented(escape_latex(text))
+    return accented(_LIGATURES.sub(_literal, escape_latex(text)))
+
+
+# What escape_latex leaves to TeX's ligatures and accents: ` and ' (‘ ’, `` '' as “ ”, ?` !` as ¿ ¡), ^ as \^{}
+# (a circumflex accent: x^2 printed xˆ2), < and > (<< >> are « » in T1), ,, („ in T1). Each is printed as its
+# ASCII character instead (\textasciigrave and \textquotesingle are textcomp's, in the LaTeX kernel since 2020);
+# escape_latex already writes every - as {-} (no -- or --- dash) and " is T1's straight quote.
+_LIGATURE_TEXT = {"`": r"\textasciigrave{}", "'": r"\textquotesingle{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  r"\^{}": r"\textasciicircum{}", ",": ",{}"}
+_LIGATURES = re.compile(r"[`'<>]|\\\^\{\}|,(?=,)")
+
+
+def _literal(match: re.Match) -> str:
+    return _LIGATURE_TEXT[match.group(0)]
 
 
 # Combining accents and the LaTeX text accents that set them (Latin Modern has them all in T1).
