@@ -20,7 +20,20 @@ def escape(text: str) -> str:
     (NFC: a decomposed é as macOS pastes it is é), Latin letters that LaTeX's tables lack as accent commands, and
     invisible format characters (zero-width space, byte order mark) left out."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
-    return accented(escape_latex(text))
+    return accented(_LIGATURES.sub(_literal, escape_latex(text)))
+
+
+# What escape_latex leaves to TeX's ligatures and accents: ` and ' (‘ ’, `` '' as “ ”, ?` !` as ¿ ¡), ^ as \^{}
+# (a circumflex accent: x^2 printed xˆ2), < and > (<< >> are « » in T1), ,, („ in T1). Each is printed as its
+# ASCII character instead (\textasciigrave and \textquotesingle are textcomp's, in the LaTeX kernel since 2020);
+# escape_latex already writes every - as {-} (no -- or --- dash) and " is T1's straight quote.
+_LIGATURE_TEXT = {"`": r"\textasciigrave{}", "'": r"\textquotesingle{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  r"\^{}": r"\textasciicircum{}", ",": ",{}"}
+_LIGATURES = re.compile(r"[`'<>]|\\\^\{\}|,(?=,)")
+
+
+def _literal(match: re.Match) -> str:
+    return _LIGATURE_TEXT[match.group(0)]
 
 
 # Combining accents and the LaTeX text accents that set them (Latin Modern has them all in T1).
@@ -56,24 +69,42 @@ def _accent_commands(match: re.Match) -> str:
 
 def mathjax_text(text: str) -> str:
     """User text inside \\text{} for MathJax and KaTeX: LaTeX's specials escaped, letters as they are (their
-    \\text{} has no accent commands)."""
-    return escape_latex(text)
+    \\text{} has no accent commands), on one line. < and > leave the \\text{} for math's \\lt and \\gt
+    ({\\lt}: an ordinary symbol, no relation spacing): both KaTeX and MathJax know them, and no < is left for a
+    Markdown renderer that passes math through to the HTML page unparsed (where <img ...> would be a tag). An
+    entity (&lt;) would print as typed in a renderer that hands the math to KaTeX itself; MathJax's \\text{} knows
+    no \\textless."""
+    return _MATH_ANGLES.sub(lambda m: _MATH_ANGLE[m.group(0)], escape_latex(_LINE_BREAKS.sub(" ", text)))
+
+
+_MATH_ANGLE = {"<": r"}{\lt}\text{", ">": r"}{\gt}\text{"}
+_MATH_ANGLES = re.compile("[<>]")
 
 
 # ------------------------------------------------------------ Markdown
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$])")
+# & too: &lt; or &#60; would be read as the character it names.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]<>#+!|~$&])")
+# A line break in user text (a title) would end a heading or a table row, or open an HTML block on the next line.
+_LINE_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_BACKTICKS = re.compile("`+")
 
 
 def escape_markdown(text: str) -> str:
-    """Text with every character that Markdown (or its math) would read as markup backslash-escaped."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+    """Text on one line, with every character that Markdown (or its math) would read as markup backslash-escaped
+    (CommonMark: any ASCII punctuation may be; < as \\< is never the start of a tag, & as \\& never an entity)."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", _LINE_BREAKS.sub(" ", text))
 
 
 def markdown_code(text: str) -> str:
-    """Text as inline code that may sit in a table cell (a pipe would end the cell)."""
-    code = text.replace("|", "\\|")
-    return f"`` {code} ``" if "`" in text else f"`{code}`"
+    """Text as inline code on one line that may sit in a table cell (a pipe would end the cell), fenced as
+    CommonMark reads it back: by one backtick more than the longest run inside, with a space inside each fence when
+    the text starts or ends with a backtick (which would lengthen the fence) or with spaces at both ends (one of
+    which CommonMark strips)."""
+    code = _LINE_BREAKS.sub(" ", text).replace("|", "\\|")
+    fence = "`" * (max(map(len, _BACKTICKS.findall(code)), default=0) + 1)
+    pad = code.startswith("`") or code.endswith("`") or (code[:1] == code[-1:] == " " and code.strip(" "))
+    return f"{fence} {code} {fence}" if pad else f"{fence}{code}{fence}"
 
 
 # ------------------------------------------------------------ HTML

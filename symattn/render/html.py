@@ -6,6 +6,7 @@ two-column table of MathML cells, so the = and ≈ line up as on paper.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from sympy import Rational
@@ -30,6 +31,9 @@ table.eq td.left { text-align: right; } table.eq td.right { text-align: left; }
 math[display="block"] { margin: 0.6em 0; }
 code { font-family: "Noto Sans Mono", monospace; }
 """
+
+
+_PLACEHOLDER = re.compile(r"SYMATTNTEXT(\d+)Z")
 
 
 class HtmlRenderer(PagelessMixin, DerivationRenderer):
@@ -58,10 +62,9 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
     def mathml(self, latex: str, display: str) -> str:
         from latex2mathml.converter import convert
 
-        out = convert(latex, display=display)
-        for i, text in enumerate(self._texts):
-            out = out.replace(f"SYMATTNTEXT{i}Z", escape_attribute(text))
-        return out
+        # in one pass: a user text that reads like a placeholder stays the text it is
+        return _PLACEHOLDER.sub(lambda m: escape_attribute(self._texts[int(m.group(1))]),
+                                convert(latex, display=display))
 
     def inline(self, math: str) -> str:
         return self.mathml(math, "inline")
