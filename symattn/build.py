@@ -12,7 +12,7 @@ from .derivation import derive_spec
 from .errors import TexNotFoundError
 from .output import check_targets, write_set
 from .progress import Counter
-from .render.pdf import LatexRun, compile_pdf, tex_available, tex_missing
+from .render.pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
 from .spec.model import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
@@ -60,6 +60,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
     keep = tuple(keep)
+    sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     stem = out_dir / output_stem(spec.name)
     targets = [stem.with_name(f"{stem.name}.{fmt}") for fmt in formats]
     check_targets(targets, keep)  # before the work: an --out that cannot be written fails at once

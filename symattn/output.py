@@ -34,6 +34,8 @@ def write_set(files: Mapping[Path, str | bytes], keep: Iterable[Path] = (), opti
     try:
         for path in targets:
             created += _make_folder(path.parent)
+        for folder in {path.parent for path in targets}:
+            _sweep(folder)
         for path, data in targets.items():
             temps[path] = _write_temp(path, data)
         with _signals_held():
@@ -85,7 +87,7 @@ def _make_folder(folder: Path) -> list[Path]:
 
 def _write_temp(path: Path, data: str | bytes) -> Path:
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{path.name}.", dir=path.parent)
     temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -109,6 +111,25 @@ def _problem(exc: OSError) -> str:
                errno.EDQUOT: "disk quota exceeded"}
     reason = reasons.get(exc.errno, exc.strerror or str(exc))
     return f"cannot write {where}: {reason}" if where else f"cannot write the files: {reason}"
+
+
+def _sweep(folder: Path) -> None:
+    """Delete the temporary files that runs killed with SIGKILL left in `folder` (their pid no longer runs)."""
+    for temp in folder.glob(f"{TEMP_PREFIX}*-*"):
+        pid = temp.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            temp.unlink(missing_ok=True)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id runs (one of another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _remove_empty(folder: Path) -> None:

@@ -13,7 +13,7 @@ from ..derivation import derive_spec
 from ..kinds import kind_of
 from ..output import check_targets, write_set
 from ..progress import Progress
-from ..render.pdf import LatexRuns
+from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
 from .exercise import Exercise, exp_table
@@ -63,6 +63,7 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     the same for any number of them."""
     check_request(options.count, options.kind, options.difficulty, options.digits)
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
+    sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,

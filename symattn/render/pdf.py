@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import LatexError, TexNotFoundError
+from ..output import process_alive
 
 # upLaTeX typesets (Japanese natively, in C: several times faster than LuaLaTeX + luatexja); dvipdfmx turns its DVI
 # into the PDF, embedding the fonts.
@@ -108,21 +109,11 @@ def sweep_stale_folders(parent: str | None = None) -> None:
     for folder in entries:
         pid = folder.name[len(_FOLDER_PREFIX):].split("-", 1)[0]
         try:
-            if not pid.isdigit() or folder.stat().st_uid != os.getuid() or _alive(int(pid)):
+            if not pid.isdigit() or folder.stat().st_uid != os.getuid() or process_alive(int(pid)):
                 continue
         except OSError:
             continue
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class LatexRun:
