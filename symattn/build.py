@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .derivation import derive_spec
 from .errors import TexNotFoundError
-from .output import write_atomic
+from .output import check_targets, write_set
 from .progress import Counter
-from .render.pdf import LatexRun, compile_pdf, tex_available, tex_missing
+from .render.pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
 from .spec.model import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
@@ -30,6 +31,15 @@ def text_renderer(fmt: str) -> Callable[..., str]:
     return (lambda derivation, exact: function(derivation)) if fmt == "json" else function
 
 
+def output_stem(name: str) -> str:
+    """The file name (without suffix) the outputs get: the spec's name, unless that could leave the output
+    folder or name nothing (empty, '.', '..', a path separator, a leading dot), then 'spec'."""
+    separators = {os.sep, os.altsep or os.sep, "/", "\\"}
+    if not name.strip() or name.startswith(".") or any(sep in name for sep in separators) or "\0" in name:
+        return "spec"
+    return name
+
+
 @dataclass(frozen=True)
 class BuildResult:
     """What a build wrote, and what it could not do (a one-line warning), if anything."""
@@ -40,33 +50,38 @@ class BuildResult:
 
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
           digits: int | None = None, exact: bool = False, pdf_required: bool = True,
-          notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None) -> BuildResult:
-    """Write the requested formats of the spec's worked solution to out_dir.
+          notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None,
+          keep: Iterable[Path] = ()) -> BuildResult:
+    """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
 
-    Everything is computed before anything is written. Without TeX, a PDF that was not required is skipped with
-    a warning; a required one raises TexNotFoundError (after the .tex, if asked for, has been written). `latex`
+    Everything is computed and compiled before anything is written, then the set is written at once
+    (write_set); a file in `keep` (the input spec) is never overwritten. Without TeX, a PDF that was not
+    required is skipped with a warning; a required one raises TexNotFoundError and nothing is written. `latex`
     is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
+    keep = tuple(keep)
+    sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
+    stem = out_dir / output_stem(spec.name)
+    targets = [stem.with_name(f"{stem.name}.{fmt}") for fmt in formats]
+    check_targets(targets, keep)  # before the work: an --out that cannot be written fails at once
+    warning = None
+    if "pdf" in formats and not tex_available():
+        if pdf_required:
+            raise TexNotFoundError(_no_tex_message())
+        warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if fmt != "pdf")
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    texts = {fmt: text_renderer(fmt)(derivation, exact=exact) for fmt in formats if fmt in TEXT_RENDERERS}
-    written: list[Path] = []
-    stem = out_dir / derivation.name
-    for fmt, text in texts.items():
-        write_atomic(stem.with_suffix(f".{fmt}"), text)
-        written.append(stem.with_suffix(f".{fmt}"))
+    outputs: dict[Path, str | bytes] = {
+        stem.with_name(f"{stem.name}.{fmt}"): text_renderer(fmt)(derivation, exact=exact)
+        for fmt in formats if fmt in TEXT_RENDERERS}
     if "pdf" in formats:
-        tex = texts.get("tex") or text_renderer("tex")(derivation, exact=exact)
-        if not tex_available():
-            if pdf_required:
-                raise TexNotFoundError(_no_tex_message())
-            return BuildResult(tuple(written), _no_tex_message())
+        tex = outputs.get(stem.with_name(f"{stem.name}.tex")) or text_renderer("tex")(derivation, exact=exact)
         notify("compiling the PDF with upLaTeX...")
         with Counter("PDF pages written") as pages:
             pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
-                   else compile_pdf(tex, derivation.name, on_page=pages.update))
-        write_atomic(stem.with_suffix(".pdf"), pdf)
-        written.append(stem.with_suffix(".pdf"))
-    return BuildResult(tuple(written))
+                   else compile_pdf(tex, stem.name, on_page=pages.update))
+        outputs[stem.with_name(f"{stem.name}.pdf")] = pdf
+    write_set(outputs, keep)
+    return BuildResult(tuple(outputs), warning)
 
 
 def _no_tex_message() -> str:

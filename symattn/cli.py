@@ -4,10 +4,34 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 from pathlib import Path
 
 PROG = "symattn"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C's KeyboardInterrupt, so that both take the same cleanup
+    path (temporary files removed, TeX killed); the exit status is 143 rather than 130."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """SIGTERM raises Terminated while the command runs (main thread only); the old handler is put back."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,16 +111,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        if args.command == "examples":
-            return _examples(args)
-        if args.command == "solve":
-            return _solve(args)
-        if args.command == "exam":
-            return _exam(args)
-        return _render(args)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+        with _sigterm_raises():
+            if args.command == "examples":
+                return _examples(args)
+            if args.command == "solve":
+                return _solve(args)
+            if args.command == "exam":
+                return _exam(args)
+            return _render(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
+        terminated = isinstance(exc, Terminated)
+        print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
     except Exception as exc:  # user errors are one line; anything else is a bug with a traceback
         from .errors import SymattnError
 
@@ -208,8 +234,9 @@ def _render(args: argparse.Namespace) -> int:
         formats = parse_formats("tex,pdf" if args.formats is None else args.formats, FORMATS)
         digits = parse_digits(args.digits, "--digits") if args.digits is not None else None
         spec = _load(args)
+        keep = (Path(args.spec),) if args.spec else ()  # the input is never overwritten by an output
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,
-                       pdf_required=args.formats is not None, notify=_note, latex=latex)
+                       pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep)
     for path in result.written:
         print(f"wrote {path}")
     if result.warning:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ..derivation import derive_spec
 from ..kinds import kind_of
-from ..output import write_atomic
+from ..output import check_targets, write_set
 from ..progress import Progress
-from ..render.pdf import compile_pdf
+from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
 from .exercise import Exercise, exp_table
@@ -58,9 +58,12 @@ def drivers(options: ExamOptions, names: tuple[str, ...]) -> dict[str, Driver]:
 
 def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], split: bool = False,
                jobs: int = 1) -> list[Path]:
-    """Write the requested files; everything is computed before anything is written. The versions are checked
-    and rendered in `jobs` processes; the files are the same for any number of them."""
+    """Write the requested files: everything is computed and compiled first, then the whole set is written
+    (write_set: all files or none). The versions are checked and rendered in `jobs` processes; the files are
+    the same for any number of them."""
     check_request(options.count, options.kind, options.difficulty, options.digits)
+    check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
+    sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
@@ -72,13 +75,10 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     for name, driver in drivers(options, names).items():
         files.update(driver.files([shares[name] for _, shares in versions]))
     pdfs = _compile(drivers(options, names)["tex"], versions, files, split) if "pdf" in formats else {}
-    written = []
-    for name, content in [*files.items(), *pdfs.items()]:
-        if name.endswith(".tex") and "tex" not in formats:
-            continue
-        write_atomic(out_dir / name, content)
-        written.append(out_dir / name)
-    return written
+    outputs = {out_dir / name: content for name, content in [*files.items(), *pdfs.items()]
+               if not (name.endswith(".tex") and "tex" not in formats)}
+    write_set(outputs)
+    return list(outputs)
 
 
 def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share]]], files: dict[str, str],
@@ -90,7 +90,7 @@ def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share
             exam, key = paper.documents([shares["tex"].text])
             jobs[f"exam-{candidate.label}.pdf"], jobs[f"key-{candidate.label}.pdf"] = exam, key
     results: dict[str, bytes] = {}
-    pages, lock = dict.fromkeys(jobs, 0), threading.Lock()
+    pages, lock, runs = dict.fromkeys(jobs, 0), threading.Lock(), LatexRuns()
     with Progress("compiling PDFs", len(jobs)) as bar, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
 
         def written(name: str, count: int) -> None:  # from the worker threads: the pages of every PDF so far
@@ -98,10 +98,15 @@ def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share
                 pages[name] = count
                 bar.describe(f"pages written: {sum(pages.values())}")
 
-        futures = {name: pool.submit(compile_pdf, source, name.removesuffix(".pdf"),
+        futures = {name: pool.submit(runs.compile, source, name.removesuffix(".pdf"),
                                      on_page=partial(written, name)) for name, source in jobs.items()}
-        for name, future in futures.items():
-            results[name] = future.result()
-            with lock:
-                bar.advance()
+        try:
+            for name, future in futures.items():
+                results[name] = future.result()
+                with lock:
+                    bar.advance()
+        except BaseException:  # a failure or an interrupt: no more compiles, the running ones killed now
+            pool.shutdown(wait=False, cancel_futures=True)
+            runs.stop()
+            raise
     return results

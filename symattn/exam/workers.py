@@ -43,5 +43,7 @@ def ordered_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
 
 
 def _ignore_interrupts() -> None:
-    """Ctrl-C is the parent's to handle: it ends the pool, without a traceback from every worker."""
+    """Ctrl-C and SIGTERM are the parent's to handle: it ends the pool, without a traceback from every worker
+    (a forked worker would otherwise inherit the command line's SIGTERM handler)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -13,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import LatexError, TexNotFoundError
+from ..output import process_alive
 
 # upLaTeX typesets (Japanese natively, in C: several times faster than LuaLaTeX + luatexja); dvipdfmx turns its DVI
 # into the PDF, embedding the fonts.
@@ -67,6 +71,51 @@ _START = (rf"\read16 to \symattngo \nonstopmode \AddToHook{{shipout/after}}{{\im
           rf"\input{{{_DOCUMENT}}}" + "\n")
 
 
+# A build folder is named after the process that made it, so that a later run can delete the folders of processes
+# killed with SIGKILL (the one signal that leaves no chance to clean up).
+_FOLDER_PREFIX = "symattn-"
+_PR_SET_PDEATHSIG = 1
+
+
+def _libc_prctl():
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: no parent-death signal; the stdin EOF still stops TeX early
+        return None
+
+
+_PRCTL = _libc_prctl() if os.name == "posix" else None
+
+
+def _child_setup() -> None:
+    """In the forked child before exec: die with the parent (Linux), even when the parent is SIGKILLed."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _child_options() -> dict:
+    """Popen options for TeX and dvipdfmx: their own process group (a terminal's Ctrl-C is symattn's to handle,
+    and killing the group ends every helper they start), dying with symattn where the system allows it."""
+    return {"start_new_session": True, "preexec_fn": _child_setup} if os.name == "posix" else {}
+
+
+def sweep_stale_folders(parent: str | None = None) -> None:
+    """Delete the build folders left by symattn processes that no longer run (killed with SIGKILL)."""
+    root = Path(parent or tempfile.gettempdir())
+    try:
+        entries = list(root.glob(f"{_FOLDER_PREFIX}*-*"))
+    except OSError:
+        return
+    for folder in entries:
+        pid = folder.name[len(_FOLDER_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or folder.stat().st_uid != os.getuid() or process_alive(int(pid)):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class LatexRun:
     """One upLaTeX pass and one dvipdfmx, started before the document exists: TeX loads its format while Python
     computes the document. Use it as a context manager: leaving the block ends the run."""
@@ -75,7 +124,8 @@ class LatexRun:
         if not tex_available():
             raise TexNotFoundError(tex_missing())
         self.jobname = jobname
-        self._build = tempfile.TemporaryDirectory(prefix="symattn-")
+        sweep_stale_folders()
+        self._build = tempfile.TemporaryDirectory(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-")
         self.folder = Path(self._build.name)
         start = self.folder / "symattn-start.tex"
         start.write_text(_START, encoding="utf-8")
@@ -85,7 +135,8 @@ class LatexRun:
                    start.name]
         with open(self.folder / "terminal.txt", "wb") as terminal:  # a file, not a pipe nobody reads yet
             self._process = subprocess.Popen(command, cwd=self.folder, env=latex_environment(),
-                                             stdin=subprocess.PIPE, stdout=terminal, stderr=subprocess.STDOUT)
+                                             stdin=subprocess.PIPE, stdout=terminal, stderr=subprocess.STDOUT,
+                                             **_child_options())
 
     def finish(self, tex_source: str, timeout: float = 600,
                on_page: Callable[[int], None] | None = None) -> tuple[bytes, str]:
@@ -109,14 +160,16 @@ class LatexRun:
     def _dvi_to_pdf(self, dvi: Path, deadline: float, timeout: float) -> bytes:
         """The PDF of the DVI, from dvipdfmx; LatexError with its messages if it fails."""
         pdf = dvi.with_suffix(".pdf")
+        self._process = subprocess.Popen([DVI_TO_PDF, "-q", "-o", pdf.name, dvi.name], cwd=self.folder,
+                                         env=latex_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         **_child_options())
         try:
-            done = subprocess.run([DVI_TO_PDF, "-q", "-o", pdf.name, dvi.name], cwd=self.folder,
-                                  env=latex_environment(), capture_output=True, text=True, errors="replace",
-                                  timeout=max(deadline - time.monotonic(), 1))
+            output = self._process.communicate(timeout=max(deadline - time.monotonic(), 1))[0]
         except subprocess.TimeoutExpired:
             raise LatexError(f"LaTeX did not finish within {timeout:.0f} s") from None
-        if done.returncode != 0 or not pdf.is_file():
-            messages = " | ".join(line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip())
+        if self._process.returncode != 0 or not pdf.is_file():
+            text = output.decode("utf-8", errors="replace")
+            messages = " | ".join(line.strip() for line in text.splitlines() if line.strip())
             raise LatexError(f"{DVI_TO_PDF} failed: {messages[-600:] or 'no message'}")
         return pdf.read_bytes()
 
@@ -137,13 +190,22 @@ class LatexRun:
                 if time.monotonic() >= deadline:
                     raise LatexError(f"LaTeX did not finish within {timeout:.0f} s")
 
+    def kill(self) -> None:
+        """Stop TeX (or dvipdfmx) and every process it started, now; safe from another thread."""
+        process = self._process
+        if process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL) if os.name == "posix" else process.kill()
+            except OSError:  # already gone
+                pass
+
     def close(self) -> None:
         """Stop TeX if it still runs, and delete its folder."""
-        if self._process.poll() is None:
-            self._process.kill()
+        self.kill()
         self._process.wait()
         if self._process.stdin:
-            self._process.stdin.close()
+            with contextlib.suppress(OSError):
+                self._process.stdin.close()
         self._build.cleanup()
 
     def __enter__(self) -> LatexRun:
@@ -151,6 +213,35 @@ class LatexRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class LatexRuns:
+    """The LaTeX runs of one build, compiled from several threads: `stop()` (on an interrupt) kills the running
+    ones at once and makes those not yet started fail, so that the build ends within moments."""
+
+    def __init__(self) -> None:
+        self._lock, self._runs, self.stopped = threading.Lock(), set(), False
+
+    def compile(self, tex_source: str, jobname: str = "document",
+                on_page: Callable[[int], None] | None = None) -> bytes:
+        """Like compile_pdf; LatexError at once after stop()."""
+        with self._lock:
+            if self.stopped:
+                raise LatexError("LaTeX stopped: the build was interrupted")
+            run = LatexRun(jobname)
+            self._runs.add(run)
+        try:
+            return run.finish(tex_source, on_page=on_page)[0]
+        finally:
+            with self._lock:
+                self._runs.discard(run)
+            run.close()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            for run in self._runs:
+                run.kill()
 
 
 def overfull_boxes(log: str, tolerance_pt: float = 1.0) -> list[str]:

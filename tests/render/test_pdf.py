@@ -223,15 +223,15 @@ COMBINED = {"title": "masked, encoded, multi-head", "sections": [
 def test_mask_positions_and_computed_heads_in_every_format(tmp_path, lang):
     import json
 
-    spec_file = tmp_path / "combined.json"
+    spec_file, out = tmp_path / "combined.json", tmp_path / "out"  # an output folder apart from the input
     spec_file.write_text(json.dumps(COMBINED, ensure_ascii=False), encoding="utf-8")
     assert main(["render", str(spec_file), "--lang", lang, "--format", "tex,pdf,md,html,json",
-                 "--out", str(tmp_path)]) == 0
-    text = pdf_text(tmp_path / "combined.pdf")
+                 "--out", str(out)]) == 0
+    text = pdf_text(out / "combined.pdf")
     assert "私は" in text and "−∞" in text.replace("-∞", "−∞")
     for name in ("combined.tex", "combined.md", "combined.html", "combined.json"):
-        assert (tmp_path / name).stat().st_size > 1000
-    data = json.loads((tmp_path / "combined.json").read_text(encoding="utf-8"))
+        assert (out / name).stat().st_size > 1000
+    data = json.loads((out / "combined.json").read_text(encoding="utf-8"))
     heads = data["sections"][1]["head_details"]
     assert len(heads) == 2 and all(h is not None for h in heads)
 
