@@ -12,7 +12,8 @@ from typing import Any
 from .. import examples
 from ..errors import SpecError
 from ..kinds import kind_of
-from .fields import check_keys, key_field, name as parse_name, parse_digits, parse_lang, require, suggest
+from .fields import check_keys, key_field, parse_digits, parse_lang, require, suggest
+from .fields import name as parse_name
 from .model import Section, Spec
 
 _TOP_KEYS = {"title", "lang", "digits", "sections"}

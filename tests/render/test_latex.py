@@ -64,7 +64,8 @@ def test_user_text_is_escaped():
     }]})
     tex = render_latex(derive_spec(spec, lang="en"))
     assert r"\input{" not in tex and r"\directlua{" not in tex
-    assert r"\textbackslash{}input\{/etc/hostname\}\}\$\%\#\&\_\textasciicircum{}\textasciitilde{}\textbackslash{}directlua" in tex
+    assert (r"\textbackslash{}input\{/etc/hostname\}\}\$\%\#\&\_\textasciicircum{}\textasciitilde{}"
+            r"\textbackslash{}directlua") in tex
     assert escape("私は") == "私は"
 
 
