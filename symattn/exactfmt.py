@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import compress
-from operator import add, and_
+from operator import and_
 
 from sympy import Add, Expr, Pow, S, Symbol, exp, latex, sympify
 
@@ -82,7 +82,7 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
     total = _joined([term for term in terms if term is not None]) or "0"
     weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
     if coefficients.signed is None or any("+" in term or term.startswith("-") for term in terms if term):
-        numerators = [_joined([factor + term for factor, term in zip(column, terms, strict=True)
+        numerators = [_joined([_times(factor, term) for factor, term in zip(column, terms, strict=True)
                                if factor is not None and term is not None]) for column in coefficients.columns]
     else:
         visible, filled = [term is not None for term in terms], [term or "" for term in terms]
@@ -95,8 +95,16 @@ def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visibl
     """The sum of the coefficients' and terms' products as _joined writes it, from the signed coefficients: with
     no "+" in any coefficient or term and no term starting with "-", _joined's "+ -" stands only where a
     coefficient's own minus sign follows " + ", which the signed coefficients have already written as " - "."""
-    text = "".join(compress(map(add, signed, terms), map(and_, present, visible)))
+    text = "".join(compress(map(_times, signed, terms), map(and_, present, visible)))
     return f"-{text[3:]}" if text.startswith(" - ") else text[3:]
+
+
+def _times(factor: str, term: str) -> str:
+    """A coefficient (with its trailing space; "" or " + " for 1) times a term e^{a_j}: the coefficient alone when
+    the term is e^0 = 1 ("20", not "20 1"), the term alone for the coefficient 1."""
+    if term == "1" and factor.strip() not in ("", "+"):
+        return factor.rstrip()
+    return factor + term
 
 
 def surd_latex(p: int, q: int, m: int = 1) -> str:

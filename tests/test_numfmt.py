@@ -138,7 +138,9 @@ def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
         return " + ".join(terms).replace("+ -", "- ")
 
     def written_out(terms, columns):
-        sums = [joined([f + t for f, t in zip(column, terms, strict=True) if f is not None and t is not None])
+        # a coefficient times e^0 = 1 is the coefficient alone ("3", not "3 1")
+        sums = [joined([f.rstrip() if t == "1" and f else f + t for f, t in zip(column, terms, strict=True)
+                        if f is not None and t is not None])
                 for column in columns]
         return [rf"\frac{{{text or '0'}}}{{Z}}" for text in sums]
 

@@ -129,12 +129,32 @@ def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tu
     `numerators` is integer_matrix()'s matrix of the n_jc, or None.
     """
     high = max((e.exp + e.bc for e in exps if e.man), default=0)
-    low = max(min((e.exp for e in exps if e.man), default=0), high - prec - 64)
-    mantissas = [(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0 for e in exps]
-    sums = integer_sums(mantissas, integers, numerators)
-    return [mpmath.mp.make_mpf(mpf_div(mpf_shift(from_int(s, prec, round_nearest), low),
+    low = _lowest(exps, high, prec)
+    sums = [(s, low) for s in integer_sums(_shifted(exps, low), integers, numerators)]
+    for c, (_, column) in enumerate(integers):
+        # A column whose values are 0 at the largest terms has its own largest term, and terms that the shared
+        # `low` cut off may be all it has (the output 20/(e^{400} + 1) is not 0): its sum from its own terms.
+        kept = [e if n else _ZERO for e, n in zip(exps, column, strict=True)]
+        column_high = max((e.exp + e.bc for e in kept if e.man), default=high)
+        if column_high < high and any(e.man and e.exp < low for e in kept):
+            column_low = _lowest(kept, column_high, prec)
+            sums[c] = sum(map(operator.mul, _shifted(kept, column_low), column)), column_low
+    return [mpmath.mp.make_mpf(mpf_div(mpf_shift(from_int(s, prec, round_nearest), shift),
                                        mpf_mul_int(total._mpf_, denominator, prec, round_nearest), prec, round_nearest))
-            for s, (denominator, _) in zip(sums, integers, strict=True)]
+            for (s, shift), (denominator, _) in zip(sums, integers, strict=True)]
+
+
+_ZERO = mpmath.mpf(0)
+
+
+def _lowest(exps: list[mpmath.mpf], high: int, prec: int) -> int:
+    """The exponent the terms are shifted to: the smallest, but none more than prec + 64 bits below `high`."""
+    return max(min((e.exp for e in exps if e.man), default=0), high - prec - 64)
+
+
+def _shifted(exps: list[mpmath.mpf], low: int) -> list[int]:
+    """Each e^{a_j} = man·2^exp as an integer multiple of 2^low (bits below it dropped)."""
+    return [(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0 for e in exps]
 
 
 def integer_matrix(rows: Iterable[Iterable[int]]) -> object | None:

@@ -84,10 +84,21 @@ def fraction_numbers(coefficients: list[tuple[int, int] | None], radicand: int =
     """The numbers (p/q)·√m of coefficients given as (p, q) pairs (None stays None); m = 1: the rationals p/q,
     each one division at PRECISION. The numbers to_mpf gives, which calls this."""
     if radicand == 1:
-        return [None if c is None else rational_number(c[0], c[1], PRECISION) for c in coefficients]
-    with mpmath.workdps(WORKING_DIGITS + 10):
-        root = mpmath.sqrt(radicand)
-        return [None if c is None else mpmath.mpf(c[0]) / c[1] * root for c in coefficients]
+        return [None if c is None else rational_number(c[0], c[1], PRECISION + _size_bits(c)) for c in coefficients]
+    numbers = []
+    for c in coefficients:
+        if c is None:
+            numbers.append(None)
+            continue
+        with mpmath.workdps(WORKING_DIGITS + 10 + (_size_bits(c) + radicand.bit_length()) * 3 // 10 + 1):
+            numbers.append(mpmath.mpf(c[0]) / c[1] * mpmath.sqrt(radicand))
+    return numbers
+
+
+def _size_bits(c: tuple[int, int]) -> int:
+    """The bits of a logit p/q before its point, added to the working precision: e^{a} of a score of 10^60 needs a
+    to 60 + WORKING_DIGITS digits for WORKING_DIGITS correct digits of e^{a}."""
+    return max(0, abs(c[0]).bit_length() - c[1].bit_length() + 2)
 
 
 def rational_times_root(value: Expr) -> tuple[Expr, int] | None:
