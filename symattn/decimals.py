@@ -4,9 +4,10 @@ arithmetic; an irrational value from its result's numbers (engine.Numbers) or, i
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from functools import lru_cache
 
+import mpmath
 from sympy import Expr, N, sympify
 
 from .engine import Numbers
@@ -44,7 +45,10 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
-    figures = max(0, estimate(value, known).adjusted() if size is None else size) + digits + GUARD_DIGITS
+    size = magnitude(value, known) if size is None else size
+    if size < -digits - 1:  # below half a unit of the last decimal: 0 (and no Decimal of a huge exponent is built)
+        return Decimal(0).scaleb(-digits)
+    figures = max(0, size) + digits + GUARD_DIGITS
     approx = evaluate(value, figures, known)
     with context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
@@ -57,6 +61,27 @@ def estimate(value: Expr, known: Numbers | None = None) -> Decimal:
         with context(15):
             return Decimal(int(value.p)) / Decimal(int(value.q))
     return evaluate(value, 15, known)
+
+
+def magnitude(value: Expr, known: Numbers | None = None) -> int:
+    """floor(log10 |value|) of a nonzero value (as estimate() rounds it), at any size: a Decimal's exponent ends
+    near 10^18, and e^{a} of a score of 10^20 has 10^19 digits, so beyond it the size comes from the logarithm."""
+    try:
+        return estimate(value, known).adjusted()
+    except InvalidOperation:
+        return logarithm_size(approximation(value, known))
+
+
+def approximation(value: Expr, known: Numbers | None = None) -> mpmath.mpf:
+    """The value as an mpmath number: its result's (known), else evaluated (30 digits)."""
+    found = None if known is None else known.get(value)
+    return found if found is not None else mpmath.mpf(str(N(value, 30)))
+
+
+def logarithm_size(x: mpmath.mpf) -> int:
+    """floor(log10 |x|) of a nonzero number of any size."""
+    with mpmath.workdps(len(str(abs(x._mpf_[2]))) + 20):
+        return int(mpmath.floor(mpmath.log10(abs(x))))
 
 
 def evaluate(value: Expr, figures: int, known: Numbers | None = None) -> Decimal:

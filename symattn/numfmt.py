@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+import mpmath
 from sympy import Expr, Rational, S, sympify
 
-from .decimals import GUARD_DIGITS, context, decimal_places, estimate, evaluate, plain, to_decimal
+from .decimals import GUARD_DIGITS, context, decimal_places, evaluate, magnitude, plain, to_decimal
+from .decimals import approximation as approximation_of
 from .engine import Numbers, is_symbolic
 from .exactfmt import exact_latex
 
@@ -67,7 +69,7 @@ def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: 
         return Number(plain(to_decimal(value, max(places, min_decimals))), exact=True)
     if fraction and value.is_Rational:
         return _fraction(value)
-    size = estimate(value, known).adjusted()
+    size = magnitude(value, known)
     if size >= SCIENTIFIC_FROM:
         mantissa, exponent = _scientific(value, digits, known)
         return Number(rf"{plain(mantissa)} \times 10^{{{exponent}}}", exact=False, compound=True)
@@ -77,7 +79,10 @@ def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: 
 def _scientific(value: Expr, digits: int, known: Numbers | None) -> tuple[Decimal, int]:
     """(mantissa rounded half-up to `digits` decimals, exponent) of a number, from `digits` + GUARD_DIGITS
     significant digits whatever its size."""
-    approximation = evaluate(value, digits + GUARD_DIGITS, known)
+    try:
+        approximation = evaluate(value, digits + GUARD_DIGITS, known)
+    except InvalidOperation:  # beyond a Decimal's exponents: from the logarithm
+        return _from_logarithm(approximation_of(value, known), digits)
     exponent = approximation.adjusted()
     with context(digits + GUARD_DIGITS + 10):
         quantum = Decimal(1).scaleb(-digits)
@@ -85,6 +90,20 @@ def _scientific(value: Expr, digits: int, known: Numbers | None) -> tuple[Decima
         if abs(mantissa) >= 10:  # 9.99996 rounded up
             mantissa, exponent = (mantissa / 10).quantize(quantum, rounding=ROUND_HALF_UP), exponent + 1
     return mantissa, exponent
+
+
+def _from_logarithm(x: mpmath.mpf, digits: int) -> tuple[Decimal, int]:
+    """_scientific() of a number of any size: log10 |x| to `digits` + GUARD_DIGITS digits after the point."""
+    with mpmath.workdps(len(str(abs(x._mpf_[2]))) + digits + GUARD_DIGITS):
+        logarithm = mpmath.log10(abs(x))
+        exponent = int(mpmath.floor(logarithm))
+        mantissa = Decimal(mpmath.nstr(mpmath.power(10, logarithm - exponent), digits + GUARD_DIGITS))
+    with context(digits + GUARD_DIGITS + 10):
+        quantum = Decimal(1).scaleb(-digits)
+        mantissa = mantissa.quantize(quantum, rounding=ROUND_HALF_UP)
+        if mantissa >= 10:
+            mantissa, exponent = (mantissa / 10).quantize(quantum, rounding=ROUND_HALF_UP), exponent + 1
+    return (-mantissa if x < 0 else mantissa), exponent
 
 
 def _infinite(value: Expr) -> bool:

@@ -102,7 +102,7 @@ def test_an_output_below_1e_minus_99_is_not_rounded_to_zero():
 
 
 def _term(a: int) -> str:
-    return "1" if a == 0 else "e" if a == 1 else "e^{%d}" % a
+    return "1" if a == 0 else "e" if a == 1 else f"e^{{{a}}}"
 
 
 def _expected_output(logits: list[int], column: list[int]) -> str:
@@ -137,8 +137,8 @@ def test_exact_strings_with_zero_scores_and_values_zero_and_one(seed):
 
 def _cli_error(tmp_path, entry) -> str:
     path = tmp_path / "spec.json"
-    path.write_text('{"sections": [{"kind": "self_attention", "tokens": ["a", "b"], "X": [[1, %s], [0.5, 1]], '
-                    '"W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]]}]}' % entry,
+    path.write_text('{"sections": [{"kind": "self_attention", "tokens": ["a", "b"], "X": [[1, ' + entry
+                    + '], [0.5, 1]], "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]]}]}',
                     encoding="utf-8")
     start = time.perf_counter()
     run = subprocess.run([sys.executable, "-m", "symattn", "solve", str(path)], capture_output=True, text=True,
@@ -173,3 +173,19 @@ def test_entries_at_the_caps_are_accepted():
     for entry in ["9" * 31, "1e-30", "1" * 30 + "." + "1" * 20, "-" + "9" * 50 + "e-30", "0e-80",
                   "1" * 50 + "/" + "3" * 50]:
         symattn.parse_spec(symattn.read_spec_text(json.dumps(_spec([[1, entry], [0.5, 1]])), "json", "t.json"))
+
+
+def test_the_page_shows_e_to_a_huge_score_by_its_logarithm():
+    """render of scores of 10^20: e^{a} has 10^19 digits, beyond any Decimal; the page gives its mantissa and power
+    of ten, and the weights 1 and 0 (rounded), as mpmath's logarithm of e^{a} says."""
+    spec = _spec([["1e10", 0], [0, 1]])
+    derivation = symattn.derive_spec(symattn.parse_spec(symattn.read_spec_text(json.dumps(spec), "json", "t.json")),
+                                     lang="en")
+    tex = symattn.render_latex(derivation)
+    with mpmath.workdps(60):
+        log10 = mpmath.mpf(10) ** 20 / mpmath.sqrt(2) * mpmath.log10(mpmath.e)
+        exponent = int(mpmath.floor(log10))
+        mantissa = mpmath.nstr(mpmath.power(10, log10 - exponent), 5, strip_zeros=False)
+    assert rf"e^{{{{a}}_{{\mathrm{{t0}}}}}} &\approx {mantissa} \times 10^{{{exponent}}}" in tex
+    assert r"\approx 1.0000 \\" in tex and r"\approx 0.0000 \\" in tex
+    assert "1.0000" in symattn.render_markdown(derivation) and "1.0000" in symattn.render_html(derivation)
