@@ -3,7 +3,9 @@ row's softmax forms with its denominator named Z."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import compress
 from operator import and_
 
@@ -23,7 +25,27 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
             return quick
         if not is_symbolic(value):  # a number: its terms in SymPy's own order (sorting them evaluates each one)
             return latex(value, order="none")
-    return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None)
+    return latex(_decimal_coefficients(value) if decimals else value, order="none" if decimals else None,
+                 symbol_names=_written_names(value))
+
+
+_WRITTEN = re.compile(r"([A-Za-z][A-Za-z0-9]*?)([0-9]*)(?:_([A-Za-z0-9]+))?")  # a name as a spec writes it
+
+
+def _written_names(value: Expr) -> dict[Symbol, str]:
+    """The LaTeX of each name in the value that a spec wrote (SymPy's printer would make pi π, xddot ẍ)."""
+    return {s: name_latex(s.name) for s in value.free_symbols if _WRITTEN.fullmatch(s.name)}
+
+
+@lru_cache(maxsize=1 << 12)
+def name_latex(name: str) -> str:
+    """A written name as it is written (a, b_{1}, x_{2} as SymPy prints them): a name of several letters in
+    \\mathit{} (\\mathit{pi}, not π), digits that end it as its subscript (\\mathit{theta}_{1}, b_{1}), and the
+    part after _ as a subscript of plain letters (\\mathit{beta}_{k}, x_{pi}; b1_k is b_{1,k})."""
+    stem, digits, sub = _WRITTEN.fullmatch(name).groups()
+    base = stem if len(stem) == 1 else rf"\mathit{{{stem}}}"
+    index = ",".join(part for part in (digits, sub) if part)
+    return f"{base}_{{{index}}}" if index else base
 
 
 def _quick_latex(value: Expr) -> str | None:
