@@ -255,3 +255,28 @@ def test_an_interrupted_split_exam_stops_at_once(tmp_path):
     assert time.monotonic() - sent < 3
     assert not (tmp_path / "out").exists()
     no_tex_left(tmp_path)
+
+
+def test_a_full_disk_keeps_the_old_set_and_leaves_no_temporary_file(tmp_path, capsys):
+    out = tmp_path / "out"
+    out.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(out)], capture_output=True,
+                             text=True, check=False) if shutil.which("mount") else None
+    if mounted is None or mounted.returncode != 0:  # not root, or no right to mount: CI runs as root and must run it
+        reason = f"mount refused: {mounted.stderr.strip() if mounted else 'no mount command'}"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    try:
+        spec = tmp_path / "spec.toml"  # the same name both times: the larger set would replace spec.tex
+        spec.write_text(run(capsys, "examples", "--show", "matrix")[1], encoding="utf-8")
+        assert run(capsys, "render", str(spec), "--format", "tex", "--out", str(out))[0] == 0  # ~26 kB: fits
+        old = snapshot(out)
+        spec.write_text(run(capsys, "examples", "--show", "mt")[1], encoding="utf-8")
+        status, printed, err = run(capsys, "render", str(spec), "--format", "tex,md,html,json", "--exact",
+                                   "--out", str(out))  # ~160 kB: the disk fills on the way
+        assert status == 2 and printed == "" and err.count("\n") == 1, err
+        assert err.startswith("symattn: error: --out: ") and "no space left on the disk" in err
+        assert snapshot(out) == old and sorted(os.listdir(out)) == ["spec.tex"]  # no temporary file either
+    finally:
+        subprocess.run(["umount", str(out)], check=True)
