@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .derivation import derive_spec
-from .errors import TexNotFoundError
+from .errors import SpecError, TexNotFoundError
+from .kinds import kind_of
+from .kinds.base import MAX_MATRIX, MAX_STEPS
 from .output import check_targets, write_set
 from .progress import Counter
 from .render.pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
@@ -60,6 +62,8 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
     keep = tuple(keep)
+    if any(fmt != "json" for fmt in formats):  # a document with pages: refused before any work when too large
+        check_size(spec)
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     stem = out_dir / output_stem(spec.name)
     targets = [stem.with_name(f"{stem.name}.{fmt}") for fmt in formats]
@@ -82,6 +86,27 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
         outputs[stem.with_name(f"{stem.name}.pdf")] = pdf
     write_set(outputs, keep)
     return BuildResult(tuple(outputs), warning)
+
+
+def check_size(spec: Spec) -> None:
+    """SpecError naming a section's focus (a multi-head's heads) when its document would pass MAX_STEPS (queries
+    derived one by one × keys × d) or MAX_MATRIX (entries of the matrix form): TeX would run for minutes or stop.
+    Only the spec is read; `solve` and JSON are not limited by it."""
+    for i, section in enumerate(spec.sections):
+        size = kind_of(section.kind).size(section)
+        field = f"sections[{i}].{size.field}"
+        matrix_fits = size.field == "focus" and 0 < size.matrix <= MAX_MATRIX
+        if size.steps > MAX_STEPS:
+            what = "heads with their own weights" if size.field == "heads" else "tokens derived one by one"
+            instead = ('use focus = "matrix" for the matrix form alone, or symattn solve for the answers'
+                       if matrix_fits else "use symattn solve or --format json for the answers")
+            raise SpecError(field, f"{size.stepwise} {what} over {size.keys} keys (d = {size.d}) make a document of "
+                                   f"about {size.pages} pages; at most {MAX_STEPS // (size.keys * size.d)} are "
+                                   f"written out ({instead})")
+        if size.matrix > MAX_MATRIX:
+            raise SpecError(field, f"a matrix form of {size.matrix} entries makes a document of about {size.pages} "
+                                   f"pages; at most {MAX_MATRIX} are written out (use symattn solve or --format json "
+                                   "for the answers)")
 
 
 def _no_tex_message() -> str:

@@ -25,7 +25,7 @@ from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
 from . import steps as common
 from .answers import attention_answers, scale_answers
-from .base import Kind
+from .base import Kind, Size
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -130,6 +130,11 @@ class CrossAttentionKind(Kind):
         rows = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
         return steps
+
+    def size(self, section: CrossAttentionSpec) -> Size:
+        n, m = len(section.tokens), len(section.memory_tokens)
+        d = max(section.X.shape[1], section.memory.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
+        return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: CrossAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),

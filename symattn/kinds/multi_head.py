@@ -32,7 +32,7 @@ from ..spec import fields
 from ..spec.model import GivenMatrix, Scale, Section
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
-from .base import Kind
+from .base import Kind, Size
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -144,6 +144,12 @@ class MultiHeadKind(Kind):
             Paragraph("multi.result_meaning"),
         ]
         return steps
+
+    def size(self, section: MultiHeadSpec) -> Size:
+        """Each head with its own weights derives the focus token's query over every token."""
+        computed = [head for head in section.heads if head.output is None]
+        d = max((max(section.X.shape[1], h.W_Q.shape[1], h.W_V.shape[1]) for h in computed), default=0)
+        return Size("heads", len(computed), len(section.tokens), d)
 
     def answers(self, section: MultiHeadSpec, result: engine.MultiHead) -> dict[str, Any]:
         return {

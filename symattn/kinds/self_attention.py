@@ -28,7 +28,7 @@ from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
 from . import steps as common
 from .answers import attention_answers, scale_answers
-from .base import Kind
+from .base import Kind, Size
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -146,6 +146,11 @@ class SelfAttentionKind(Kind):
         rows = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.tokens, result, rows)
         return steps
+
+    def size(self, section: SelfAttentionSpec) -> Size:
+        n = len(section.tokens)
+        d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
+        return Size("focus", len(section.focus.stepwise), n, d, n * n if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
