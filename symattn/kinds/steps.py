@@ -6,6 +6,7 @@ from __future__ import annotations
 from sympy import Expr, ImmutableMatrix
 
 from .. import engine
+from ..decimals import to_decimal
 from ..engine import any_symbolic
 from ..model import (
     DotProducts,
@@ -93,11 +94,14 @@ def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxSte
     return SoftmaxStep(softmax.logits, softmax.exps, softmax.total, softmax.weights, tokens, softmax.known)
 
 
-def strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...]) -> str | None:
-    """The token with the largest weight (the largest score), when there is exactly one."""
-    if any_symbolic(scores) or list(scores).count(max(scores)) > 1:
+def strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...], known: engine.Numbers | None = None) -> str | None:
+    """The token with the largest weight (the largest score), when there is exactly one. Compared as 40-place
+    decimals from the result's numbers: SymPy orders sums of sines by evaluating them again, pair by pair."""
+    if any_symbolic(scores):
         return None
-    return tokens[list(scores).index(max(scores))]
+    sizes = [to_decimal(score, 40, known=known) for score in scores]
+    top = max(sizes)
+    return None if sizes.count(top) > 1 else tokens[sizes.index(top)]
 
 
 def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
@@ -107,7 +111,7 @@ def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown,
     key_names = tuple(Name("K", t) for t in key_tokens)
     value_names = tuple(Name("V", t) for t in key_tokens)
     weights, known = result.softmax.weights, result.softmax.known
-    top = strongest(key_tokens, result.scores)
+    top = strongest(key_tokens, result.scores, known)
     steps: list[Step] = [
         Heading(2, step_keys["scores"], {"token": Token(focus)}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
