@@ -79,9 +79,23 @@ def approximation(value: Expr, known: Numbers | None = None) -> mpmath.mpf:
 
 
 def logarithm_size(x: mpmath.mpf) -> int:
-    """floor(log10 |x|) of a nonzero number of any size."""
-    with mpmath.workdps(len(str(abs(x._mpf_[2]))) + 20):
-        return int(mpmath.floor(mpmath.log10(abs(x))))
+    """magnitude() of a nonzero number of any size: its decimal exponent once rounded to 15 digits."""
+    return leading_digits(x, 15)[1]
+
+
+def leading_digits(x: mpmath.mpf, figures: int) -> tuple[int, int]:
+    """(the first `figures` significant digits of |x|, rounded half-up, as an integer; the decimal exponent of the
+    first) of a nonzero number of any size, from log10 |x| to figures + GUARD_DIGITS digits after the point."""
+    with mpmath.workdps(len(str(abs(mpmath.mag(x)))) + figures + GUARD_DIGITS):
+        logarithm = mpmath.log10(abs(x))
+        exponent = int(mpmath.floor(logarithm))
+        scaled = mpmath.power(10, logarithm - exponent + figures - 1)  # in [10^(figures-1), 10^figures)
+        whole = int(mpmath.floor(scaled))
+        if 2 * (scaled - whole) >= 1:  # half-up
+            whole += 1
+    if whole >= 10**figures:  # 99…9 rounded up, or log10 just below an integer
+        whole, exponent = whole // 10, exponent + 1
+    return whole, exponent
 
 
 def evaluate(value: Expr, figures: int, known: Numbers | None = None) -> Decimal:

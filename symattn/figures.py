@@ -10,8 +10,8 @@ from functools import cache
 import mpmath
 from sympy import Expr, sympify
 
-from .decimals import GUARD_DIGITS, context, evaluate, plain, terminating_places
-from .engine import Numbers
+from .decimals import GUARD_DIGITS, context, evaluate, leading_digits, plain, terminating_places
+from .engine import Numbers, binary_parts
 from .engine import decimal as approx_decimal
 from .engine import decimal_digits as approx_decimal_digits
 
@@ -55,11 +55,13 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     The same text as the Decimal route (engine.decimal's digits, then quantize), computed in integers from the
     binary value m·2^e: the Decimal route is slow per number, and a large answer key holds thousands of them.
     """
-    sign, mantissa, exponent, bits = approximation._mpf_
+    sign, mantissa, exponent, bits = binary_parts(approximation)
     if not mantissa:  # zero: the Decimal route's own spelling
         return _rounded(approx_decimal(approximation, figures + GUARD_DIGITS), figures)
     if abs(exponent) > _EXACT_BITS:  # e^{a} of a huge score: 2^exponent is never built
-        return ("-" if sign else "") + _from_logarithm(mantissa, exponent, bits, figures)
+        whole, magnitude = leading_digits(approximation, figures)
+        digits = str(whole)
+        return f"{'-' if sign else ''}{digits[0]}.{digits[1:]}E{magnitude:+d}"
     magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
     whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
     while whole >= _ten(figures):
@@ -84,22 +86,6 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     else:
         text = "0." + digits.rjust(shift, "0")
     return ("-" if sign else "") + text
-
-
-def _from_logarithm(mantissa: int, exponent: int, bits: int, figures: int) -> str:
-    """The significant digits of m·2^e, |e| huge, as d.ddd…E±k, from log10(m·2^e) = log10 m + e·log10 2 evaluated
-    to figures + GUARD_DIGITS digits after the point (so the digits shown are those of the approximation itself)."""
-    with mpmath.workdps(len(str(abs(exponent))) + figures + GUARD_DIGITS):
-        logarithm = mpmath.log10(mpmath.mpf((0, mantissa, exponent, bits)))
-        magnitude = int(mpmath.floor(logarithm))
-        scaled = mpmath.power(10, logarithm - magnitude + figures - 1)  # in [10^(figures-1), 10^figures)
-        whole = int(mpmath.floor(scaled))
-        if 2 * (scaled - whole) >= 1:  # half-up
-            whole += 1
-    if whole >= _ten(figures):  # 99…9 rounded up, or log10 just below an integer
-        whole, magnitude = whole // 10, magnitude + 1
-    digits = str(whole)
-    return f"{digits[0]}.{digits[1:]}E{magnitude:+d}"
 
 
 def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:

@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 import mpmath
 from sympy import Expr, Rational, S, sympify
 
-from .decimals import GUARD_DIGITS, context, decimal_places, evaluate, magnitude, plain, to_decimal
+from .decimals import GUARD_DIGITS, context, decimal_places, evaluate, leading_digits, magnitude, plain, to_decimal
 from .decimals import approximation as approximation_of
 from .engine import Numbers, is_symbolic
 from .exactfmt import exact_latex
@@ -93,16 +93,9 @@ def _scientific(value: Expr, digits: int, known: Numbers | None) -> tuple[Decima
 
 
 def _from_logarithm(x: mpmath.mpf, digits: int) -> tuple[Decimal, int]:
-    """_scientific() of a number of any size: log10 |x| to `digits` + GUARD_DIGITS digits after the point."""
-    with mpmath.workdps(len(str(abs(x._mpf_[2]))) + digits + GUARD_DIGITS):
-        logarithm = mpmath.log10(abs(x))
-        exponent = int(mpmath.floor(logarithm))
-        mantissa = Decimal(mpmath.nstr(mpmath.power(10, logarithm - exponent), digits + GUARD_DIGITS))
-    with context(digits + GUARD_DIGITS + 10):
-        quantum = Decimal(1).scaleb(-digits)
-        mantissa = mantissa.quantize(quantum, rounding=ROUND_HALF_UP)
-        if mantissa >= 10:
-            mantissa, exponent = (mantissa / 10).quantize(quantum, rounding=ROUND_HALF_UP), exponent + 1
+    """_scientific() of a number of any size (mantissa with `digits` decimals), from its logarithm."""
+    whole, exponent = leading_digits(x, digits + 1)
+    mantissa = Decimal(whole).scaleb(-digits)
     return (-mantissa if x < 0 else mantissa), exponent
 
 

@@ -16,6 +16,7 @@ Other modules import from this package, not from its modules.
 from __future__ import annotations
 
 from .canonical import exp_sum, exponential
+from .fast import binary_parts
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
@@ -51,6 +52,7 @@ __all__ = [
     "any_symbolic",
     "attend",
     "attention",
+    "binary_parts",
     "concat",
     "decimal",
     "decimal_digits",

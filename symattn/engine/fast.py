@@ -105,6 +105,11 @@ def binary_precision(digits: int) -> int:
     return dps_to_prec(digits)
 
 
+def binary_parts(x: mpmath.mpf) -> tuple[int, int, int, int]:
+    """(sign, mantissa, exponent, bit count) of an mpmath number: x = (-1)^sign · mantissa · 2^exponent."""
+    return x._mpf_
+
+
 def rational_number(p: int, q: int, prec: int) -> mpmath.mpf:
     """p/q as an mpmath number: one division, rounded to nearest at prec bits."""
     return mpmath.mp.make_mpf(from_rational(p, q, prec, round_nearest))

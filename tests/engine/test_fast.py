@@ -158,6 +158,9 @@ def test_mpf_parts_and_integer_outputs():
         with mpmath.workprec(prec):
             assert mpmath.ldexp(mpmath.mpf(x.man), x.exp) == x and x.bc == x.man.bit_length()
         assert mpmath.mp.make_mpf(x._mpf_) == x
+        assert fast.binary_parts(x) == (0, x.man, x.exp, x.bc)
+        with mpmath.workprec(prec):
+            assert fast.binary_parts(-x) == (1, x.man, x.exp, x.bc)
     with assumption("libmp from_int, mpf_shift, mpf_mul_int, mpf_div on raw values"), mpmath.workprec(prec):
         logits = [mpmath.mpf(1) / 3, mpmath.mpf(-2), None, mpmath.mpf(40)]
         exps, total, _ = fast.softmax_numbers(logits, prec)
