@@ -65,25 +65,24 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     if any(fmt != "json" for fmt in formats):  # a document with pages: refused before any work when too large
         check_size(spec)
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
-    stem = out_dir / output_stem(spec.name)
-    targets = [stem.with_name(f"{stem.name}.{fmt}") for fmt in formats]
-    check_targets(targets, keep)  # before the work: an --out that cannot be written fails at once
+    stem = output_stem(spec.name)
+    paths = {fmt: out_dir / f"{stem}.{fmt}" for fmt in FORMATS}
+    check_targets([paths[fmt] for fmt in formats], keep)  # before the work: an --out that cannot be written fails
     warning = None
     if "pdf" in formats and not tex_available():
         if pdf_required:
             raise TexNotFoundError(_no_tex_message())
         warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if fmt != "pdf")
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    outputs: dict[Path, str | bytes] = {
-        stem.with_name(f"{stem.name}.{fmt}"): text_renderer(fmt)(derivation, exact=exact)
-        for fmt in formats if fmt in TEXT_RENDERERS}
+    outputs: dict[Path, str | bytes] = {paths[fmt]: text_renderer(fmt)(derivation, exact=exact)
+                                        for fmt in formats if fmt in TEXT_RENDERERS}
     if "pdf" in formats:
-        tex = outputs.get(stem.with_name(f"{stem.name}.tex")) or text_renderer("tex")(derivation, exact=exact)
+        tex = outputs.get(paths["tex"]) or text_renderer("tex")(derivation, exact=exact)
         notify("compiling the PDF with upLaTeX...")
         with Counter("PDF pages written") as pages:
             pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
-                   else compile_pdf(tex, stem.name, on_page=pages.update))
-        outputs[stem.with_name(f"{stem.name}.pdf")] = pdf
+                   else compile_pdf(tex, stem, on_page=pages.update))
+        outputs[paths["pdf"]] = pdf
     write_set(outputs, keep)
     return BuildResult(tuple(outputs), warning)
 

@@ -124,7 +124,6 @@ class LatexRun:
         if not tex_available():
             raise TexNotFoundError(tex_missing())
         self.jobname = jobname
-        sweep_stale_folders()
         self._build = tempfile.TemporaryDirectory(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-")
         self.folder = Path(self._build.name)
         start = self.folder / "symattn-start.tex"

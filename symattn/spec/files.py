@@ -4,6 +4,7 @@ document into a Spec: the top-level keys here, each section by its kind (symattn
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from decimal import Decimal
 from pathlib import Path
@@ -23,6 +24,7 @@ SPEC_SUFFIXES = (".toml", ".json")
 MAX_DEPTH = 16
 # The longest integer a spec may write, in digits (Python's default int_max_str_digits).
 MAX_INT_DIGITS = 4300
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def parse_spec(data: dict[str, Any], name: str = "spec") -> Spec:
@@ -69,7 +71,7 @@ def check_document(data: Any) -> None:
 
 
 def _check_text(value: Any, field: str) -> None:
-    if isinstance(value, str) and any("\ud800" <= char <= "\udfff" for char in value):
+    if isinstance(value, str) and _SURROGATE.search(value):
         raise SpecError(field or "key", f"expected text without lone surrogates, got {value!r}")
 
 
