@@ -3,7 +3,6 @@ row's softmax forms with its denominator named Z."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import compress
@@ -13,6 +12,7 @@ from sympy import Add, Expr, Pow, S, Symbol, exp, latex, sympify
 
 from .decimals import decimal_places, plain, to_decimal
 from .engine import exponential, is_symbolic
+from .spec.model import WRITTEN_NAME
 
 
 def exact_latex(value: Expr, decimals: bool = True) -> str:
@@ -29,12 +29,9 @@ def exact_latex(value: Expr, decimals: bool = True) -> str:
                  symbol_names=_written_names(value))
 
 
-_WRITTEN = re.compile(r"([A-Za-z][A-Za-z0-9]*?)([0-9]*)(?:_([A-Za-z0-9]+))?")  # a name as a spec writes it
-
-
 def _written_names(value: Expr) -> dict[Symbol, str]:
     """The LaTeX of each name in the value that a spec wrote (SymPy's printer would make pi π, xddot ẍ)."""
-    return {s: name_latex(s.name) for s in value.free_symbols if _WRITTEN.fullmatch(s.name)}
+    return {s: name_latex(s.name) for s in value.free_symbols if WRITTEN_NAME.fullmatch(s.name)}
 
 
 @lru_cache(maxsize=1 << 12)
@@ -42,7 +39,7 @@ def name_latex(name: str) -> str:
     """A written name as it is written (a, b_{1}, x_{2} as SymPy prints them): a name of several letters in
     \\mathit{} (\\mathit{pi}, not π), digits that end it as its subscript (\\mathit{theta}_{1}, b_{1}), and the
     part after _ as a subscript of plain letters (\\mathit{beta}_{k}, x_{pi}; b1_k is b_{1,k})."""
-    stem, digits, sub = _WRITTEN.fullmatch(name).groups()
+    stem, digits, sub = WRITTEN_NAME.fullmatch(name).groups()
     base = stem if len(stem) == 1 else rf"\mathit{{{stem}}}"
     index = ",".join(part for part in (digits, sub) if part)
     return f"{base}_{{{index}}}" if index else base

@@ -12,13 +12,12 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix, Symbol
 
 from ..errors import SpecError
-from .model import LANGUAGES, MAX_DIGITS, Focus, GivenMatrix, Mask, Positions, Scale
+from .model import LANGUAGES, MAX_DIGITS, WRITTEN_NAME, Focus, GivenMatrix, Mask, Positions, Scale
 from .numbers import matrix_of, parse_number
 
 SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
 # Which size key fixes each dimension of a "symbolic" matrix when no numeric matrix does.
 _DIMENSION_KEYS = {"d": "d_model", "dm": "d_model", "k": "d_k", "v": "d_v"}
-_SYMBOL = re.compile(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)?")
 # The dimensions whose size key must agree with the matrices (d_k may differ from W_K's columns: it is the divisor
 # of the scaling; d_model sizes both X and the memory of a cross-attention, which may differ).
 _CHECKED_DIMENSIONS = {"v"}
@@ -273,6 +272,6 @@ def _written_entry(text: str) -> tuple[Expr, int | None]:
     """A matrix entry written as text: a symbol (a, b1, x_1), or a number with the decimals it was written with
     (parse_number). Errors name no field: the caller adds it."""
     name = text.strip()
-    if _SYMBOL.fullmatch(name) and name.lower() not in ("nan", "inf", "infinity"):
+    if WRITTEN_NAME.fullmatch(name) and name.lower() not in ("nan", "inf", "infinity"):
         return Symbol(name, real=True), 0
     return parse_number(text, "")

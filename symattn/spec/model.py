@@ -3,6 +3,7 @@ Positions, Scale); each kind's section type lives in its own module under symatt
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from math import isqrt
 from typing import ClassVar, Literal
@@ -11,6 +12,9 @@ from sympy import Expr, ImmutableMatrix, Integer, cos, sin, sqrt
 
 LANGUAGES = ("ja", "en")
 MAX_DIGITS = 30
+# A name a spec may write as a matrix entry (a, b1, x_2, beta_k): letters and digits, then an optional _subscript;
+# its groups are the letters, trailing digits and subscript, as the exact forms print them.
+WRITTEN_NAME = re.compile(r"([A-Za-z][A-Za-z0-9]*?)([0-9]*)(?:_([A-Za-z0-9]+))?")
 
 
 @dataclass(frozen=True)
