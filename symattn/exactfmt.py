@@ -98,8 +98,7 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
     """The exact softmax forms of one row, in token order, from its terms e^{a_k} (exponential_latex; None: a
     masked key, adding 0): Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each output entry (Σ_j v_j e^{a_j}) / Z.
     Z is named, not repeated: each form stays n terms long, not 2n."""
-    total = _joined([term for term in terms if term is not None]) or "0"
-    weights = ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
+    total, weights = normaliser_latex(terms)
     if coefficients.signed is None or any("+" in term or term.startswith("-") for term in terms if term):
         numerators = [_joined([_times(factor, term) for factor, term in zip(column, terms, strict=True)
                                if factor is not None and term is not None]) for column in coefficients.columns]
@@ -108,6 +107,19 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
         numerators = [_signed_sum(signed, present, filled, visible)
                       for signed, present in zip(coefficients.signed, coefficients.present, strict=True)]
     return total, weights, [rf"\frac{{{numerator or '0'}}}{{Z}}" for numerator in numerators]
+
+
+def normaliser_latex(terms: list[str | None]) -> tuple[str, list[str]]:
+    """Z = Σ_k e^{a_k} and each weight e^{a_j} / Z of one row, from its terms (None: a masked key, weight 0)."""
+    total = _joined([term for term in terms if term is not None]) or "0"
+    return total, ["0" if term is None else rf"\frac{{{term}}}{{Z}}" for term in terms]
+
+
+def output_reference_latex(column: int, count: int) -> str:
+    """An output entry's exact form by reference, one term long whatever the count of keys:
+    \frac{1}{Z} \sum_{j=1}^{n} V_{j,c} e^{a_j}, where a_j are the row's scaled scores and V the value matrix,
+    both given once beside it (column counted from 1)."""
+    return rf"\frac{{1}}{{Z}} \sum_{{j=1}}^{{{count}}} V_{{j,{column}}} e^{{a_j}}"
 
 
 def _signed_sum(signed: list[str], present: list[bool], terms: list[str], visible: list[bool]) -> str:

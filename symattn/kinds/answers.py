@@ -15,6 +15,8 @@ from ..exactfmt import (
     exponential_latex,
     fraction_coefficients_latex,
     fraction_latex,
+    normaliser_latex,
+    output_reference_latex,
     softmax_latex,
     surd_exponential_latex,
     surd_latex,
@@ -22,6 +24,9 @@ from ..exactfmt import (
 from ..figures import FIGURES, significant, significant_approximation, significant_fraction
 
 ZERO = significant(S.Zero, FIGURES)
+# The most keys whose terms an output entry's exact form writes out: each of n queries × d entries repeating n
+# terms made the JSON grow as n²·d (257 MB for n = 256, d = 64).
+EXPLICIT_TERMS = 16
 
 
 def number_text(value: Expr, known: Numbers | None = None) -> str | None:
@@ -65,8 +70,13 @@ def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str
     (scores, scaled), (exact_scores, exact_scaled), terms = score_texts(query)
     answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
     answer["weights"], answer["output"] = softmax_texts(query)
-    # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
-    total, weights, outputs = softmax_latex(terms, coefficients)
+    # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z; beyond
+    # EXPLICIT_TERMS keys an output entry refers to the scaled scores and V instead of repeating n terms.
+    if len(terms) <= EXPLICIT_TERMS:
+        total, weights, outputs = softmax_latex(terms, coefficients)
+    else:
+        (total, weights), outputs = normaliser_latex(terms), [
+            output_reference_latex(c + 1, len(terms)) for c in range(len(coefficients.columns))]
     answer["exact"] = {"scores": exact_scores, "scaled_scores": exact_scaled, "Z": total, "weights": weights,
                        "output": outputs}
     return answer

@@ -115,3 +115,35 @@ def test_symbolic_numbers_are_null_with_exact_latex():
     data = answers(derive("symbolic"))["sections"][0]
     assert data["Q"][0][0] is None
     assert data["exact"]["Q"][1][0] == r"x_{21} + \frac{x_{22}}{10}"
+
+
+def _all_tokens_spec(n: int) -> dict:
+    """Self-attention over n tokens, every query, with small entries that vary by token."""
+    rows = [[f"{(3 * i) % 7 / 10}", f"{(5 * i) % 11 / 10}"] for i in range(n)]
+    return {"sections": [{"kind": "self_attention", "tokens": [f"t{i}" for i in range(n)], "X": rows,
+                          "W_Q": [["1", "0.2"], ["0.1", "0.9"]], "W_K": [["0.6", "0.1"], ["-0.3", "1"]],
+                          "W_V": [["1.2", "0"], ["-0.2", "0.8"]], "focus": "all"}]}
+
+
+def test_exact_outputs_of_many_keys_refer_to_the_scaled_scores_and_v():
+    """Beyond 16 keys an output entry's exact form names its terms instead of writing them out, so the JSON grows
+    with the number of answers (n² weights), not n²·d times n; the form means what the decimals say."""
+    sizes = {}
+    for n in (20, 40):
+        text = render_json(derive_spec(parse_spec(_all_tokens_spec(n))))
+        section = json.loads(text)["sections"][0]
+        sizes[n] = len(text)
+        query = section["queries"]["t7"]
+        assert query["exact"]["output"] == [rf"\frac{{1}}{{Z}} \sum_{{j=1}}^{{{n}}} V_{{j,{c}}} e^{{a_j}}"
+                                            for c in (1, 2)]
+        a = np.array(query["scaled_scores"], dtype=float)
+        V = np.array(section["V"], dtype=float)
+        assert np.allclose(np.array(query["output"], dtype=float), np.exp(a) @ V / np.exp(a).sum(), atol=1e-12)
+    assert sizes[40] / sizes[20] < 4.4  # n² answers: 4 × as many, each about as long
+
+
+def test_exact_outputs_of_few_keys_are_written_out():
+    """Up to 16 keys the output's exact form is the sum itself."""
+    section = json.loads(render_json(derive_spec(parse_spec(_all_tokens_spec(16)))))["sections"][0]
+    output = section["queries"]["t1"]["exact"]["output"][0]
+    assert r"\sum" not in output and output.count("e^{") >= 12  # a term per key with a nonzero value
