@@ -117,7 +117,7 @@ def normaliser_latex(terms: list[str | None]) -> tuple[str, list[str]]:
 
 def output_reference_latex(column: int, count: int) -> str:
     """An output entry's exact form by reference, one term long whatever the count of keys:
-    \frac{1}{Z} \sum_{j=1}^{n} V_{j,c} e^{a_j}, where a_j are the row's scaled scores and V the value matrix,
+    (1/Z) Σ_{j=1..n} V_{j,c} e^{a_j}, where a_j are the row's scaled scores and V the value matrix,
     both given once beside it (column counted from 1)."""
     return rf"\frac{{1}}{{Z}} \sum_{{j=1}}^{{{count}}} V_{{j,{column}}} e^{{a_j}}"
 
