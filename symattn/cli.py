@@ -16,7 +16,8 @@ class Terminated(KeyboardInterrupt):
     path (temporary files removed, TeX killed); the exit status is 143 rather than 130."""
 
 
-def _terminate(signum: int, frame: object) -> None:
+def terminate(signum: int, frame: object) -> None:
+    """A SIGTERM handler: raise Terminated in the main thread."""
     raise Terminated()
 
 
@@ -24,7 +25,7 @@ def _terminate(signum: int, frame: object) -> None:
 def _sigterm_raises():
     """SIGTERM raises Terminated while the command runs (main thread only); the old handler is put back."""
     try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        previous = signal.signal(signal.SIGTERM, terminate)
     except ValueError:  # not the main thread: signals are not ours to handle
         yield
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -39,8 +40,7 @@ def write_set(files: Mapping[Path, str | bytes], keep: Iterable[Path] = (), opti
         for path, data in targets.items():
             temps[path] = _write_temp(path, data)
         with _signals_held():
-            for path, temp in temps.items():
-                os.replace(temp, path)
+            _replace_all(temps)
             done = True
     except OSError as exc:
         raise SpecError(option, _problem(exc)) from None
@@ -50,6 +50,40 @@ def write_set(files: Mapping[Path, str | bytes], keep: Iterable[Path] = (), opti
                 temp.unlink(missing_ok=True)
             for folder in reversed(created):
                 _remove_empty(folder)
+
+
+def _replace_all(temps: dict[Path, Path]) -> None:
+    """Rename each temporary file onto its target; if one rename fails, the targets renamed before it get their
+    old files back (kept as hard links until the set is in place) and new ones are removed: the old set stays."""
+    backups: dict[Path, Path | None] = {}  # target -> its old file's backup (None: there was none)
+    try:
+        for path, temp in temps.items():
+            backups[path] = _backup(path)
+            os.replace(temp, path)
+    except OSError:
+        for path, backup in backups.items():
+            if backup is not None:
+                os.replace(backup, path)
+            elif path not in temps or not temps[path].exists():  # renamed into place: a new file to take away
+                path.unlink(missing_ok=True)
+        raise
+    finally:
+        for backup in backups.values():
+            if backup is not None:
+                backup.unlink(missing_ok=True)
+
+
+def _backup(path: Path) -> Path | None:
+    """A second name for the file at `path` (a hard link, or a copy where links are not allowed), or None if there
+    is no file."""
+    if not path.exists():
+        return None
+    backup = Path(tempfile.mktemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{path.name}.old.", dir=path.parent))
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup
 
 
 def check_targets(files: Iterable[Path], keep: Iterable[Path] = (), option: str = "--out") -> None:

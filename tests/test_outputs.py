@@ -4,6 +4,7 @@ not at all, and an interrupt (Ctrl-C, SIGTERM, even SIGKILL) leaves no temporary
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from symattn import build as build_module
 from symattn.build import build
 from symattn.cli import main
 from symattn.errors import LatexError, SpecError
+from symattn.output import TEMP_PREFIX
 from symattn.spec.files import load_example
 
 ROOT = Path(__file__).parent.parent
@@ -199,8 +201,12 @@ def old_set(tmp_path_factory) -> dict[str, bytes]:
 @needs_tex
 @pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs /proc")
 @pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-@pytest.mark.parametrize("moment", [0.2, 0.6, "compiling"])
+@pytest.mark.parametrize("moment", ["random", "random", "compiling"])
 def test_an_interrupted_render_cleans_up_and_keeps_a_whole_set(tmp_path, old_set, signum, status, moment):
+    """Signalled at a random moment of the run (reading, computing, writing the .tex, TeX, the renames: the mt
+    PDF takes about a second) or while TeX compiles; the moment is in every failure message."""
+    if moment == "random":
+        moment = random.uniform(0.05, 1.5)
     out = tmp_path / "out"
     out.mkdir()
     for name, data in old_set.items():
@@ -214,44 +220,59 @@ def test_an_interrupted_render_cleans_up_and_keeps_a_whole_set(tmp_path, old_set
     sent = time.monotonic()
     process.send_signal(signum)
     code = process.wait(timeout=10)
+    lines.insert(0, f"signalled at {moment}\n")
     assert time.monotonic() - sent < 2, "".join(lines)
     now = snapshot(out)
     assert sorted(now) == sorted(old_set) == ["mt.pdf", "mt.tex"]
+    whole_new = all(now[name] != old_set[name] for name in now)
     if code == 0:  # finished before the signal: the whole new set
-        assert all(now[name] != old_set[name] for name in now)
-    else:
+        assert whole_new, "".join(lines)
+    else:  # the old set, or (a signal as the command returned) the whole new one: never a mix
         assert code == status, "".join(lines)
-        assert now == old_set
+        assert now == old_set or whole_new, "".join(lines)
     assert sorted(p.name for p in out.iterdir()) == sorted(old_set)  # no temporary file
     no_tex_left(tmp_path)
 
 
 @needs_tex
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
-def test_sigkill_takes_tex_along_and_the_next_run_removes_the_folder(tmp_path):
+@pytest.mark.parametrize("moment", ["compiling", "random"])
+def test_sigkill_takes_tex_along_and_the_next_run_removes_the_folder(tmp_path, moment):
+    """SIGKILL while TeX compiles, or at a random moment of the run: no TeX outlives it, no output folder is
+    half-filled (a killed run's temporary files are swept by the next run)."""
     process, lines, compiling = start(tmp_path, "render", "--example", "mt", "--format", "tex,pdf", "--out", "out")
-    assert compiling.wait(60), "".join(lines)
+    if moment == "compiling":
+        assert compiling.wait(60), "".join(lines)
+    else:
+        time.sleep(random.uniform(0.05, 1.5))
     process.kill()
     process.wait(timeout=5)
     deadline = time.monotonic() + 2
     while processes_in(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_in(tmp_path) == []
-    assert not (tmp_path / "out").exists() or [p.name for p in (tmp_path / "out").iterdir()] == []
+    out = tmp_path / "out"
+    finished = {p.name for p in out.iterdir() if not p.name.startswith(TEMP_PREFIX)} if out.exists() else set()
+    assert finished in (set(), {"mt.tex", "mt.pdf"})  # nothing, or the whole set (killed after it was in place)
     again, lines, _ = start(tmp_path, "render", "--example", "matrix", "--format", "tex", "--out", "out")
     assert again.wait(120) == 0, "".join(lines)
+    assert sorted(p.name for p in out.iterdir()) == sorted({"matrix.tex", *finished})  # temporary files swept
     no_tex_left(tmp_path)
 
 
 @needs_tex
 @pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs /proc")
-def test_an_interrupted_split_exam_stops_at_once(tmp_path):
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_split_exam_stops_at_once(tmp_path, signum, status):
+    """Signalled at a random moment while the versions are generated and their PDFs compile."""
     process, lines, compiling = start(tmp_path, "exam", "--count", "40", "--split", "--out", "out")
     assert compiling.wait(120), "".join(lines)
-    time.sleep(0.5)  # the PDFs are compiling now
+    moment = random.uniform(0.05, 2.0)
+    time.sleep(moment)
     sent = time.monotonic()
-    process.send_signal(signal.SIGINT)
-    assert process.wait(timeout=10) == 130, "".join(lines)
+    process.send_signal(signum)
+    lines.insert(0, f"signalled {moment} s into the versions\n")
+    assert process.wait(timeout=10) == status, "".join(lines)
     assert time.monotonic() - sent < 3
     assert not (tmp_path / "out").exists()
     no_tex_left(tmp_path)
@@ -280,3 +301,26 @@ def test_a_full_disk_keeps_the_old_set_and_leaves_no_temporary_file(tmp_path, ca
         assert snapshot(out) == old and sorted(os.listdir(out)) == ["spec.tex"]  # no temporary file either
     finally:
         subprocess.run(["umount", str(out)], check=True)
+
+
+def test_a_failed_rename_puts_the_earlier_files_of_the_set_back(tmp_path, monkeypatch):
+    """If the second of three renames fails (a disk error at the last moment), the first target gets its old file
+    back and the third, new, is not left: the old set stays whole, with no temporary file."""
+    from symattn.output import write_set
+
+    old = {"a.tex": "old a", "b.md": "old b"}
+    for name, text in old.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    real_replace, calls = os.replace, []
+
+    def failing_replace(source, target):
+        calls.append(Path(target).name)
+        if calls == ["a.tex", "b.md"]:
+            raise OSError(28, "No space left on device", str(target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(SpecError, match="no space left"):
+        write_set({tmp_path / "a.tex": "new a", tmp_path / "b.md": "new b", tmp_path / "c.html": "new c"})
+    monkeypatch.undo()
+    assert {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()} == old
