@@ -105,6 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run() -> None:
+    """The `symattn` command and `python -m symattn`: main() with the process's signals. SIGTERM raises
+    Terminated from the first line on; a Ctrl-C or SIGTERM that arrives as the command returns (its files all in
+    place, or none replaced) ends in the status of an interrupt, not in a traceback or a kill."""
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        status = main()
+    except KeyboardInterrupt as exc:
+        status = 143 if isinstance(exc, Terminated) else 130
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    sys.exit(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -41,10 +41,12 @@ def _missing_tools() -> list[str]:
     return [tool for tool in (ENGINE, DVI_TO_PDF) if shutil.which(tool) is None]
 
 
-def latex_environment() -> dict[str, str]:
-    """The environment LaTeX runs in: kpathsea may read and write only below the working directory."""
+def latex_environment(folder: Path) -> dict[str, str]:
+    """The environment LaTeX runs in: kpathsea may read and write only below the working directory, and the
+    temporary files of TeX and dvipdfmx go to the build folder, removed with it (a killed dvipdfmx left its
+    dvipdfmx.* file in $TMPDIR)."""
     env = dict(os.environ)
-    env.update({"openin_any": "p", "openout_any": "p", "shell_escape": "f"})
+    env.update({"openin_any": "p", "openout_any": "p", "shell_escape": "f", "TMPDIR": str(folder)})
     return env
 
 
@@ -133,7 +135,7 @@ class LatexRun:
         command = [ENGINE, "-no-shell-escape", "-halt-on-error", "-file-line-error", f"-jobname={jobname}",
                    start.name]
         with open(self.folder / "terminal.txt", "wb") as terminal:  # a file, not a pipe nobody reads yet
-            self._process = subprocess.Popen(command, cwd=self.folder, env=latex_environment(),
+            self._process = subprocess.Popen(command, cwd=self.folder, env=latex_environment(self.folder),
                                              stdin=subprocess.PIPE, stdout=terminal, stderr=subprocess.STDOUT,
                                              **_child_options())
 
@@ -160,8 +162,8 @@ class LatexRun:
         """The PDF of the DVI, from dvipdfmx; LatexError with its messages if it fails."""
         pdf = dvi.with_suffix(".pdf")
         self._process = subprocess.Popen([DVI_TO_PDF, "-q", "-o", pdf.name, dvi.name], cwd=self.folder,
-                                         env=latex_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         **_child_options())
+                                         env=latex_environment(self.folder), stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, **_child_options())
         try:
             output = self._process.communicate(timeout=max(deadline - time.monotonic(), 1))[0]
         except subprocess.TimeoutExpired:
