@@ -18,6 +18,7 @@ from .render.pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_availabl
 from .spec.model import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
+LONG_DOCUMENT = 40  # pages from which build says what it is doing (the mt handout has 8)
 # Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported
 # only when its format is asked for (a `render --format tex` need not load the HTML and MathML code).
 TEXT_RENDERERS: dict[str, tuple[str, str]] = {
@@ -62,8 +63,11 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
     """
     keep = tuple(keep)
+    pages = 0
     if any(fmt != "json" for fmt in formats):  # a document with pages: refused before any work when too large
-        check_size(spec)
+        pages = check_size(spec)
+    # A long document says what it is doing, phase by phase: its derivation and each text take seconds.
+    tell = notify if pages >= LONG_DOCUMENT else (lambda message: None)
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     stem = output_stem(spec.name)
     paths = {fmt: out_dir / f"{stem}.{fmt}" for fmt in FORMATS}
@@ -73,10 +77,16 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
         if pdf_required:
             raise TexNotFoundError(_no_tex_message())
         warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if fmt != "pdf")
+    tell(f"deriving a document of about {pages} pages...")
     derivation = derive_spec(spec, lang=lang, digits=digits)
-    outputs: dict[Path, str | bytes] = {paths[fmt]: text_renderer(fmt)(derivation, exact=exact)
-                                        for fmt in formats if fmt in TEXT_RENDERERS}
+    outputs: dict[Path, str | bytes] = {}
+    for fmt in formats:
+        if fmt in TEXT_RENDERERS:
+            tell(f"writing {paths[fmt].name}...")
+            outputs[paths[fmt]] = text_renderer(fmt)(derivation, exact=exact)
     if "pdf" in formats:
+        if paths["tex"] not in outputs:
+            tell(f"writing the LaTeX of {paths['pdf'].name}...")
         tex = outputs.get(paths["tex"]) or text_renderer("tex")(derivation, exact=exact)
         notify("compiling the PDF with upLaTeX...")
         with Counter("PDF pages written") as pages:
@@ -87,12 +97,14 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     return BuildResult(tuple(outputs), warning)
 
 
-def check_size(spec: Spec) -> None:
+def check_size(spec: Spec) -> int:
     """SpecError naming a section's focus (a multi-head's heads) when its document would pass MAX_STEPS (queries
     derived one by one × keys × d) or MAX_MATRIX (entries of the matrix form): TeX would run for minutes or stop.
-    Only the spec is read; `solve` and JSON are not limited by it."""
+    Only the spec is read; `solve` and JSON are not limited by it. Else the pages the document takes, about."""
+    pages = 0
     for i, section in enumerate(spec.sections):
         size = kind_of(section.kind).size(section)
+        pages += size.pages
         field = f"sections[{i}].{size.field}"
         matrix_fits = size.field == "focus" and 0 < size.matrix <= MAX_MATRIX
         if size.steps > MAX_STEPS:
@@ -106,6 +118,7 @@ def check_size(spec: Spec) -> None:
             raise SpecError(field, f"a matrix form of {size.matrix} entries makes a document of about {size.pages} "
                                    f"pages; at most {MAX_MATRIX} are written out (use symattn solve or --format json "
                                    "for the answers)")
+    return pages
 
 
 def _no_tex_message() -> str:

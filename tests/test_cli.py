@@ -98,3 +98,20 @@ def test_without_tex_an_explicit_pdf_is_an_error(tmp_path, capsys, monkeypatch):
     status, _, err = run(capsys, "render", "--example", "mt", "--format", "pdf", "--out", str(tmp_path))
     assert status == 2 and "no TeX engine found" in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_long_document_says_what_it_is_doing(tmp_path, capsys):
+    """A matrix form of 56 × 56 weights (about 49 pages) names each phase on stderr; the mt handout does not."""
+    import json
+
+    n = 56
+    rows = [[str(i % 5), str(i % 3)] for i in range(n)]
+    spec = tmp_path / "long.json"
+    spec.write_text(json.dumps({"sections": [{"kind": "self_attention", "tokens": [f"t{i}" for i in range(n)],
+                                              "X": rows, "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]],
+                                              "W_V": [[1, 0], [0, 1]], "focus": "matrix"}]}), encoding="utf-8")
+    status, _, err = run(capsys, "render", str(spec), "--format", "md", "--out", str(tmp_path / "out"))
+    assert status == 0
+    assert err.splitlines()[:2] == ["symattn: deriving a document of about 49 pages...", "symattn: writing long.md..."]
+    status, _, err = run(capsys, "render", "--example", "mt", "--format", "md", "--out", str(tmp_path / "out"))
+    assert status == 0 and "deriving" not in err
