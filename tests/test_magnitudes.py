@@ -101,6 +101,20 @@ def test_an_output_below_1e_minus_99_is_not_rounded_to_zero():
     assert answers["queries"]["t0"]["weights"][1] == "1.91516959671400569501983977865E-174"
 
 
+def test_an_output_whose_terms_cancel_to_1e_minus_100_has_every_digit_right():
+    """Inputs of 50 digits can make Σ_j e^{a_j} v_j 10^-100 of its terms (v_b ≈ −e^{-1} v_a to 100 digits): the
+    engine's 90-digit numbers then held no correct digit of it, and the exact form is evaluated instead."""
+    with mpmath.workdps(200):
+        target = -1 - mpmath.exp(-1)
+        w00 = mpmath.nstr(target, 50)
+        w20 = mpmath.nstr((target - mpmath.mpf(w00)) * mpmath.mpf(10) ** 25, 50)
+    identity = [[1, 0], [0, 1], [0, 0]]
+    spec = _spec([[0, 1, 0], [1, 1, "1e-25"]], W_Q=identity, W_K=identity, W_V=[[w00, 0], [1, 1], [w20, 0]],
+                 scale=False)
+    answers = _check(spec)
+    assert answers["queries"]["t1"]["output"][0].startswith("-1.8523026744679299387972529818")
+
+
 def _term(a: int) -> str:
     return "1" if a == 0 else "e" if a == 1 else f"e^{{{a}}}"
 

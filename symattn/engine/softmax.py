@@ -40,7 +40,7 @@ class RowNumbers:
     exps: list[mpmath.mpf]
     total: mpmath.mpf
     weights: list[mpmath.mpf]
-    outputs: list[mpmath.mpf]
+    outputs: list[mpmath.mpf | None]  # None: cancelled beyond the numbers' digits (see _without_cancelled)
     irrational: bool
 
 
@@ -133,7 +133,7 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
                                                  for column, zero in zip(V.columns, V.zero_columns, strict=True)])
     row = weights.numbers or row_numbers(weights.logits, V, weights.known)
     for entry, value in zip(output, row.outputs, strict=True):
-        if entry is not S.Zero:
+        if entry is not S.Zero and value is not None:  # None: cancelled, its exact form is evaluated
             weights.known.file(entry, value)
     return output
 
@@ -166,4 +166,21 @@ def _evaluate(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> RowN
             outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]
     else:
         outputs = integer_outputs(exps, total, V.integers, V.numerators, PRECISION)
-    return RowNumbers(logits, exps, total, weights, outputs, irrational=distinct > 1)
+    return RowNumbers(logits, exps, total, weights, _without_cancelled(outputs, V), irrational=distinct > 1)
+
+
+# The most digits an output may lose to cancellation (|Σ_j e^{a_j} v_j| far below max_j |v_j| · Z) with its number
+# still holding the 30 significant digits of an answer and 10 more: WORKING_DIGITS − 40.
+CANCELLED_DIGITS = WORKING_DIGITS - 40
+
+
+def _without_cancelled(outputs: list[mpmath.mpf], V: Values) -> list[mpmath.mpf | None]:
+    """The outputs, None where terms cancelled past CANCELLED_DIGITS (their exact forms are evaluated instead:
+    inputs of 50 digits can make an output 10^-100 of its terms, whose number then had wrong digits)."""
+    if V.integers is not None:
+        largest = [mpmath.mpf(max(map(abs, numerators), default=0)) / denominator
+                   for denominator, numerators in V.integers]
+    else:
+        largest = [max(map(abs, column), default=mpmath.mpf(0)) for column in V.numeric]
+    floor = mpmath.mpf(10) ** -CANCELLED_DIGITS
+    return [None if top and abs(value) <= top * floor else value for value, top in zip(outputs, largest, strict=True)]

@@ -7,9 +7,10 @@ column) and Z, and writes the sum out only when asked: for printing, for evalf a
 
 from __future__ import annotations
 
+from mpmath.libmp import prec_to_dps
 from sympy import Add, Expr, Integer, Mul, Pow, S, Tuple
 
-from .fast import evalf_node, hash_once, new_expr
+from .fast import hash_once, new_expr
 
 
 class Parts(Tuple):
@@ -49,7 +50,9 @@ class WeightedAverage(Expr):
         return Add(*(v * e for v, e in zip(self.column, self.exps, strict=True))) / self.total
 
     def _eval_evalf(self, prec: int) -> Expr:
-        return evalf_node(self.expanded(), prec)
+        # The evaluated sum through evalf(), which raises the precision when terms cancel: the Add's own hook
+        # works at `prec` and gave 0 for terms cancelling to 10^-100.
+        return self.doit().evalf(prec_to_dps(prec))
 
     @property
     def is_number(self) -> bool:

@@ -110,8 +110,8 @@ def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | N
         return row_texts(query.softmax.weights, known), row_texts(tuple(query.output), known)
     weights = [ZERO if masked else significant_approximation(w, FIGURES)
                for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
-    outputs = [ZERO if zero else significant_approximation(value, FIGURES)
-               for zero, value in zip(query.values.zero_columns, numbers.outputs, strict=True)]
+    outputs = [ZERO if zero else number_text(entry) if value is None else significant_approximation(value, FIGURES)
+               for zero, value, entry in zip(query.values.zero_columns, numbers.outputs, query.output, strict=True)]
     return weights, outputs
 
 
