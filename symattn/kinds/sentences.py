@@ -74,7 +74,8 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "self.result_meaning_visible": lambda f: not _sees_all(f) and _several(f),
     "self.result_meaning_single": lambda f: len(f.visible) == 1,
     "attend.pattern": lambda f: _several(f) and len(groups(f)) > 1,
-    "attend.strongest": lambda f: strongest(f) is not None,
+    "attend.strongest": lambda f: strongest(f) not in (None, f.token),
+    "attend.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
     "attend.all_equal": lambda f: _several(f) and bool(f.weights) and all_equal(f),
     "attend.nearly_equal": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f),
     "attend.single": lambda f: len(f.visible) == 1,
@@ -168,7 +169,8 @@ def weight_sentences(facts: Facts, itself: bool) -> list[Paragraph]:
     steps = [say("attend.pattern", facts, {**token, "parts": Phrases(tuple(phrases))})]
     top = strongest(facts)
     if top is not None:
-        steps.append(say("attend.strongest", facts, {**token, "strongest": _token(top)}))
+        key = "attend.strongest_itself" if top == facts.token else "attend.strongest"
+        steps.append(say(key, facts, {**token, "strongest": _token(top)}))
     return steps
 
 
