@@ -117,7 +117,7 @@ class SelfAttentionKind(Kind):
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *_positional_steps(section, x),
-            Heading(2, "self.step2"),
+            Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("self.projections"),
             *([] if P is not None else [say("self.no_positional", whole, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
