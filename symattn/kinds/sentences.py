@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from sympy import S
+import mpmath
 
 from .. import engine
-from ..decimals import to_decimal
 from ..engine import any_symbolic
 from ..model import Facts, Heading, Paragraph, Phrase, Phrases, Token, Tokens
 
@@ -126,14 +125,15 @@ def section_facts(kind: str, masked: bool = False, positional: bool = False, sca
 
 def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine.QueryAttention,
                 first: bool) -> Facts:
-    """The facts of one query: which keys it sees (a masked key's logit is −∞) and their weights."""
-    logits = query.softmax.logits
-    visible = tuple(k for k, a in zip(keys, logits, strict=True) if a != S.NegativeInfinity)
+    """The facts of one query: which keys it sees (a masked key's logit is −∞) and their weights, from the
+    engine's numbers of the row (none for a symbolic row)."""
+    masked = query.softmax.masked
+    visible = tuple(k for k, hidden in zip(keys, masked, strict=True) if not hidden)
+    numbers = query.softmax.numbers
     weights: tuple[Decimal, ...] = ()
-    if not any_symbolic(query.softmax.logits):
-        known = query.softmax.known
-        weights = tuple(to_decimal(w, 40, known=known) for w, a in zip(query.softmax.weights, logits, strict=True)
-                        if a != S.NegativeInfinity)
+    if numbers is not None:
+        weights = tuple(Decimal(mpmath.nstr(w, 40)) for w, hidden in zip(numbers.weights, masked, strict=True)
+                        if not hidden)
     return Facts(section.kind, token, keys, visible, weights, section.masked, section.positional, section.scaling,
                  section.symbolic or any_symbolic(query.output), first)
 
