@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
@@ -133,14 +132,15 @@ class Facts:
     (kinds/sentences.py CONDITIONS maps each conditional sentence to its condition over these facts).
 
     `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
-    the visible keys' weights as 40-place decimals (empty when symbolic). `masked`: some key is hidden from some
-    query of the section. `first`: the query is the first one the section derives step by step."""
+    the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
+    `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
+    derives step by step."""
 
     kind: str
     token: str | None = None
     keys: tuple[str, ...] = ()
     visible: tuple[str, ...] = ()
-    weights: tuple[Decimal, ...] = ()
+    weights: tuple[Any, ...] = ()
     masked: bool = False
     positional: bool = False
     scaling: str = "sqrt_d_k"

@@ -25,10 +25,11 @@ def groups(facts: Facts) -> tuple[tuple[str, ...], ...]:
     if not facts.weights:
         return ()
     order = sorted(zip(facts.weights, facts.visible, strict=True), key=lambda pair: pair[0], reverse=True)
+    share, whole = NEARLY_EQUAL.as_integer_ratio()  # whole numbers: the weights may be Decimals or mpmath numbers
     out: list[list[str]] = []
     top = None
     for weight, token in order:
-        if top is None or weight < top * NEARLY_EQUAL:
+        if top is None or weight * whole < top * share:
             out.append([])
             top = weight
         out[-1].append(token)
@@ -36,7 +37,7 @@ def groups(facts: Facts) -> tuple[tuple[str, ...], ...]:
 
 
 def all_equal(facts: Facts) -> bool:
-    """Whether every visible weight is the same (as 40-place decimals)."""
+    """Whether every visible weight is the same (to the engine's working precision)."""
     return len(set(facts.weights)) == 1
 
 
@@ -130,10 +131,9 @@ def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine
     masked = query.softmax.masked
     visible = tuple(k for k, hidden in zip(keys, masked, strict=True) if not hidden)
     numbers = query.softmax.numbers
-    weights: tuple[Decimal, ...] = ()
-    if numbers is not None:
-        weights = tuple(Decimal(mpmath.nstr(w, 40)) for w, hidden in zip(numbers.weights, masked, strict=True)
-                        if not hidden)
+    weights: tuple[mpmath.mpf, ...] = ()
+    if numbers is not None:  # mpmath numbers: a weight may be far below a Decimal's least exponent
+        weights = tuple(w for w, hidden in zip(numbers.weights, masked, strict=True) if not hidden)
     return Facts(section.kind, token, keys, visible, weights, section.masked, section.positional, section.scaling,
                  section.symbolic or any_symbolic(query.output), first)
 
