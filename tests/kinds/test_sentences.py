@@ -138,6 +138,7 @@ def facts(weights: list[str], keys: tuple[str, ...] = ("a", "b", "c", "d"), hidd
 
 @pytest.mark.parametrize(("case", "keys"), [
     (facts(["0.1", "0.2", "0.3", "0.4"]), ["attend.pattern", "attend.strongest"]),
+    (facts(["0.4", "0.2", "0.3", "0.1"]), ["attend.pattern", "attend.strongest_itself"]),  # the query is a
     (facts(["0.25", "0.25", "0.25", "0.25"]), ["attend.all_equal"]),
     (facts(["0.245", "0.25", "0.25", "0.255"]), ["attend.nearly_equal"]),
     (facts(["0.1", "0.1", "0.4", "0.4"]), ["attend.pattern"]),  # two on top: no single winner
@@ -159,10 +160,12 @@ def test_nearly_equal_groups_use_the_documented_threshold():
 
 def test_masked_keys_are_listed_as_not_attended():
     en = _md("causal-en")
-    assert "So `love` attends not at all to `cats` (masked), a little to `I`, and most to itself." in en
+    assert "So `love` attends not at all to `cats` (masked), less to `I`, and most to itself." in en
     assert "Here `love` gives the largest attention weight to itself" in en
     assert "`love` receives the largest" not in en
     f = facts(["0.3", "0.7"], hidden=("c", "d"))
     pattern = weight_sentences(f, itself=True)[0]
     parts = [p.key for p in pattern.params["parts"].items]
-    assert parts == ["attend.masked_part", "attend.least", "attend.most"]
+    assert parts == ["attend.masked_part", "attend.little", "attend.most"]
+    assert [p.key for p in weight_sentences(facts(["0.45", "0.55"]), True)[0].params["parts"].items] == [
+        "attend.less", "attend.most"]  # 0.45 is not "a little" beside 0.55
