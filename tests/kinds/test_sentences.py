@@ -167,5 +167,5 @@ def test_masked_keys_are_listed_as_not_attended():
     pattern = weight_sentences(f, itself=True)[0]
     parts = [p.key for p in pattern.params["parts"].items]
     assert parts == ["attend.masked_part", "attend.little", "attend.most"]
-    assert [p.key for p in weight_sentences(facts(["0.45", "0.55"]), True)[0].params["parts"].items] == [
+    assert [p.key for p in weight_sentences(facts(["0.45", "0.55"], ("a", "b")), True)[0].params["parts"].items] == [
         "attend.less", "attend.most"]  # 0.45 is not "a little" beside 0.55
