@@ -169,8 +169,9 @@ def _examples(args: argparse.Namespace) -> int:
     if args.show:
         if args.show not in examples.names():
             from .errors import SpecError
+            from .spec.files import unknown_example
 
-            raise SpecError("--show", f"unknown example {args.show!r} (known: {', '.join(examples.names())})")
+            raise SpecError("--show", unknown_example(args.show))
         sys.stdout.write(examples.source(args.show))
         return 0
     for name in examples.names():

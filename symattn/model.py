@@ -90,7 +90,62 @@ class Num:
     value: Expr
 
 
-Param = Token | Name | Eq | SqrtDk | Num | int
+@dataclass(frozen=True)
+class Tokens:
+    """Several token names inside a sentence, joined as the language joins a list ("I and machine"); the one equal
+    to `itself` (the query, in self-attention) is written as the word for "itself"."""
+
+    names: tuple[str, ...]
+    itself: str | None = None
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A formula inside a sentence, typeset as math by every format: `key` names it in the renderer's table of
+    formulas (render/math.py FORMULAS), `names` fill its name slots ($z, $q ...)."""
+
+    key: str
+    names: tuple[tuple[str, Name], ...] = ()
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A language string with its own parameters, inside a sentence."""
+
+    key: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Phrases:
+    """Several phrases joined as the language joins a list ("a little to I, about equally to …, and most to …")."""
+
+    items: tuple[Phrase, ...]
+
+
+Param = Token | Tokens | Name | Eq | SqrtDk | Num | Formula | Phrase | Phrases | int
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What is true of a section, or of one of its queries, that decides which sentences may be said of it
+    (kinds/sentences.py CONDITIONS maps each conditional sentence to its condition over these facts).
+
+    `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
+    the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
+    `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
+    derives step by step."""
+
+    kind: str
+    token: str | None = None
+    keys: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
+    weights: tuple[Any, ...] = ()
+    masked: bool = False
+    positional: bool = False
+    scaling: str = "sqrt_d_k"
+    symbolic: bool = False
+    first: bool = True
 
 
 @dataclass(frozen=True)
@@ -105,6 +160,7 @@ class Heading(Step):
     level: int
     key: str
     params: dict[str, Param] = field(default_factory=dict)
+    facts: Facts | None = field(default=None, compare=False, repr=False)  # what it was chosen under, if conditional
 
 
 @dataclass(frozen=True)
@@ -114,6 +170,7 @@ class Paragraph(Step):
     key: str
     params: dict[str, Param] = field(default_factory=dict)
     note: bool = False
+    facts: Facts | None = field(default=None, compare=False, repr=False)  # what it was chosen under, if conditional
 
 
 @dataclass(frozen=True)
@@ -244,6 +301,13 @@ class MatrixFormStep(Step):
     d_k: int
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Display(Step):
+    """A formula on a line of its own (z = Σ_j w_j v_j, where the symbolic values are too long to write out)."""
+
+    formula: Formula
 
 
 @dataclass(frozen=True)

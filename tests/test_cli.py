@@ -60,12 +60,13 @@ def test_render_tex_only(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["render", "--example", "nope"], "--example: unknown example 'nope'"),
+        (["render", "--example", "nope"],
+         "--example: unknown example 'nope'; the examples are decoder, matrix, mt, symbolic"),
         (["render", "--example", "mt", "--format", "tex,docx"], "--format: unknown format 'docx'"),
         (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
         (["render"], "render: give either a SPEC file or --example NAME"),
         (["render", "missing.toml"], "missing.toml: cannot read file"),
-        (["examples", "--show", "nope"], "--show: unknown example 'nope'"),
+        (["examples", "--show", "nope"], "--show: unknown example 'nope'; the examples are decoder, matrix, mt"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, message):
@@ -74,6 +75,17 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, me
     assert err.startswith(f"symattn: error: {message}")
     assert err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_mask_on_cross_attention_says_masks_are_for_self_attention(tmp_path, capsys):
+    spec = tmp_path / "cross.toml"
+    spec.write_text('[[sections]]\nkind = "cross_attention"\ntokens = ["a"]\nX = [[1, 0]]\nmemory_tokens = ["b"]\n'
+                    'memory = [[1, 0]]\nW_Q = [[1], [0]]\nW_K = [[1], [0]]\nW_V = [[1], [0]]\nmask = "causal"\n',
+                    encoding="utf-8")
+    status, _, err = run(capsys, "render", str(spec), "--out", str(tmp_path / "out"))
+    assert status == 2 and err.count("\n") == 1
+    assert err == ("symattn: error: sections[0].mask: applies to self_attention sections only "
+                   "(this section is cross_attention)\n")
 
 
 def test_bad_spec_file_writes_nothing(tmp_path, capsys):

@@ -11,6 +11,7 @@ from .. import engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
+    Formula,
     Heading,
     Name,
     Paragraph,
@@ -23,9 +24,11 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
+from . import sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
+from .sentences import say
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -79,13 +82,18 @@ class CrossAttentionKind(Kind):
         return any_symbolic(result.V)
 
     def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
-        x, memory = Shown.input(section.X), Shown.input(section.memory)
+        # the decoder's representations are Y (rows y_t), the encoder's outputs H (rows h_j): X names the
+        # encoder's embeddings in a document that has self-attention too
+        y, memory = Shown.input(section.X), Shown.input(section.memory)
         W = common.given_weights(section)
-        Q = common.product(x, W["Q"], result.Q, result.known)
+        Q = common.product(y, W["Q"], result.Q, result.known)
         K = common.product(memory, W["K"], result.K, result.known)
         V = common.product(memory, W["V"], result.V, result.known)
         focus = section.focus
         matrix_only = focus.mode == "matrix"
+        whole = sentences.section_facts(self.name, scaling=section.scale.mode, symbolic=self.symbolic(result))
+        queries = {t: sentences.query_facts(whole, t, section.memory_tokens, result.queries[section.tokens.index(t)],
+                                            first=t == focus.stepwise[0]) for t in focus.stepwise}
         memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), section.memory_tokens, (memory,))
         steps: list[Step] = [
             Heading(1, "cross.heading"),
@@ -93,36 +101,39 @@ class CrossAttentionKind(Kind):
             *([Paragraph("matrix.only", note=True)] if matrix_only else []),
             Paragraph("cross.roles", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Heading(2, "cross.step1"),
-            Paragraph("cross.encoder_outputs"),
+            Paragraph("cross.encoder_outputs", {"H": Name("memory"), "h": Name("h", label="j")}),
             memory_table,
             Paragraph("cross.encoder_note", note=True),
             Heading(2, "cross.step2"),
+            Paragraph("cross.decoder_is", {"Y": Name("Y"), "y": Name("y", label="t"), "t": Formula("t")}),
         ]
         if matrix_only:
-            steps.append(TokenTable(("table.token", "table.embedding"), section.tokens, (x,)))
-        for token in focus.stepwise:
-            steps += [Paragraph("cross.decoder_state", {"token": Token(token)}),
-                      VectorEquation(Name("x", token), x.row(section.tokens.index(token)))]
+            steps.append(TokenTable(("table.token", "table.decoder_state"), section.tokens, (y,)))
+        for token, facts in queries.items():
+            steps += [say(sentences.first_true(facts, "cross.decoder_state", "cross.decoder_state_next"), facts,
+                          {"token": Token(token)}),
+                      VectorEquation(Name("y", token), y.row(section.tokens.index(token)))]
         steps += [
             Paragraph("cross.weights"),
-            DefinitionTable(Name("X"), Name("memory")),
+            DefinitionTable(Name("Y"), Name("memory")),
             *common.weight_equations(W),
             Paragraph("note.dummy_weights", note=True),
         ]
         if not matrix_only:
-            steps += _projection_steps(section, x, memory, memory_table, W, Q, K, V)
-        keys = {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}
-        if len(focus.tokens) > 1:  # several decoder tokens: each heading says whose step it is
-            keys = {part: f"{key}_of" for part, key in keys.items()}
-        for token in focus.stepwise:
+            steps += _projection_steps(section, y, memory, memory_table, W, Q, K, V)
+        several = len(focus.tokens) > 1  # several decoder tokens: each heading says whose step it is
+        keys = {part: f"{key}_of" if several else key
+                for part, key in {"scores": "cross.step5", "softmax": "cross.step6", "sum": "cross.step7"}.items()}
+        for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
             query = result.queries[i]
-            steps += common.attention_steps(Name("Q", token), section.memory_tokens, Q.row(i), K, V, query,
-                                            section.d_k, section.scale, keys, token)
+            n = 5 + 3 * number  # each query's Steps continue the numbers: 5-7, then 8-10, ...
+            steps += common.attention_steps(section.memory_tokens, Q.row(i), K, V, query, section.d_k,
+                                            section.scale, keys, facts, n)
             steps += [
-                Heading(2, "cross.result"),
+                Heading(2, "cross.result_of" if several else "cross.result", {"token": Token(token)}),
                 Paragraph("cross.result_is", {"token": Token(token)}),
-                common.result_step(Name("z", token), query.output, result.known),
+                *common.result_step(Name("z", token), query.output, result.known, facts, n + 2),
                 Paragraph("cross.result_meaning", {"token": Token(token)}),
             ]
         if focus.matrix_form(len(section.tokens)):
@@ -179,10 +190,10 @@ class CrossAttentionKind(Kind):
 
         focus = section.focus.tokens[0]
         query = result.queries[section.tokens.index(focus)]
-        qkv = [AnswerVector(Name("Q", section.tokens[0]), Shown(result.Q, known=result.known)),
+        qkv = [AnswerVector(Name("q", section.tokens[0]), Shown(result.Q, known=result.known)),
                AnswerTable(("table.encoder_token", Name("K"), Name("V")), section.memory_tokens,
                            (Shown(result.K, known=result.known), Shown(result.V, known=result.known)))]
-        given = (GivenVector(Name("x", section.tokens[0]), section.tokens[0], section.X),
+        given = (GivenVector(Name("y", section.tokens[0]), section.tokens[0], section.X),
                  GivenTable("table.encoder_token", "table.encoder_output", section.memory_tokens, section.memory),
                  *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
         return Asked(("exam.given_cross", {"token": Token(section.tokens[0])}), given, focus, section.d_k,
@@ -195,19 +206,19 @@ def _question(part: str) -> str:
     return "exam.part_qkv_cross" if part == "qkv" else f"exam.part_{part}"
 
 
-def _projection_steps(section: CrossAttentionSpec, x: Shown, memory: Shown, memory_table: Step,
+def _projection_steps(section: CrossAttentionSpec, y: Shown, memory: Shown, memory_table: Step,
                       W: dict[str, Shown], Q: Shown, K: Shown, V: Shown) -> list[Step]:
     """Steps 3 and 4: each query, then each key and value, written out term by term."""
     steps: list[Step] = [Heading(2, "cross.step3")]
     for token in section.focus.tokens:
         i = section.tokens.index(token)
-        steps.append(RowTimesMatrix(Name("Q", token), Name("x", token), x.row(i), Name("W_Q"), W["Q"], Q.row(i)))
+        steps.append(RowTimesMatrix(Name("q", token), Name("y", token), y.row(i), Name("W_Q"), W["Q"], Q.row(i)))
     steps += [Heading(2, "cross.step4"), Paragraph("cross.encoder_again"), memory_table, Paragraph("cross.keys")]
     for j, token in enumerate(section.memory_tokens):
-        steps.append(RowTimesMatrix(Name("K", token), Name("x", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
+        steps.append(RowTimesMatrix(Name("k", token), Name("h", token), memory.row(j), Name("W_K"), W["K"], K.row(j)))
     steps.append(Paragraph("cross.values"))
     for j, token in enumerate(section.memory_tokens):
-        steps.append(RowTimesMatrix(Name("V", token), Name("x", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
+        steps.append(RowTimesMatrix(Name("v", token), Name("h", token), memory.row(j), Name("W_V"), W["V"], V.row(j)))
     return steps
 
 

@@ -30,6 +30,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import GivenMatrix, Scale, Section
+from . import sentences
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
 from .base import Kind, Size
@@ -257,12 +258,13 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
     steps += common.weight_equations(W, head=h)
     steps.append(TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
                             section.tokens, (QKV["Q"], QKV["K"], QKV["V"])))
-    key_names = tuple(Name("K", t, head=h) for t in section.tokens)
+    key_names = tuple(Name("k", t, head=h) for t in section.tokens)
     output = Shown(query.output, known=result.known)
     steps += [
-        DotProducts(Name("Q", section.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores,
+        DotProducts(Name("q", section.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores,
                     result.known),
-        *common.scaling_steps(head.scale, head.d_k, query, section.tokens)[-1:],
+        *common.scaling_steps(head.scale, head.d_k, query, section.tokens,
+                              sentences.section_facts(MultiHeadSpec.kind, scaling=head.scale.mode))[-1:],
         common.softmax_step(query.softmax, section.tokens),
         WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens, result.known),
         VectorEquation(Name("z", section.focus, head=h), output),

@@ -14,6 +14,8 @@ from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
     ExactMatrix,
+    Facts,
+    Formula,
     Heading,
     MatrixEquation,
     Name,
@@ -21,14 +23,17 @@ from ..model import (
     Shown,
     Step,
     Token,
+    Tokens,
     TokenTable,
     VectorEquation,
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
+from . import sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
+from .sentences import say
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -87,65 +92,91 @@ class SelfAttentionKind(Kind):
 
     def steps(self, section: SelfAttentionSpec, result: engine.Attention) -> list[Step]:
         P = section.positions
+        # the rows the projections use: x_t of X, or x̃_t of X̃ = X + P with positional encodings
         x = (Shown.input(section.X) if P is None
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
+        rows = "x" if P is None else "xp"
         W = common.given_weights(section)
         QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
         focus = section.focus
+        whole = self.facts(section, result)
+        queries = {t: sentences.query_facts(whole, t, section.tokens, result.queries[section.tokens.index(t)],
+                                            first=t == focus.stepwise[0]) for t in focus.stepwise}
+        goal = [Paragraph("matrix.only", note=True)] if focus.mode == "matrix" else []
+        if not goal:
+            first = queries.get(focus.tokens[0]) or sentences.query_facts(
+                whole, focus.tokens[0], section.tokens, result.queries[section.tokens.index(focus.tokens[0])], True)
+            goal = [say(sentences.first_true(first, "self.goal", "self.goal_visible"), first,
+                        {"token": Token(focus.tokens[0])})]
         steps: list[Step] = [
             Heading(1, "self.heading"),
-            Paragraph("self.intro"),
-            Paragraph("matrix.only", note=True) if focus.mode == "matrix"
-            else Paragraph("self.goal", {"token": Token(focus.tokens[0])}),
+            say(sentences.first_true(whole, "self.intro", "self.intro_masked"), whole),
+            *goal,
             Heading(2, "self.step1"),
             TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
-            Paragraph("self.x_is", {"X": Name("X")}),
+            Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *_positional_steps(section, x),
-            Heading(2, "self.step2"),
+            Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("self.projections"),
-            *([] if P is not None else [Paragraph("self.no_positional", note=True)]),
-            DefinitionTable(Name("X"), Name("X")),
+            *([] if P is not None else [say("self.no_positional", whole, note=True)]),
+            DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
             Paragraph("note.dummy_weights", note=True),
         ]
-        for token in focus.stepwise:
+        for token, facts in queries.items():
             i = section.tokens.index(token)
-            steps += [Paragraph("self.for_example", {"token": Token(token)}),
-                      VectorEquation(Name("x", token), x.row(i))]
-            steps += common.projection_steps(token, x.row(i), W, {k: v.row(i) for k, v in QKV.items()},
-                                             "self.projection_of")
+            steps += [say(sentences.first_true(facts, "self.for_example", "self.for_next"), facts,
+                          {"token": Token(token)}),
+                      say(sentences.first_true(facts, "self.embedding_of", "self.input_of"), facts,
+                          {"token": Token(token), "X": Name("Xp")}),
+                      VectorEquation(Name(rows, token), x.row(i))]
+            steps += common.projection_steps(token, Name(rows, token), x.row(i), W,
+                                             {k: v.row(i) for k, v in QKV.items()}, "self.projection_of")
         steps += [
             Paragraph("self.all_tokens"),
             TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
                        (QKV["Q"], QKV["K"], QKV["V"])),
         ]
-        keys = {"scores": "self.step3", "softmax": "self.step4", "sum": "self.step5"}
-        if len(focus.tokens) > 1:
-            keys.update(softmax="self.step4_of", sum="self.step5_of")
         if section.mask is not None:
             steps += [Heading(2, "mask.heading"),
-                      Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given"),
-                      MatrixEquation(Name("M"), Shown(section.mask.values)), Paragraph("mask.effect")]
-        for token in focus.stepwise:
+                      Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
+                      MatrixEquation(Name("M"), Shown(section.mask.values)),
+                      Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
+        several = len(focus.stepwise) > 1
+        for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
             query = result.queries[i]
-            steps += common.attention_steps(Name("Q", token), section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"],
-                                            query, section.d_k, section.scale, keys, token)
+            n = 3 + 3 * number  # each query's Steps continue the numbers: 3-5, then 6-8, ...
+            keys = {"scores": sentences.first_true(facts, "self.step3", "self.step3_visible"),
+                    "softmax": "self.step4_of" if several else "self.step4",
+                    "sum": "self.step5_of" if several else "self.step5"}
+            steps += common.attention_steps(section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
+                                            section.d_k, section.scale, keys, facts, n)
             steps += [
-                Heading(2, "self.result"),
-                Paragraph("self.result_from", {"token": Token(token)}),
-                VectorEquation(Name("x", token), x.row(i)),
+                Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
+                say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
+                    {"token": Token(token)}),
+                VectorEquation(Name(rows, token), x.row(i)),
                 Paragraph("self.result_to", {"token": Token(token)}),
-                common.result_step(Name("z", token), query.output, result.known),
-                Paragraph("self.result_meaning"),
+                *common.result_step(Name("z", token), query.output, result.known, facts, n + 2),
+                say(sentences.first_true(facts, "self.result_meaning", "self.result_meaning_visible",
+                                         "self.result_meaning_single"), facts,
+                    {"token": Token(token), "keys": Tokens(facts.visible, token), "z": Name("z", token),
+                     "v": Name("v", facts.visible[0])}),
             ]
         if focus.matrix_form(len(section.tokens)):
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
                                               QKV["Q"], QKV["K"], QKV["V"])
-        rows = tuple(section.tokens.index(t) for t in focus.tokens)
-        steps += common.heatmap(focus.tokens, section.tokens, result, rows)
+        rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
+        steps += common.heatmap(focus.tokens, section.tokens, result, rows_shown)
         return steps
+
+    def facts(self, section: SelfAttentionSpec, result: engine.Attention) -> Facts:
+        """The section's facts: masked (some key hidden from some query), positional encodings, scaling, symbols."""
+        masked = section.mask is not None and any(v == 0 for v in section.mask.values)
+        return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
+                                       self.symbolic(result))
 
     def size(self, section: SelfAttentionSpec) -> Size:
         n = len(section.tokens)
@@ -200,9 +231,12 @@ def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:
         return []
     return [
         Heading(2, "pe.heading"),
-        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given", {"P": Name("P")}),
+        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given",
+                  {"P": Name("P"), "pos": Formula("pos"), "dims": Formula("pe_dims"), "even": Formula("pe_even"),
+                   "odd": Formula("pe_odd")}),
         ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
-        Paragraph("pe.sum", {"X": Name("X"), "P": Name("P")}),
+        Paragraph("pe.sum", {"sum": Formula("x_plus_p", (("Xp", Name("Xp")), ("X", Name("X")), ("P", Name("P")))),
+                             "x": Name("xp", label="t"), "t": Formula("t")}),
         TokenTable(("table.token", "table.with_position"), section.tokens, (x,)),
     ]
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 from sympy import Expr, ImmutableMatrix
 
 from .. import engine
-from ..decimals import to_decimal
 from ..engine import any_symbolic
 from ..model import (
+    Display,
     DotProducts,
     Eq,
+    Facts,
+    Formula,
     Heading,
     Heatmap,
     MatrixEquation,
@@ -31,6 +33,7 @@ from ..model import (
     WeightedSum,
 )
 from ..spec.model import Scale
+from .sentences import heading, say, weight_sentences
 
 
 def given_weights(owner) -> dict[str, Shown]:
@@ -49,28 +52,31 @@ def product(left: Shown, right: Shown, values: ImmutableMatrix, known: engine.Nu
     return Shown(values, max(left.decimals, right.decimals), known=known)
 
 
-def projection_steps(token: str, row: Shown, weights: dict[str, Shown], results: dict[str, Shown],
+def projection_steps(token: str, row_name: Name, row: Shown, weights: dict[str, Shown], results: dict[str, Shown],
                      key_prefix: str) -> list[Step]:
-    """x_token · W_Q / W_K / W_V, each written out term by term, each after its own sentence."""
+    """x_token · W_Q / W_K / W_V (row_name: the row's symbol), each written out term by term, each after its own
+    sentence."""
     steps: list[Step] = []
     for letter in weights:
         steps.append(Paragraph(f"{key_prefix}.{letter}", {"token": Token(token)}))
-        steps.append(RowTimesMatrix(Name(letter, token), Name("x", token), row, Name(f"W_{letter}"),
+        steps.append(RowTimesMatrix(Name(letter.lower(), token), row_name, row, Name(f"W_{letter}"),
                                     weights[letter], results[letter]))
     return steps
 
 
-def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens: tuple[str, ...]) -> list[Step]:
+def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens: tuple[str, ...],
+                  facts: Facts) -> list[Step]:
     """Why and how the scores are scaled, then the scaling of each score."""
     if scale.mode == "none":
-        return [Paragraph("attend.no_scaling", {"a": Name("a"), "s": Name("s")})]
+        return [say("attend.no_scaling", facts, {"a": Name("a"), "s": Name("s")})]
     if scale.mode == "number":
-        intro = [Paragraph("attend.scale_by_number", {"c": Num(result.divisor)})]
+        intro = [say("attend.scale_by_number", facts, {"c": Num(result.divisor)})]
     else:
         # d_k is the length of q and k unless the spec sets it.
         why = "attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given"
-        intro = [Paragraph("attend.scale_by", {"scale": SqrtDk(d_k)}),
-                 Paragraph(why, {"d": result.query.cols, "d_k": Eq(Name("d_k"), d_k)})]
+        intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
+                 Paragraph(why, {"d": result.query.cols, "d_k": Eq(Name("d_k"), d_k), "q": Name("q", facts.token),
+                                 "k": Name("k", label="j")})]
     return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
 
@@ -82,11 +88,13 @@ def raw_scores(scores: tuple[Expr, ...], known: engine.Numbers) -> list[Step]:
             VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False, known=known))]
 
 
-def result_step(name: Name, output: ImmutableMatrix, known: engine.Numbers) -> Step:
-    """The output vector; a symbolic one is the weighted sum of Step 5, too long to repeat."""
+def result_step(name: Name, output: ImmutableMatrix, known: engine.Numbers, facts: Facts, sum_step: int) -> list[Step]:
+    """The output vector; a symbolic one is the weighted sum of its Step `sum_step`, shown as that formula."""
     if any_symbolic(output):
-        return Paragraph("attend.symbolic_result", {"z": name})
-    return Result(name, Shown(output, known=known))
+        return [Display(Formula("weighted_sum", (("z", name),))),
+                say("attend.symbolic_result", facts, {"z": name, "n": sum_step, "w": Formula("w_j"),
+                                                      "v": Formula("v_j")})]
+    return [Result(name, Shown(output, known=known))]
 
 
 def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxStep:
@@ -94,43 +102,32 @@ def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxSte
     return SoftmaxStep(softmax.logits, softmax.exps, softmax.total, softmax.weights, tokens, softmax.known)
 
 
-def strongest(tokens: tuple[str, ...], scores: tuple[Expr, ...], known: engine.Numbers | None = None) -> str | None:
-    """The token with the largest weight (the largest score), when there is exactly one. Compared as 40-place
-    decimals from the result's numbers: SymPy orders sums of sines by evaluating them again, pair by pair."""
-    if any_symbolic(scores):
-        return None
-    sizes = [to_decimal(score, 40, known=known) for score in scores]
-    top = max(sizes)
-    return None if sizes.count(top) > 1 else tokens[sizes.index(top)]
-
-
-def attention_steps(query_name: Name, key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown,
-                    result: engine.QueryAttention, d_k: int, scale: Scale, step_keys: dict[str, str],
-                    focus: str) -> list[Step]:
-    """Scores, scaling, softmax and weighted sum for one query: the heart of every attention kind."""
-    key_names = tuple(Name("K", t) for t in key_tokens)
-    value_names = tuple(Name("V", t) for t in key_tokens)
+def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown, result: engine.QueryAttention,
+                    d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int) -> list[Step]:
+    """Scores, scaling, softmax and weighted sum for the query of `facts.token`: the heart of every attention kind.
+    Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...)."""
+    focus = facts.token
+    key_names = tuple(Name("k", t) for t in key_tokens)
+    value_names = tuple(Name("v", t) for t in key_tokens)
+    query_name = Name("q", focus)
     weights, known = result.softmax.weights, result.softmax.known
-    top = strongest(key_tokens, result.scores, known)
     steps: list[Step] = [
-        Heading(2, step_keys["scores"], {"token": Token(focus)}),
+        heading(2, step_keys["scores"], facts, {"token": Token(focus), "n": number}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
         VectorEquation(query_name, query),
-        Paragraph("attend.dot_products"),
+        Paragraph("attend.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", query_name),
+                                                                   ("k", Name("k", label="j"))))}),
         DotProducts(query_name, key_names, query, K.rows, result.scores, known),
         *raw_scores(result.scores, known),
-        *scaling_steps(scale, d_k, result, key_tokens),
-        Heading(2, step_keys["softmax"], {"token": Token(focus)}),
+        *scaling_steps(scale, d_k, result, key_tokens, facts),
+        heading(2, step_keys["softmax"], facts, {"token": Token(focus), "n": number + 1}),
         softmax_step(result.softmax, key_tokens),
         Paragraph("attend.softmax_note", note=True),
-    ]
-    if top is not None:
-        steps.append(Paragraph("attend.strongest", {"token": Token(focus), "strongest": Token(top)}))
-    steps += [
-        Heading(2, step_keys["sum"], {"token": Token(focus)}),
+        *weight_sentences(facts, itself=focus in key_tokens),
+        heading(2, step_keys["sum"], facts, {"token": Token(focus), "n": number + 2}),
         Paragraph("attend.values"),
         VectorList(value_names, V.rows),
-        Paragraph("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum"),
+        say("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum", facts),
         WeightedSum(weights, V.rows, result.output, key_tokens, known),
     ]
     return steps

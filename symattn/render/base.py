@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from .. import i18n
 from ..errors import RenderError
-from ..model import Derivation, Step, Token
+from ..model import Derivation, Phrase, Phrases, Step, Token, Tokens
 from ..numfmt import DEFAULT_DIGITS
 
 
@@ -73,9 +73,22 @@ class Renderer:
         """A parameter of a sentence in the output format (MathRenderer adds the mathematical ones)."""
         if isinstance(value, Token):
             return self.token(value.name)
+        if isinstance(value, Tokens):
+            return self.joined([self.text("list.itself") if name == value.itself else self.token(name)
+                                for name in value.names], "list.and")
+        if isinstance(value, Phrase):
+            return self.text(value.key, dict(value.params))
+        if isinstance(value, Phrases):
+            return self.joined([self.param(item) for item in value.items], "list.and_then")
         if isinstance(value, (int, str)):
             return self.escape_text(str(value))
         raise RenderError(f"cannot put a {type(value).__name__} into a sentence")
+
+    def joined(self, items: list[str], last: str) -> str:
+        """Items as the language lists them: "a", "a and b", "a, b and c" (`last`: the key of the last joint)."""
+        if len(items) <= 1:
+            return "".join(items)
+        return self.text("list.comma").join(items[:-1]) + self.text(last) + items[-1]
 
     def titles(self, derivation: Derivation) -> tuple[str, str]:
         """The document's title and the line under it (which says how numbers are shown)."""

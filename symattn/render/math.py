@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from string import Template
 from typing import Any, ClassVar
 
 from sympy import Expr
@@ -15,7 +16,7 @@ from sympy import Expr
 from ..engine import Numbers
 from ..errors import RenderError
 from ..exactfmt import exact_latex
-from ..model import Eq, Name, Num, Shown, SqrtDk
+from ..model import Display, Eq, Formula, Name, Num, Shown, SqrtDk
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
@@ -31,13 +32,32 @@ from .layout import (
 )
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
+# Matrices are capitals, their rows lower case: x_t of X; x̃_t of X̃ = X + P (with positional encodings); y_t of
+# the decoder's Y and h_j of the encoder's outputs H (cross-attention); q_t, k_j, v_j of Q, K, V.
 NOTATION = {
     "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
+    "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
-    "memory": r"H_{\mathrm{enc}}", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+    "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+}
+# Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
+FORMULAS = {
+    "t": "t",
+    "w_j": "w_{j}",
+    "v_j": "v_{j}",
+    "pos": r"\mathit{pos}",
+    "pe_dims": r"2i,\ 2i+1",
+    "pe_even": r"\mathit{PE}(\mathit{pos},\, 2i) = \sin(\mathit{pos} / 10000^{2i/d})",
+    "pe_odd": r"\mathit{PE}(\mathit{pos},\, 2i+1) = \cos(\mathit{pos} / 10000^{2i/d})",
+    "exp_minus_inf": r"e^{-\infty} = 0",
+    "x_plus_p": r"$Xp = $X + $P",
+    "score": r"$s = $q \cdot $k",
+    "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}
+# Index subscripts (k_j: the key of any token j), set in math italic.
+INDICES = {"j", "t"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -97,7 +117,16 @@ class MathRenderer(Renderer):
             return self.inline(self.scale_equation(value.d_k))
         if isinstance(value, Num):
             return self.inline(self.value(value.value)[0])
+        if isinstance(value, Formula):
+            return self.inline(self.formula(value))
         return super().param(value)
+
+    def formula(self, formula: Formula) -> str:
+        """A formula of the FORMULAS table as LaTeX, its name slots filled."""
+        return Template(FORMULAS[formula.key]).substitute({slot: self.name(n) for slot, n in formula.names})
+
+    def _print_Display(self, step: Display) -> str:
+        return self.display(self.formula(step.formula))
 
     # ------------------------------------------------------------ names and numbers
 
@@ -115,6 +144,8 @@ class MathRenderer(Renderer):
             raise RenderError(f"no notation for {name.base!r}")
         if name.token is not None:
             sub = self.subscript_word(name.token)
+        elif name.label in INDICES:
+            sub = name.label
         else:
             label = LABELS.get(name.label or "")
             sub = self.subscript_word(label, user_text=False) if label else ""

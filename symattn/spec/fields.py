@@ -113,9 +113,16 @@ def key_field(field: str, key: Any) -> str:
     return f"{field}.{shown}" if field else shown
 
 
-def check_keys(data: dict[str, Any], allowed: set[str], field: str) -> None:
+def check_keys(data: dict[str, Any], allowed: set[str], field: str,
+               elsewhere: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Every key of `data` is allowed; `elsewhere` names the other kinds of section that accept a key this one
+    does not (a mask on cross-attention: masks apply to self-attention only)."""
     for key in data:
         if key not in allowed:
+            owners = (elsewhere or {}).get(key)
+            if owners:
+                raise SpecError(key_field(field, key), f"applies to {' and '.join(owners)} sections only "
+                                                       f"(this section is {data.get('kind')})")
             raise SpecError(key_field(field, key), f"unknown key{suggest(str(key), allowed)}")
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from .. import examples
 from ..errors import SpecError
-from ..kinds import kind_of
+from ..kinds import KINDS, kind_of
+from ..kinds.base import Kind
 from .fields import check_keys, key_field, parse_digits, parse_lang, require, suggest
 from .fields import name as parse_name
 from .model import Section, Spec
@@ -48,8 +49,17 @@ def parse_section(data: Any, field: str) -> Section:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table (object) describing a section")
     kind = kind_of(require(data, "kind", field), f"{field}.kind")
-    check_keys(data, kind.keys, field)
+    check_keys(data, kind.keys, field, keys_elsewhere(kind))
     return kind.parse(data, field)
+
+
+def keys_elsewhere(kind: Kind) -> dict[str, tuple[str, ...]]:
+    """The keys other kinds accept and this one does not, with those kinds' names."""
+    owners: dict[str, tuple[str, ...]] = {}
+    for other in KINDS.values():
+        for key in other.keys - kind.keys:
+            owners[key] = (*owners.get(key, ()), other.name)
+    return owners
 
 
 def check_document(data: Any) -> None:
@@ -146,10 +156,15 @@ def load_spec(path: str | Path) -> Spec:
     return parse_spec(read_spec_text(text, fmt, str(path)), name=path.stem)
 
 
+def unknown_example(name: str) -> str:
+    """The message for a name that is no built-in example: the closest name, and every valid one."""
+    return f"unknown example {name!r}{suggest(name, examples.names())}; the examples are {', '.join(examples.names())}"
+
+
 def example_text(name: str) -> str:
     """The TOML source of a built-in example."""
     if name not in examples.names():
-        raise SpecError("--example", f"unknown example {name!r}{suggest(name, examples.names())}")
+        raise SpecError("--example", unknown_example(name))
     return examples.source(name)
 
 

@@ -31,8 +31,9 @@ def test_love_query_is_written_out_term_by_term(mt_tex):
 def test_every_encoder_key_and_value_product_is_written_out(mt_tex):
     tex = mt_tex["ja"]
     for token in ("I", "love", "machine", "learning"):
-        assert rf"{{K}}_{{\mathrm{{{token}}}}} &= {{x}}_{{\mathrm{{{token}}}}} \cdot W_K" in tex
-        assert rf"{{V}}_{{\mathrm{{{token}}}}} &= {{x}}_{{\mathrm{{{token}}}}} \cdot W_V" in tex
+        # the encoder outputs are h_j, rows of H; x_love is the self-attention embedding
+        assert rf"{{k}}_{{\mathrm{{{token}}}}} &= {{h}}_{{\mathrm{{{token}}}}} \cdot W_K" in tex
+        assert rf"{{v}}_{{\mathrm{{{token}}}}} &= {{h}}_{{\mathrm{{{token}}}}} \cdot W_V" in tex
     assert r"[-0.080,\  1.341]" in tex
 
 
@@ -148,7 +149,7 @@ def test_a_sentence_introducing_what_follows_stays_on_its_page(mt_tex):
     """A sentence ending in a colon is kept on the page of the paragraph or table it introduces (a display already
     continues its paragraph); after the sentence's text \\nopagebreak would not hold, so it comes after \\par."""
     tex = mt_tex["ja"]
-    assert "でスケーリングする：\\par\\nopagebreak\n\nQ と K は 2 次元ベクトル" in tex
+    assert "でスケーリングする：\\par\\nopagebreak\n\n${q}_{\\mathrm{love}}$ と各 Key ${k}_{j}$ は 2 次元" in tex
     assert "射影後のベクトル：\\par\\nopagebreak\n\n\\begin{center}" in tex
     assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\par\\nopagebreak\n\n" in mt_tex["en"]
     assert tex.count("\\nopagebreak") == 4
@@ -261,7 +262,7 @@ def test_matrix_form_for_all_tokens():
 
 def test_symbolic_mode_gives_the_general_formulas():
     tex = render_latex(derive("symbolic"))
-    assert r"{Q}_{\mathrm{love}} &= [x_{21} + 0.1 x_{22},\  0.2 x_{21} + 0.9 x_{22}]" in tex
+    assert r"{q}_{\mathrm{love}} &= [x_{21} + 0.1 x_{22},\  0.2 x_{21} + 0.9 x_{22}]" in tex
     assert r"0.62 x_{21}^{2} + 0.05 x_{21} x_{22} + 0.87 x_{22}^{2}" in tex  # q_love · k_love, expanded
     assert r"{w}_{\mathrm{love}} &= \frac{e^{{a}_{\mathrm{love}}}}{Z}" in tex
     assert r"\approx" not in tex.split(r"\begin{document}")[1]  # nothing is rounded
@@ -272,7 +273,7 @@ def test_inputs_are_shown_as_typed():
     assert r"{x}_{\mathrm{b}} &= [2,\  -\tfrac{1}{4}]" in tex
     assert r"\tok{a} & $[\tfrac{1}{3},\ 0.50]$" in tex  # the embedding table row of a
     assert r"[2 \cdot 1 + (-\tfrac{1}{4}) \cdot 0," in tex
-    assert r"{Q}_{\mathrm{a}} &= {x}_{\mathrm{a}}" not in tex  # focus is b only
+    assert r"{q}_{\mathrm{a}} &= {x}_{\mathrm{a}}" not in tex  # focus is b only
 
 
 def test_exact_mode_writes_rationals_as_fractions():
@@ -299,19 +300,19 @@ def test_equal_weights_claim_no_winner():
 
 def test_a_given_d_k_is_explained_as_given():
     tex = _tex(d_k=4)
-    assert "Here $d_k = 4$ is given (Q and K are vectors of 2 entries)." in tex
+    assert "Here $d_k = 4$ is given (${q}_{\\mathrm{a}}$ and ${k}_{j}$ are vectors of 2 entries)." in tex
     assert "vectors of 4 entries" not in tex
 
 
 def test_rounded_factors_give_approx():
     tex = _tex(X=[["1/3", "0"], ["0", "1"]], W_K=[["3", "0"], ["0", "1"]], focus="a")
     # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3
-    assert r"{Q}_{\mathrm{a}} \cdot {K}_{\mathrm{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
+    assert r"{q}_{\mathrm{a}} \cdot {k}_{\mathrm{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
 
 
 def test_rows_share_their_matrix_decimals():
     tex = _tex(X=[["0.9", "0"], ["0.125", "1"]], focus="a")
-    assert r"{K}_{\mathrm{a}} &= {x}_{\mathrm{a}} \cdot W_K" in tex
+    assert r"{k}_{\mathrm{a}} &= {x}_{\mathrm{a}} \cdot W_K" in tex
     assert r"&= [0.900,\  0.000]" in tex  # K_a as in the table of all keys (0.125 sets three decimals)
 
 
@@ -339,10 +340,11 @@ def test_several_decoder_tokens_name_their_steps():
         "memory_tokens": ["a", "b"], "memory": [["1", "0"], ["0", "1"]], "W_Q": [["1", "0"], ["0", "1"]],
         "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1"], ["2"]], "focus": ["私は", "猫"]}]})
     tex = render_latex(derive_spec(spec, lang="en"))
-    for token in ("私は", "猫"):
-        assert rf"Step 5: Attention scores (\tok{{{token}}})" in tex
-        assert rf"Step 7: Weighted sum (\tok{{{token}}})" in tex
-    assert "Step 6: Softmax}" not in tex
+    # each token's steps continue the numbers, so "Step 5" names one step
+    for first, token in ((5, "私は"), (8, "猫")):
+        assert rf"Step {first}: Attention scores (\tok{{{token}}})" in tex
+        assert rf"Step {first + 2}: Weighted sum (\tok{{{token}}})" in tex
+    assert "Step 6: Softmax}" not in tex and tex.count("Step 5:") == 1
     assert r"$a$ = $s$ goes into the softmax" in _tex(scale=False)
 
 
