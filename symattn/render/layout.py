@@ -35,7 +35,9 @@ def geometry_options() -> str:
 
 # A derivation of up to this many rows (display_rows: a matrix counts its rows, a fraction two) is one `aligned`
 # display, which stays on one page and is set once; a taller one is align*, which can break (\allowdisplaybreaks).
-UNBROKEN_ROWS = 16
+# A page holds about 45 such rows: 32 keeps the softmax of up to 9 tokens (3n + 5 rows) whole, and leaves at most
+# two thirds of a page empty when the block moves to the next page.
+UNBROKEN_ROWS = 32
 # In exact mode a rounded value is shown after its exact form only if that form leaves this much of the line: one
 # line cannot be broken.
 EXACT_MARGIN = 10
@@ -48,7 +50,8 @@ MATRIX_ROWS = 22
 # ------------------------------------------------------------ measuring
 
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
-_MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
+# a matrix as LaTeX writes it (bmatrix) or as the other formats do (an array of right-aligned columns)
+_MATRIX = re.compile(r"\\begin\{(?:bmatrix|array\}\{r+)\}(.*?)\\end\{(?:bmatrix|array)\}", re.S)
 _PLAIN_NUMBER = re.compile(r"-?[0-9.]+")
 
 
@@ -62,7 +65,7 @@ def visible_width(latex: str) -> int:
 
 
 def matrix_columns(latex: str) -> int:
-    """The most columns of any bmatrix in `latex` (0 without one)."""
+    """The most columns of any matrix in `latex` (0 without one)."""
     return max((row.count("&") + 1 for m in _MATRIX.finditer(latex) for row in m.group(1).split("\\\\")), default=0)
 
 
