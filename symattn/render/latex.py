@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 from pylatex import Document, NoEscape
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, Token
-from ..numfmt import format_number, shades
 from .escape import escape
 from .layout import (
     FONT_SIZE,
@@ -20,6 +19,7 @@ from .layout import (
     UNBROKEN_ROWS,
     display_rows,
     geometry_options,
+    heat_cells,
     matrix_columns_setting,
     visible_width,
 )
@@ -206,25 +206,22 @@ class LatexRenderer(DerivationRenderer):
         """A table of shaded cells, all of one width (\\heatcells: the widest name or value), the darker the larger
         the weight, each showing its value; under it the colour scale from 0 to the largest weight (\\heatscale). A
         table wider than the page (16 tokens and more) is scaled down to the page width."""
-        weights = step.weights.tolist()
-        flat = [w for row in weights for w in row]
-        percents = shades(flat, HEAT_PERCENT, step.known)
-        texts = [format_number(w, self.digits, known=step.known).text for w in flat]
+        cells = heat_cells(step, self.digits, HEAT_PERCENT)
         keys = [self.token(k) for k in step.keys]
         cols = len(keys)
         rows = []
         for r, query in enumerate(step.queries):
-            cells = [rf"\cellcolor{{blue!{percents[i]}}}{texts[i]}" for i in range(r * cols, (r + 1) * cols)]
-            rows.append(rf"{self.token(query)} & " + " & ".join(cells) + r" \\")
-        largest = texts[percents.index(max(percents))]
-        table = [rf"\heatcells{{{' '.join(f'{{{t}}}' for t in (*keys, *sorted(set(texts), key=len)[-1:]))}}}%",
+            shaded = [rf"\cellcolor{{blue!{cells.shades[i]}}}{cells.texts[i]}" for i in range(r * cols, (r + 1) * cols)]
+            rows.append(rf"{self.token(query)} & " + " & ".join(shaded) + r" \\")
+        widest = max(cells.texts, key=len)
+        table = [rf"\heatcells{{{' '.join(f'{{{t}}}' for t in (*keys, widest))}}}%",
                  r"\begin{tabular}{r|*{" + str(cols) + r"}{w{c}{\heatcell}}}",
                  rf"\multicolumn{{1}}{{c}}{{}} & {' & '.join(keys)} \\", r"\hline", *rows, r"\end{tabular}"]
         names = max(visible_width(escape(name)) for name in (*step.keys, *step.queries))
         if names + cols * (max(names, self.digits + 2) + 2) > self.width:
             table = [r"\resizebox{\linewidth}{!}{%", *table, "}"]
         return "\n".join([r"\begin{center}", r"\setlength{\tabcolsep}{4pt}", *table, "",
-                          rf"\heatscale{{{HEAT_PERCENT}}}{{{largest}}}", r"\end{center}"])
+                          rf"\heatscale{{{HEAT_PERCENT}}}{{{cells.largest}}}", r"\end{center}"])
 
 
 def render_latex(derivation: Derivation, **settings: Any) -> str:

@@ -4,7 +4,11 @@ matrices are split so that they fit."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+
+from ..model import Heatmap
+from ..numfmt import format_number, shades
 
 # ------------------------------------------------------------ the page, defined once
 # The preamble's \usepackage[...]{geometry} is written from these (see geometry_options); every width below is in
@@ -144,3 +148,23 @@ def row_bands(rows: int, most: int | None) -> list[range]:
     count = 1 if most is None else max(1, -(-rows // most))
     bounds = [b * rows // count for b in range(count + 1)]
     return [range(bounds[b], bounds[b + 1]) for b in range(count)]
+
+
+# ------------------------------------------------------------ heatmaps
+
+@dataclass(frozen=True)
+class HeatCells:
+    """A heatmap's cells, row by row, as every format shades them: each weight as shown, its shade (its share of the
+    largest weight, from 0 to the scale) and the largest weight as shown, the top of the colour scale."""
+
+    texts: list[str]
+    shades: list[int]
+    largest: str
+
+
+def heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:
+    """The cells of a heatmap whose largest weight gets the shade `scale`."""
+    weights = [w for row in step.weights.tolist() for w in row]
+    texts = [format_number(w, digits, known=step.known).text for w in weights]
+    levels = shades(weights, scale, step.known)
+    return HeatCells(texts, levels, texts[levels.index(max(levels))])
