@@ -29,7 +29,7 @@ from .templates import class_options, language_preamble, read_template
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 # A sentence ending in a colon introduces what follows, as the sentence before a heatmap introduces it; no page
-# break between them (\par\nopagebreak: in vertical mode, after the paragraph, where it holds).
+# break between them (\keepwithnext of the preamble: after the paragraph, where it holds).
 _LEAD_IN = (":", "：")
 # How a token is quoted in a sentence of a language (Japanese: 「が」 is a token, not the particle).
 TOKEN_QUOTES = {"ja": ("「", "」")}
@@ -81,7 +81,7 @@ class LatexRenderer(DerivationRenderer):
             latex = self.render(step)
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
                 keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap))
-                chunks.append(("\\par\\nopagebreak\n\n" if keep else "\n\n") + latex)
+                chunks.append(("\\keepwithnext\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
             else:  # a display continues the paragraph that introduces it

@@ -152,11 +152,11 @@ def test_a_sentence_introducing_what_follows_stays_on_its_page(mt_tex):
     """A sentence ending in a colon is kept on the page of the paragraph or table it introduces (a display already
     continues its paragraph); after the sentence's text \\nopagebreak would not hold, so it comes after \\par."""
     tex = mt_tex["ja"]
-    assert "でスケーリングする：\\par\\nopagebreak\n\nQ と K は 2 次元ベクトル" in tex
-    assert "射影後のベクトル：\\par\\nopagebreak\n\n\\begin{center}" in tex
-    assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\par\\nopagebreak\n\n" in mt_tex["en"]
-    assert "セルの色が濃いほど重みが大きい。\\par\\nopagebreak\n\n\\begin{center}" in tex  # and a heatmap
-    assert tex.count("\\nopagebreak") == 6
+    assert "でスケーリングする：\\keepwithnext\n\nQ と K は 2 次元ベクトル" in tex
+    assert "射影後のベクトル：\\keepwithnext\n\n\\begin{center}" in tex
+    assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\keepwithnext\n\n" in mt_tex["en"]
+    assert "セルの色が濃いほど重みが大きい。\\keepwithnext\n\n\\begin{center}" in tex  # and a heatmap
+    assert tex.split("\\begin{document}")[1].count("\\keepwithnext") == 6
 
 
 def test_wide_rows_break_across_lines():
