@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 from sympy import Rational
 
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from ..numfmt import format_number, shades
+from ..numfmt import format_number
 from .escape import escape_attribute, escape_html
+from .layout import heat_cells, visible_width
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
@@ -30,8 +31,17 @@ table.eq td { padding: 0.1em 0.2em; vertical-align: middle; }
 table.eq td.left { text-align: right; } table.eq td.right { text-align: left; }
 math[display="block"] { margin: 0.6em 0; }
 code { font-family: "Noto Sans Mono", monospace; }
+table.heatmap td { text-align: center; }
+.heatscale { text-align: center; font-size: 0.9em; }
+.heatbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: middle; border: 1px solid #555;
+           background: linear-gradient(to right, rgba(@HEAT@, 0), rgba(@HEAT@, @TOP@)); }
 """
 
+
+# The heatmaps' blue, and how opaque it is for the largest weight (percent)
+HEAT_RGB = "40, 90, 200"
+HEAT_PERCENT = 60
+STYLE = STYLE.replace("@HEAT@", HEAT_RGB).replace("@TOP@", str(HEAT_PERCENT / 100))
 
 _PLACEHOLDER = re.compile(r"SYMATTNTEXT(\d+)Z")
 
@@ -111,19 +121,23 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         return f"<figure>{figure}<figcaption class=\"caption\">{self.text('figure.caption')}</figcaption></figure>"
 
     def _print_Heatmap(self, step: Heatmap) -> str:
-        """Shaded cells: the darker the blue, the larger the weight; every cell shows its value."""
+        """Shaded cells, every weight column of one width (the widest name or value): the darker the blue, the larger
+        the weight; every cell shows its value; under the table the colour scale from 0 to the largest weight."""
+        cells = heat_cells(step, self.digits, HEAT_PERCENT)
+        cols = len(step.keys)
+        width = max(visible_width(text) for text in (*step.keys, *cells.texts)) + 2  # characters, with the padding
+        columns = "<col>" + f"<col style=\"width: {width}ch\">" * cols
         head = "<th></th>" + "".join(f"<th>{self.token(k)}</th>" for k in step.keys)
         rows = []
-        weights = step.weights.tolist()
-        shade = iter(shades([w for row in weights for w in row], 60, step.known))  # 60 % blue for the largest
-        for query, row in zip(step.queries, weights, strict=True):
-            cells = []
-            for w in row:
-                alpha = format_number(Rational(next(shade), 100), 2).text
-                cells.append(f"<td style=\"background: rgba(40, 90, 200, {alpha})\">"
-                             f"{format_number(w, self.digits, known=step.known).text}</td>")
-            rows.append(f"<tr><th>{self.token(query)}</th>{''.join(cells)}</tr>")
-        return f"<table class=\"data heatmap\"><tr>{head}</tr>{''.join(rows)}</table>"
+        for r, query in enumerate(step.queries):
+            shaded = []
+            for i in range(r * cols, (r + 1) * cols):
+                alpha = format_number(Rational(cells.shades[i], 100), 2).text
+                shaded.append(f"<td style=\"background: rgba({HEAT_RGB}, {alpha})\">{cells.texts[i]}</td>")
+            rows.append(f"<tr><th>{self.token(query)}</th>{''.join(shaded)}</tr>")
+        scale = (f"<p class=\"heatscale\">0 <span class=\"heatbar\"></span> {cells.largest}</p>")
+        return (f"<table class=\"data heatmap\"><colgroup>{columns}</colgroup><tr>{head}</tr>{''.join(rows)}</table>"
+                + scale)
 
 
 def split_alignment(line: str) -> tuple[str, str]:

@@ -3,13 +3,13 @@ notes, booktabs tables, the picture-mode figure, the shaded heatmap); the math i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from pylatex import Document, NoEscape
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from ..numfmt import format_number, shades
+from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, Token
 from .escape import escape
 from .layout import (
     FONT_SIZE,
@@ -19,6 +19,7 @@ from .layout import (
     UNBROKEN_ROWS,
     display_rows,
     geometry_options,
+    heat_cells,
     matrix_columns_setting,
     visible_width,
 )
@@ -27,11 +28,27 @@ from .templates import class_options, language_preamble, read_template
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
-# A sentence ending in a colon introduces what follows; no page break between them (\par\nopagebreak: in vertical
-# mode, after the paragraph, where it holds).
+# A sentence ending in a colon introduces what follows, as the sentence before a heatmap introduces it; no page
+# break between them (\keepwithnext of the preamble: after the paragraph, where it holds).
 _LEAD_IN = (":", "：")
+# How a token is quoted in a sentence of a language (Japanese: 「が」 is a token, not the particle).
+TOKEN_QUOTES = {"ja": ("「", "」")}
+# The space beside such a quoted token (the quotes bring their own).
+_QUOTED_TOKEN_SPACE = re.compile(r" ?(「\\tok\{)|(\}」) ?")
+# The room (in lines of text) a heading needs below its own line to stay on a page: its space above and below and
+# about three lines of what it introduces.
+HEADING_ROOM = {"section": 8, "subsection": 7, "subsubsection": 6}
+# A run of katakana (ー included, ・ not: a line may break after it), which Japanese setting would break anywhere.
+_KATAKANA_RUN = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]{2,}")
+# The heatmaps' colour for the largest weight, in percent of blue (of \\cellcolor and \\heatscale).
+HEAT_PERCENT = 60
 # Where preamble-common.tex takes layout.py's page geometry.
 GEOMETRY_SLOT = "@GEOMETRY@"
+
+
+def unbroken_words(latex: str) -> str:
+    """A heading's text with each katakana word in an \\mbox (a Latin word is kept whole by \\headingwords)."""
+    return _KATAKANA_RUN.sub(lambda m: rf"\mbox{{{m.group()}}}", latex)
 
 
 def shared_preamble(lang: str, body: str) -> list[str]:
@@ -51,7 +68,8 @@ class LatexRenderer(DerivationRenderer):
     # four boxes for one. Matrices taller than a page are split into bands of rows.
     default_settings: ClassVar[dict[str, Any]] = {**DerivationRenderer.default_settings, "mathrm_words": True,
                                                   "matrix_rows": MATRIX_ROWS, "compact_headings": False,
-                                                  "unbroken_rows": UNBROKEN_ROWS}
+                                                  "unbroken_rows": UNBROKEN_ROWS,
+                                                  "cjk_subscript": "cjksub"}
 
     # ------------------------------------------------------------ the document
 
@@ -62,8 +80,8 @@ class LatexRenderer(DerivationRenderer):
         for step in derivation.steps:
             latex = self.render(step)
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
-                keep = chunks and chunks[-1].endswith(_LEAD_IN)
-                chunks.append(("\\par\\nopagebreak\n\n" if keep else "\n\n") + latex)
+                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap))
+                chunks.append(("\\keepwithnext\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
             else:  # a display continues the paragraph that introduces it
@@ -97,8 +115,23 @@ class LatexRenderer(DerivationRenderer):
         return escape(text)
 
     def token(self, name: str) -> str:
-        """A token name in running text or a table cell."""
+        """A token name in a table cell (and, quoted as the language quotes it, in running text: param)."""
         return rf"\tok{{{escape(name)}}}"
+
+    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
+        """A language string; the spaces its literal sets beside a token go where the token is quoted (「が」)."""
+        return _QUOTED_TOKEN_SPACE.sub(lambda m: m.group(1) or m.group(2), super().text(key, params))
+
+    def param(self, value: Any) -> str:
+        """A sentence's parameter; a token in Japanese text in 「」, where a token が would read as a particle."""
+        if isinstance(value, Token) and self.lang in TOKEN_QUOTES:
+            opening, closing = TOKEN_QUOTES[self.lang]
+            return opening + self.token(value.name) + closing
+        return super().param(value)
+
+    def matrix_frame(self, cols: int) -> tuple[str, str]:
+        """bmatrix, whose columns the preamble right-aligns."""
+        return "\\begin{bmatrix}", "\\end{bmatrix}"
 
     def inline(self, math: str) -> str:
         return f"${math}$"
@@ -135,10 +168,13 @@ class LatexRenderer(DerivationRenderer):
     # ------------------------------------------------------------ steps with a LaTeX form of their own
 
     def _print_Heading(self, step: Heading) -> str:
+        """A section, or in an exam's solution a bold run-in line; never at a page's foot (\\headingroom: room for
+        a few lines under it, else a new page) and never broken inside a word (\\headingwords, unbroken_words)."""
+        title = unbroken_words(self.text(step.key, step.params))
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
-            return rf"\par\medskip\noindent\textbf{{{self.text(step.key, step.params)}}}\par"
+            return rf"\headingroom{{4\baselineskip}}\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}"
         command = {1: "section", 2: "subsection"}.get(step.level, "subsubsection")
-        return rf"\{command}*{{{self.text(step.key, step.params)}}}"
+        return rf"\headingroom{{{HEADING_ROOM[command]}\baselineskip}}\{command}*{{\headingwords {title}}}"
 
     def _print_Paragraph(self, step: Paragraph) -> str:
         sentence = self.text(step.key, step.params)
@@ -167,24 +203,25 @@ class LatexRenderer(DerivationRenderer):
                           rf"\figurecaption{{{t('figure.caption')}}}", r"\end{figure}"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
-        """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table
-        wider than the page (16 tokens and more) is scaled down to the page width."""
-        cols = len(step.keys)
-        header = " & ".join(rf"\tok{{{escape(k)}}}" for k in step.keys)
+        """A table of shaded cells, all of one width (\\heatcells: the widest name or value), the darker the larger
+        the weight, each showing its value; under it the colour scale from 0 to the largest weight (\\heatscale). A
+        table wider than the page (16 tokens and more) is scaled down to the page width."""
+        cells = heat_cells(step, self.digits, HEAT_PERCENT)
+        keys = [self.token(k) for k in step.keys]
+        cols = len(keys)
         rows = []
-        weights = step.weights.tolist()
-        # percent of the colour: 60 for the largest
-        shade = iter(shades([w for row in weights for w in row], 60, step.known))
-        for query, row in zip(step.queries, weights, strict=True):
-            cells = [rf"\cellcolor{{blue!{next(shade)}}}{format_number(w, self.digits, known=step.known).text}"
-                     for w in row]
-            rows.append(rf"\tok{{{escape(query)}}} & " + " & ".join(cells) + r" \\")
-        table = [r"\begin{tabular}{r|" + "c" * cols + "}", rf"\multicolumn{{1}}{{c}}{{}} & {header} \\", r"\hline",
-                 *rows, r"\end{tabular}"]
+        for r, query in enumerate(step.queries):
+            shaded = [rf"\cellcolor{{blue!{cells.shades[i]}}}{cells.texts[i]}" for i in range(r * cols, (r + 1) * cols)]
+            rows.append(rf"{self.token(query)} & " + " & ".join(shaded) + r" \\")
+        widest = max(cells.texts, key=len)
+        table = [rf"\heatcells{{{' '.join(f'{{{t}}}' for t in (*keys, widest))}}}%",
+                 r"\begin{tabular}{r|*{" + str(cols) + r"}{w{c}{\heatcell}}}",
+                 rf"\multicolumn{{1}}{{c}}{{}} & {' & '.join(keys)} \\", r"\hline", *rows, r"\end{tabular}"]
         names = max(visible_width(escape(name)) for name in (*step.keys, *step.queries))
         if names + cols * (max(names, self.digits + 2) + 2) > self.width:
             table = [r"\resizebox{\linewidth}{!}{%", *table, "}"]
-        return "\n".join([r"\begin{center}", r"\setlength{\tabcolsep}{4pt}", *table, r"\end{center}"])
+        return "\n".join([r"\begin{center}", r"\setlength{\tabcolsep}{4pt}", *table, "",
+                          rf"\heatscale{{{HEAT_PERCENT}}}{{{cells.largest}}}", r"\end{center}"])
 
 
 def render_latex(derivation: Derivation, **settings: Any) -> str:

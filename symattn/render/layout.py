@@ -4,7 +4,11 @@ matrices are split so that they fit."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+
+from ..model import Heatmap
+from ..numfmt import format_number, shades
 
 # ------------------------------------------------------------ the page, defined once
 # The preamble's \usepackage[...]{geometry} is written from these (see geometry_options); every width below is in
@@ -35,7 +39,9 @@ def geometry_options() -> str:
 
 # A derivation of up to this many rows (display_rows: a matrix counts its rows, a fraction two) is one `aligned`
 # display, which stays on one page and is set once; a taller one is align*, which can break (\allowdisplaybreaks).
-UNBROKEN_ROWS = 16
+# A page holds about 45 such rows: 32 keeps the softmax of up to 9 tokens (3n + 5 rows) whole, and leaves at most
+# two thirds of a page empty when the block moves to the next page.
+UNBROKEN_ROWS = 32
 # In exact mode a rounded value is shown after its exact form only if that form leaves this much of the line: one
 # line cannot be broken.
 EXACT_MARGIN = 10
@@ -48,7 +54,8 @@ MATRIX_ROWS = 22
 # ------------------------------------------------------------ measuring
 
 _COMMAND = re.compile(r"\\[a-zA-Z]+")
-_MATRIX = re.compile(r"\\begin\{bmatrix\}(.*?)\\end\{bmatrix\}", re.S)
+# a matrix as LaTeX writes it (bmatrix) or as the other formats do (an array of right-aligned columns)
+_MATRIX = re.compile(r"\\begin\{(?:bmatrix|array\}\{r+)\}(.*?)\\end\{(?:bmatrix|array)\}", re.S)
 _PLAIN_NUMBER = re.compile(r"-?[0-9.]+")
 
 
@@ -62,7 +69,7 @@ def visible_width(latex: str) -> int:
 
 
 def matrix_columns(latex: str) -> int:
-    """The most columns of any bmatrix in `latex` (0 without one)."""
+    """The most columns of any matrix in `latex` (0 without one)."""
     return max((row.count("&") + 1 for m in _MATRIX.finditer(latex) for row in m.group(1).split("\\\\")), default=0)
 
 
@@ -141,3 +148,23 @@ def row_bands(rows: int, most: int | None) -> list[range]:
     count = 1 if most is None else max(1, -(-rows // most))
     bounds = [b * rows // count for b in range(count + 1)]
     return [range(bounds[b], bounds[b + 1]) for b in range(count)]
+
+
+# ------------------------------------------------------------ heatmaps
+
+@dataclass(frozen=True)
+class HeatCells:
+    """A heatmap's cells, row by row, as every format shades them: each weight as shown, its shade (its share of the
+    largest weight, from 0 to the scale) and the largest weight as shown, the top of the colour scale."""
+
+    texts: list[str]
+    shades: list[int]
+    largest: str
+
+
+def heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:
+    """The cells of a heatmap whose largest weight gets the shade `scale`."""
+    weights = [w for row in step.weights.tolist() for w in row]
+    texts = [format_number(w, digits, known=step.known).text for w in weights]
+    levels = shades(weights, scale, step.known)
+    return HeatCells(texts, levels, texts[levels.index(max(levels))])

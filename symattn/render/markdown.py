@@ -10,10 +10,14 @@ from typing import Any, ClassVar
 
 from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from ..numfmt import format_number
 from .escape import escape_markdown, markdown_code, mathjax_text
+from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
+
+# A heatmap's shades (Markdown has no colours), from the smallest share of the largest weight to all of it: the
+# darker the shade, the larger the weight, as the sentence before the heatmap says.
+SHADES = "░▒▓█"
 
 
 class MarkdownRenderer(PagelessMixin, DerivationRenderer):
@@ -66,17 +70,25 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         return self.display(self.flow_chain()) + "\n\n" + f"*{self.text('figure.caption')}*"
 
     def _print_Heatmap(self, step: Heatmap) -> str:
-        """The weights as a table; the largest of each row in bold."""
-        header = ["", *(self.token(k) for k in step.keys)]
+        """The weights as a table, each beside a shade of its share of the largest weight, the largest of each row
+        in bold, every weight cell of one width in the source; under it the scale of the shades from 0 to the
+        largest weight."""
+        cells = heat_cells(step, self.digits, len(SHADES))
+        cols = len(step.keys)
         rows = []
-        for i in range(len(step.queries)):
-            row = [step.weights[i, j] for j in range(len(step.keys))]
+        for r in range(len(step.queries)):
+            row = range(r * cols, (r + 1) * cols)
             # compared as decimals, as the shades are: SymPy cannot always order two exact softmax weights
-            sizes = [to_decimal(w, 20, known=step.known) for w in row]
-            texts = [format_number(w, self.digits, known=step.known).text for w in row]
-            cells = [f"**{text}**" if size == max(sizes) else text for text, size in zip(texts, sizes, strict=True)]
-            rows.append(cells)
-        return self.table(header, [self.token(q) for q in step.queries], [list(c) for c in zip(*rows, strict=True)])
+            sizes = [to_decimal(step.weights[r, c], 20, known=step.known) for c in range(cols)]
+            rows.append([f"**{cells.texts[i]}**" if size == max(sizes) else cells.texts[i]
+                         for i, size in zip(row, sizes, strict=True)])
+            rows[-1] = [f"{text} {SHADES[cells.shades[i] - 1] if cells.shades[i] else ' '}"
+                        for i, text in zip(row, rows[-1], strict=True)]
+        width = max(len(text) for row in rows for text in row)
+        columns = [[row[c].ljust(width) for row in rows] for c in range(cols)]
+        header = ["", *(self.token(k) for k in step.keys)]
+        table = self.table(header, [self.token(q) for q in step.queries], columns)
+        return f"{table}\n\n0 {SHADES} {cells.largest}"
 
 
 def render_markdown(derivation: Derivation, **settings: Any) -> str:

@@ -60,15 +60,19 @@ LABELS = {"concat": "concat", "final": "final"}
 INDICES = {"j", "t"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
+# A letter of the wide scripts (Japanese, Chinese, Korean), which a format may set larger in a subscript.
+_WIDE_LETTER = re.compile("[\u2e80-\U0002ffff]")
 
 
 class MathRenderer(Renderer):
     """The pieces of math shared by every format. Settings: width (characters to a line), exact (exact forms
-    before rounded values), mathrm_words (plain subscript words as \\mathrm, else \\text) and matrix_rows (the most
-    rows of one matrix block; None: no pages)."""
+    before rounded values), mathrm_words (plain subscript words as \\mathrm, else \\text), cjk_subscript (the command
+    that sets a subscript word with Japanese letters, else \\text) and matrix_rows (the most rows of one matrix block;
+    None: no pages)."""
 
     default_settings: ClassVar[dict[str, Any]] = {**Renderer.default_settings, "width": LINE_CHARACTERS,
-                                                  "exact": False, "mathrm_words": False, "matrix_rows": None}
+                                                  "exact": False, "mathrm_words": False, "matrix_rows": None,
+                                                  "cjk_subscript": None}
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
@@ -135,7 +139,8 @@ class MathRenderer(Renderer):
         else \\text{...}."""
         if self.settings["mathrm_words"] and _PLAIN_WORD.fullmatch(word):
             return rf"\mathrm{{{word}}}"
-        return rf"\text{{{self.math_text(word) if user_text else word}}}"
+        command = self.settings["cjk_subscript"] if _WIDE_LETTER.search(word) else None
+        return rf"\{command or 'text'}{{{self.math_text(word) if user_text else word}}}"
 
     def name(self, name: Name) -> str:
         """Q_{\\mathrm{love}}, W_Q^{(2)}, z_{\\mathrm{concat}}, x_{\\text{私は}} ..."""
@@ -206,11 +211,16 @@ class MathRenderer(Renderer):
     def _entry_texts(self, shown: Shown, entry=None) -> list[str]:
         return [entry(v) for v in shown.entries] if entry else [n.text for n in self.numbers(shown)]
 
-    @staticmethod
-    def _bmatrix(texts: list[str], cols: int, columns: range, rows: range | None = None) -> str:
+    def matrix_frame(self, cols: int) -> tuple[str, str]:
+        """What opens and closes a bracketed matrix of `cols` right-aligned columns (the digits of a column line
+        up): an array, as MathJax, KaTeX and MathML centre bmatrix's columns."""
+        return rf"\left[\begin{{array}}{{{'r' * cols}}}", r"\end{array}\right]"
+
+    def _bmatrix(self, texts: list[str], cols: int, columns: range, rows: range | None = None) -> str:
         rows = range(len(texts) // cols) if rows is None else rows
         lines = [" & ".join(texts[r * cols + c] for c in columns) for r in rows]
-        return "\\begin{bmatrix}\n" + " \\\\\n".join(lines) + "\n\\end{bmatrix}"
+        opening, closing = self.matrix_frame(len(columns))
+        return opening + "\n" + " \\\\\n".join(lines) + "\n" + closing
 
     def matrix_blocks(self, shown: Shown, room: int, entry=None) -> list[str]:
         """The matrix as one bmatrix if it fits `room` and the page, else split into labelled blocks: of whole

@@ -67,7 +67,7 @@ def test_mask_and_positional_encoding_in_the_document():
     tex = render_latex(derive("decoder", lang="en"))
     assert r"M = \begin{bmatrix}" in tex and "1 & 0 & 0 & 0" in tex
     assert r"-\infty \qquad (M = 0)" in tex
-    assert r"e^{{a}_{\text{が}}} = e^{-\infty} &= 0" in tex
+    assert r"e^{{a}_{\cjksub{が}}} = e^{-\infty} &= 0" in tex
     assert r"\sin{\left(1 \right)} & \cos{\left(1 \right)}" in tex and "0.8415 & 0.5403" in tex
     assert "Embedding + position" in tex and r"[0.8000,\ 2.5000]" in tex  # X + P for position 0: [0.8, 1.5 + 1]
 
@@ -77,7 +77,7 @@ def test_flow_figure_opens_the_document_and_heatmaps_close_sections():
     body = tex.split(r"\maketitle")[1]
     assert body.index(r"\flowfigure") < body.index(r"\section*")
     assert escape("図 1：Self-attention における") in body
-    assert body.count("Attention 重みのヒートマップ") == 2  # self- and cross-attention
+    assert body.count(r"Attention 重みの\mbox{ヒートマップ}") == 2  # self- and cross-attention
     assert r"\cellcolor{blue!60}0.3382" in body  # the largest weight gets the darkest cell
     assert "attention weights" in render_latex(derive("mt", lang="en"))
 

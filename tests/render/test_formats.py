@@ -23,7 +23,10 @@ def test_markdown_reads_like_the_article():
     assert "| `love` | $[0.8,\\ 1.2]$ |" in md  # the embedding table as a Markdown table
     assert r"[0.8 \cdot 1.0 + 1.2 \cdot 0.1,\quad 0.8 \cdot 0.2 + 1.2 \cdot 0.9]" in md
     assert "$$\n\\begin{aligned}" in md and "\\begin{align*}" not in md and r"\tok{" not in md
-    assert "| `love` | 0.1688 | 0.2472 | 0.2457 | **0.3382** |" in md  # the heatmap, largest in bold
+    # the heatmap: each weight beside its shade of the largest (the darker, the larger), the largest of a row in bold,
+    # every weight cell of one width; under it the scale of the shades
+    assert "| `love` | 0.1688 ▒     | 0.2472 ▓     | 0.2457 ▓     | **0.3382** █ |" in md
+    assert "\n\n0 ░▒▓█ 0.3382\n" in md
     assert md.count("$$") % 2 == 0
 
 
@@ -69,6 +72,11 @@ def test_html_is_self_contained_mathml(mt_html):
     assert page.startswith("<!DOCTYPE html>") and '<html lang="ja">' in page
     assert "<mtext>私は</mtext>" in page  # user text inside math is HTML text, not LaTeX
     assert "0.3382" in page and "<mn>0.3382</mn>" in page
+    # the heatmap: weight columns of one width, the largest weight darkest, the colour scale from 0 to it under it
+    heatmap = page.split('<table class="data heatmap">')[1].split("</table>")[0]
+    assert heatmap.startswith('<colgroup><col>' + '<col style="width: 10ch">' * 4 + "</colgroup>")
+    assert '<td style="background: rgba(40, 90, 200, 0.6)">0.3382</td>' in heatmap
+    assert '</table><p class="heatscale">0 <span class="heatbar"></span> 0.3382</p>' in page
 
 
 def test_html_alignment_splits_outside_matrices():

@@ -11,7 +11,7 @@ from symattn import RenderError, derive, derive_spec, parse_spec
 from symattn.model import Name, Step
 from symattn.numfmt import format_numbers
 from symattn.render.escape import escape
-from symattn.render.latex import LatexRenderer, render_latex
+from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
 
@@ -50,8 +50,9 @@ def test_scores_scaling_softmax_and_sum(mt_tex):
 
 def test_article_headings_in_both_languages(mt_tex):
     headings = ("Step 1: トークン埋め込み", "Step 7: 重み付き和", "Step 3: 最終射影", "Cross-Attention（デコーダ）")
-    for heading in headings:
-        assert escape(heading) in mt_tex["ja"]
+    for heading in headings:  # a katakana word in a heading is one unbreakable box
+        assert unbroken_words(escape(heading)) in mt_tex["ja"]
+    assert r"Step 1: \mbox{トークン}埋め込み" in mt_tex["ja"]
     for heading in ("Step 1: Token embeddings", "Step 7: Weighted sum", "Step 3: Final projection"):
         assert heading in mt_tex["en"]
     assert "トークン" not in mt_tex["en"].split(r"\begin{document}")[1].replace("私は", "")
@@ -74,7 +75,9 @@ def test_subscript_words_are_mathrm_when_plain_ascii_else_escaped_text():
     latex = LatexRenderer(lang="en")
     assert latex.name(Name("Q", token="love2")) == r"{Q}_{\mathrm{love2}}"
     assert latex.name(Name("z", label="concat")) == r"{z}_{\mathrm{concat}}"
-    assert latex.name(Name("x", token="私は")) == r"{x}_{\text{私は}}"
+    # a Japanese word at a readable size in a subscript (\cjksub of the preamble); the other formats' \text
+    assert latex.name(Name("x", token="私は")) == r"{x}_{\cjksub{私は}}"
+    assert MarkdownRenderer(lang="ja").name(Name("x", token="私は")) == r"{x}_{\text{私は}}"
     assert latex.name(Name("x", token="a b")) == r"{x}_{\text{a b}}"  # \mathrm would drop the space
     assert latex.name(Name("x", token="a_b$")) == r"{x}_{\text{a\_b\$}}"
     assert MarkdownRenderer(lang="en").name(Name("Q", token="love")) == r"{Q}_{\text{love}}"  # MathJax, KaTeX
@@ -93,9 +96,10 @@ def test_short_derivations_are_one_display_and_tall_ones_may_break_across_pages(
     short = [f"x_{i} &= {i}" for i in range(UNBROKEN_ROWS)]
     assert latex.align(short) == "\\[\\begin{aligned}\n" + " \\\\\n".join(short) + "\n\\end{aligned}\\]"
     assert latex.align([*short, "y &= 1"]).startswith("\\begin{align*}\n")
-    assert latex.align([f"W &= {matrix(9)}", f"V &= {matrix(8)}"]).startswith("\\begin{align*}\n")
+    half = UNBROKEN_ROWS // 2
+    assert latex.align([f"W &= {matrix(half + 1)}", f"V &= {matrix(half)}"]).startswith("\\begin{align*}\n")
     tex = render_latex(derive("mt"))
-    assert tex.count("\\begin{aligned}") == 36 and tex.count("\\begin{align*}") == 2  # the softmax of 4 keys
+    assert tex.count("\\begin{aligned}") == 38 and tex.count("\\begin{align*}") == 0  # the softmax of 4 keys too
 
 
 def test_tables_taller_than_a_page_may_break_across_pages():
@@ -140,7 +144,7 @@ def test_a_display_right_after_a_heading_has_no_empty_line_above_it(mt_tex):
     """A display that starts a paragraph gets an empty line above it from TeX; after a heading the renderer takes
     that line back. After a sentence the display continues its paragraph, as before."""
     tex = mt_tex["ja"]
-    assert "\\subsection*{Step 4: Softmax}\n\\vspace*{-\\baselineskip}\n\\begin{align*}" in tex
+    assert "\\subsection*{\\headingwords Step 4: Softmax}\n\\vspace*{-\\baselineskip}\n\\[\\begin{aligned}" in tex
     assert tex.count("\\vspace*{-\\baselineskip}") == 3  # Step 4 and Step 6 (softmax), Step 3 of the decoder
     assert "の Query：\n\\[\\begin{aligned}" in tex
 
@@ -149,10 +153,11 @@ def test_a_sentence_introducing_what_follows_stays_on_its_page(mt_tex):
     """A sentence ending in a colon is kept on the page of the paragraph or table it introduces (a display already
     continues its paragraph); after the sentence's text \\nopagebreak would not hold, so it comes after \\par."""
     tex = mt_tex["ja"]
-    assert "でスケーリングする：\\par\\nopagebreak\n\n${q}_{\\mathrm{love}}$ と各 Key ${k}_{j}$ は 2 次元" in tex
-    assert "射影後のベクトル：\\par\\nopagebreak\n\n\\begin{center}" in tex
-    assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\par\\nopagebreak\n\n" in mt_tex["en"]
-    assert tex.count("\\nopagebreak") == 4
+    assert "でスケーリングする：\\keepwithnext\n\n${q}_{\\mathrm{love}}$ と各 Key ${k}_{j}$ は 2 次元" in tex
+    assert "射影後のベクトル：\\keepwithnext\n\n\\begin{center}" in tex
+    assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\keepwithnext\n\n" in mt_tex["en"]
+    assert "セルの色が濃いほど重みが大きい。\\keepwithnext\n\n\\begin{center}" in tex  # and a heatmap
+    assert tex.split("\\begin{document}")[1].count("\\keepwithnext") == 6
 
 
 def test_wide_rows_break_across_lines():
