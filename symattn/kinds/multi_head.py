@@ -14,8 +14,9 @@ from ..errors import SpecError
 from ..model import (
     Concat,
     DotProducts,
-    Heading,
+    FlowFigure,
     HeadWeights,
+    Heading,
     MatrixEquation,
     Name,
     Paragraph,
@@ -144,6 +145,9 @@ class MultiHeadKind(Kind):
             Paragraph("multi.result_meaning"),
         ]
         return steps
+
+    def figure(self, section: MultiHeadSpec) -> FlowFigure:
+        return FlowFigure("multi", heads=len(section.heads), computed=section.X is not None)
 
     def size(self, section: MultiHeadSpec) -> Size:
         """Each head with its own weights derives the focus token's query over every token."""

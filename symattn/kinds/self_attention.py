@@ -14,6 +14,7 @@ from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
     ExactMatrix,
+    FlowFigure,
     Heading,
     MatrixEquation,
     Name,
@@ -146,6 +147,10 @@ class SelfAttentionKind(Kind):
         rows = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.tokens, result, rows)
         return steps
+
+    def figure(self, section: SelfAttentionSpec) -> FlowFigure:
+        mask = section.mask.mode if section.mask is not None else None
+        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         n = len(section.tokens)
