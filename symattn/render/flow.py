@@ -107,7 +107,7 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
               Box("O", last, Fraction(3), (math("z"), text("output")), "output")]
     chain.append("A")
     arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)),
-               *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:])),
+               *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)),
                Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
     return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
 

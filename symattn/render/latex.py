@@ -166,8 +166,8 @@ class LatexRenderer(DerivationRenderer):
         drawing = geometry(figure, dims)
         lines = [r"\setlength\FlowH{7mm}%"]
         for box in figure.boxes:
-            content = r"\\".join(self.inline(line.content) if line.kind == "math" else self.text(line.content, line.params)
-                                   for line in box.lines)
+            content = r"\\".join(self.inline(line.content) if line.kind == "math"
+                                   else self.text(line.content, line.params) for line in box.lines)
             lines.append(rf"\flowcontent{{{box.name}}}{{{content}}}%")
         for box in figure.boxes:
             rule, fill = _FRAMES[box.tint]
