@@ -15,7 +15,7 @@ from ..model import FlowFigure, Name
 
 # Millimetres: the usual gap between columns, the gap where branches carry labels, how far a branch leaves its
 # box, where a branch's label sits from the branch, and the space between rows.
-GAP, LABELLED_GAP, STUB, LABEL_AT, ROW_SPACE = 7, 14, 4, 5.5, 4
+GAP, LABELLED_GAP, STUB, LABEL_AT, ROW_SPACE = 7, 14, 4, 5, 4
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,8 @@ class Label:
 @dataclass(frozen=True)
 class Drawing:
     width: Any
-    height: Any  # y runs up from -height_of_a_box/2 to height - that
+    height: Any  # y runs up from -box_height/2 to height - box_height/2
+    box_height: Any
     boxes: tuple[Placed, ...]
     segments: tuple[Segment, ...]
     labels: tuple[Label, ...]
@@ -239,4 +240,4 @@ def geometry(figure: Flow, dims) -> Drawing:
             segments += [Segment(right(n), y(n), 1, 0, join - right(n), False) for n in arrow.sources]
             segments += [Segment(join, low, 0, 1, high - low, False), Segment(join, y(t), 1, 0, leftof(t) - join)]
     placed = tuple(Placed(b, x(b.name), y(b.name), widths[b.name]) for b in figure.boxes)
-    return Drawing(left[-1] + colw[-1], pitch * top + dims.height, placed, tuple(segments), tuple(labels))
+    return Drawing(left[-1] + colw[-1], pitch * top + dims.height, dims.height, placed, tuple(segments), tuple(labels))

@@ -14,22 +14,35 @@ from sympy import Rational
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number, shades
 from .escape import escape_attribute, escape_html
+from .flow import caption, layout
 from .printers import DerivationRenderer
+from .svg import flow_svg
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
-STYLE = """
-body { font-family: "Noto Serif", "Noto Serif CJK JP", serif; max-width: 52em; margin: 2em auto; padding: 0 1em;
-       line-height: 1.6; color: #1a1a1a; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-top: 1.6em; }
-.subtitle, .caption { color: #555; font-style: italic; }
-.note { color: #555; font-size: 0.9em; border-left: 3px solid #ccc; padding-left: 0.8em; }
-table.data { border-collapse: collapse; margin: 1em auto; }
-table.data th, table.data td { border-top: 1px solid #bbb; border-bottom: 1px solid #bbb; padding: 0.25em 0.7em; }
-table.eq { margin: 0.8em auto; border-collapse: collapse; }
-table.eq td { padding: 0.1em 0.2em; vertical-align: middle; }
-table.eq td.left { text-align: right; } table.eq td.right { text-align: left; }
-math[display="block"] { margin: 0.6em 0; }
-code { font-family: "Noto Sans Mono", monospace; }
+# Fonts that exist on common systems, Japanese ones by their names on Linux, macOS and Windows, then the generic
+# family: a machine without the first still shows Japanese (one with only "Noto Sans CJK JP" showed boxes).
+SERIF = ('"Noto Serif", "Noto Serif CJK JP", "Noto Serif JP", "Source Han Serif JP", "Source Han Serif", '
+         '"Hiragino Mincho ProN", "Hiragino Mincho Pro", "Yu Mincho", "YuMincho", "Harano Aji Mincho", '
+         '"IPAexMincho", "IPAMincho", "Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", '
+         '"Hiragino Kaku Gothic ProN", "Hiragino Sans", "Yu Gothic", "YuGothic", "Harano Aji Gothic", '
+         '"Meiryo", serif')
+STYLE = f"""
+body {{ font-family: {SERIF}; max-width: 52em; margin: 2em auto; padding: 0 1em; line-height: 1.6;
+       color: #1a1a1a; }}
+h1 {{ font-size: 1.6em; }} h2 {{ margin-top: 2em; border-bottom: 1px solid #ccc; }} h3 {{ margin-top: 1.6em; }}
+.subtitle, .caption {{ color: #555; font-style: italic; }}
+:lang(ja) .subtitle, :lang(ja) .caption {{ font-style: normal; }}
+.note {{ color: #555; font-size: 0.9em; border-left: 3px solid #ccc; padding-left: 0.8em; }}
+table.data {{ border-collapse: collapse; margin: 1em auto; }}
+table.data th, table.data td {{ border-top: 1px solid #bbb; border-bottom: 1px solid #bbb; padding: 0.25em 0.7em; }}
+table.eq {{ margin: 0.8em auto; border-collapse: collapse; }}
+table.eq td {{ padding: 0.15em 0.2em; vertical-align: baseline; }}
+table.eq td.left {{ text-align: right; }} table.eq td.right {{ text-align: left; }}
+math[display="block"] {{ margin: 0.6em 0; }}
+figure {{ margin: 1.5em 0; text-align: center; }}
+figure svg.flow {{ max-width: 100%; height: auto; font-family: {SERIF}; }}
+figcaption {{ text-align: left; margin-top: 0.6em; }}
+code {{ font-family: "Noto Sans Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace; }}
 """
 
 
@@ -59,12 +72,15 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
     def token(self, name: str) -> str:
         return f"<code>{escape_attribute(name)}</code>"
 
-    def mathml(self, latex: str, display: str) -> str:
+    def mathml(self, latex: str, display: str, displaystyle: bool = False) -> str:
+        """MathML of the LaTeX; displaystyle: full-size fractions and sums in an inline <math> (aligned lines)."""
         from latex2mathml.converter import convert
 
+        converted = tidy_mathml(convert(latex, display=display))
+        if displaystyle:
+            converted = converted.replace(' display="inline">', ' display="inline" displaystyle="true">', 1)
         # in one pass: a user text that reads like a placeholder stays the text it is
-        return _PLACEHOLDER.sub(lambda m: escape_attribute(self._texts[int(m.group(1))]),
-                                convert(latex, display=display))
+        return _PLACEHOLDER.sub(lambda m: escape_attribute(self._texts[int(m.group(1))]), converted)
 
     def inline(self, math: str) -> str:
         return self.mathml(math, "inline")
@@ -76,8 +92,8 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         rows = []
         for line in lines:
             left, right = split_alignment(line)
-            rows.append(f"<tr><td class=\"left\">{self.mathml(left, 'inline') if left.strip() else ''}</td>"
-                        f"<td class=\"right\">{self.mathml(right, 'inline')}</td></tr>")
+            rows.append(f"<tr><td class=\"left\">{self.mathml(left, 'inline', True) if left.strip() else ''}</td>"
+                        f"<td class=\"right\">{self.mathml(right, 'inline', True)}</td></tr>")
         return "<table class=\"eq\">" + "".join(rows) + "</table>"
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
@@ -107,8 +123,14 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         return f"<p class=\"{'note' if step.note else 'text'}\">{self.text(step.key, step.params)}</p>"
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        figure = self.display(self.flow_chain())
-        return f"<figure>{figure}<figcaption class=\"caption\">{self.text('figure.caption')}</figcaption></figure>"
+        """The figure as inline SVG, named by its caption."""
+        figure = layout(self, step)
+        lines = {box.name: [(line.kind, line.content if line.kind == "math" else self.text(line.content, line.params))
+                            for line in box.lines] for box in figure.boxes}
+        ident = f"symattn-figure-{step.number}"
+        svg = flow_svg(figure, lines, ident)
+        return (f"<figure>{svg}<figcaption class=\"caption\" id=\"{ident}\">{caption(self, step)}</figcaption>"
+                "</figure>")
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """Shaded cells: the darker the blue, the larger the weight; every cell shows its value."""
@@ -124,6 +146,40 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
                              f"{format_number(w, self.digits, known=step.known).text}</td>")
             rows.append(f"<tr><th>{self.token(query)}</th>{''.join(cells)}</tr>")
         return f"<table class=\"data heatmap\"><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+# latex2mathml's fences of \\left( … \\right): stretchy, which Chromium sets apart from their contents ("sin ( 1 )")
+_FENCE = re.compile(r'<mo stretchy="true" fence="true" form="(prefix|postfix)">')
+_TALL = ("<mfrac", "<mtable", "<msqrt", "<munder", "<mover")
+# A minus sign that starts a number after an operator or an opening bracket, or at the start of a row: a sign, not
+# a subtraction (MathML would space it as one: "( − 0.3)").
+_SIGN = re.compile(r'((?:<mo[^>]*>(?!&#x00029;|&#x0005D;|&#x0007C;)[^<]*</mo>|<mrow>|<mtd>|<math[^>]*>))'
+                   r'<mo>&#x02212;</mo><mn>([^<]*)</mn>')
+
+
+def tidy_mathml(mathml: str) -> str:
+    """latex2mathml's MathML as TeX would space it: brackets around short contents do not stretch (sin(1)), and a
+    leading minus is a sign (−0.3)."""
+    out, stack, last = [], [], 0
+    for match in _FENCE.finditer(mathml):
+        if match.group(1) == "prefix":
+            stack.append((len(out), match))
+            out.append(mathml[last:match.start()])
+            out.append(None)  # the opening fence, decided at its close
+        elif stack:
+            index, opening = stack.pop()
+            inside = mathml[opening.end():match.start()]
+            tall = any(tag in inside for tag in _TALL)
+            out[index + 1] = opening.group(0) if tall else '<mo stretchy="false">'
+            out.append(mathml[last:match.start()])
+            out.append(match.group(0) if tall else '<mo stretchy="false">')
+        else:
+            out.append(mathml[last:match.end()])
+        last = match.end()
+    out.append(mathml[last:])
+    for index, opening in stack:  # unmatched: as written
+        out[index + 1] = opening.group(0)
+    return _SIGN.sub(r"\1<mn>&#x02212;\2</mn>", "".join(out))
 
 
 def split_alignment(line: str) -> tuple[str, str]:
