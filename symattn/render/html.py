@@ -148,38 +148,42 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         return f"<table class=\"data heatmap\"><tr>{head}</tr>{''.join(rows)}</table>"
 
 
-# latex2mathml's fences of \\left( … \\right): stretchy, which Chromium sets apart from their contents ("sin ( 1 )")
-_FENCE = re.compile(r'<mo stretchy="true" fence="true" form="(prefix|postfix)">')
+# latex2mathml's stretchy brackets (\\left( … \\right), \\bigl( … \\bigr)): Chromium sets them apart from their
+# contents ("sin ( 1 )"); around contents no taller than a line they need not stretch.
+_FENCE = re.compile(r'<mo stretchy="true" fence="true"[^>]*>([^<]*)</mo>')
+_OPENING = {"(", "[", "{", "&#x00028;", "&#x0005B;", "&#x0007B;", "&#x027E8;"}
 _TALL = ("<mfrac", "<mtable", "<msqrt", "<munder", "<mover")
 # A minus sign that starts a number after an operator or an opening bracket, or at the start of a row: a sign, not
 # a subtraction (MathML would space it as one: "( − 0.3)").
 _SIGN = re.compile(r'((?:<mo[^>]*>(?!&#x00029;|&#x0005D;|&#x0007C;)[^<]*</mo>|<mrow>|<mtd>|<math[^>]*>))'
                    r'<mo>&#x02212;</mo><mn>([^<]*)</mn>')
+# An operator name (\\operatorname{softmax}) is an identifier, as sin is: no operator spacing around it.
+_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
 
 
 def tidy_mathml(mathml: str) -> str:
-    """latex2mathml's MathML as TeX would space it: brackets around short contents do not stretch (sin(1)), and a
-    leading minus is a sign (−0.3)."""
-    out, stack, last = [], [], 0
+    """latex2mathml's MathML as TeX spaces it: brackets around short contents do not stretch (sin(1)), a leading
+    minus is a sign (−0.3), and an operator name reads as a function's name (softmax(a))."""
+    pieces: list[str] = []  # the text between fences, and each fence as its match
+    stack: list[int] = []
+    fixed: dict[int, bool] = {}  # the index of a fence in pieces: whether it stays stretchy
+    last = 0
     for match in _FENCE.finditer(mathml):
-        if match.group(1) == "prefix":
-            stack.append((len(out), match))
-            out.append(mathml[last:match.start()])
-            out.append(None)  # the opening fence, decided at its close
+        pieces.append(mathml[last:match.start()])
+        pieces.append(match.group(0))
+        at = len(pieces) - 1
+        if match.group(1) in _OPENING:
+            stack.append(at)
         elif stack:
-            index, opening = stack.pop()
-            inside = mathml[opening.end():match.start()]
-            tall = any(tag in inside for tag in _TALL)
-            out[index + 1] = opening.group(0) if tall else '<mo stretchy="false">'
-            out.append(mathml[last:match.start()])
-            out.append(match.group(0) if tall else '<mo stretchy="false">')
-        else:
-            out.append(mathml[last:match.end()])
+            opening = stack.pop()
+            inside = "".join(pieces[opening + 1:at])
+            fixed[opening] = fixed[at] = any(tag in inside for tag in _TALL)
         last = match.end()
-    out.append(mathml[last:])
-    for index, opening in stack:  # unmatched: as written
-        out[index + 1] = opening.group(0)
-    return _SIGN.sub(r"\1<mn>&#x02212;\2</mn>", "".join(out))
+    pieces.append(mathml[last:])
+    for at, tall in fixed.items():
+        if not tall:
+            pieces[at] = f'<mo stretchy="false">{_FENCE.match(pieces[at]).group(1)}</mo>'
+    return _NAME.sub(r"<mi>\1</mi>", _SIGN.sub(r"\1<mn>&#x02212;\2</mn>", "".join(pieces)))
 
 
 def split_alignment(line: str) -> tuple[str, str]:
