@@ -311,7 +311,7 @@ class Derivation:
     digits: int
     sections: tuple[DerivedSection, ...]
     name: str = "spec"
-    opening: tuple[Step, ...] = ()  # steps before the sections (the flow figure)
+    opening: tuple[Step, ...] = ()  # steps before the sections (the flow figures are in the sections)
 
     @property
     def symbolic(self) -> bool:

@@ -160,7 +160,7 @@ class LatexRenderer(DerivationRenderer):
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         """A flow figure in picture mode, as render/flow.py lays it out, measured by TeX (the macros of
-        preamble-common.tex); a float, but in place inside an exam's solution (a float cannot be there)."""
+        preamble-common.tex), with its caption."""
         figure = layout(self, step)
         dims = TexDims()
         drawing = geometry(figure, dims)
@@ -184,10 +184,10 @@ class LatexRenderer(DerivationRenderer):
         lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
         lines.append(r"\end{picture}}\flowfit")
         picture = "{" + "\n".join(lines) + "}"
-        under = rf"\figurecaption{{{caption(self, step)}}}"
-        if self.settings["compact_headings"]:
-            return "\n".join([r"\par\medskip{\centering", picture + r"\par}", under, r"\medskip"])
-        return "\n".join([r"\begin{figure}[ht]", r"\centering", picture, under, r"\end{figure}"])
+        # One unbreakable box, in place: under its section's heading (which TeX keeps with it), and valid inside an
+        # exam's solution, where a float cannot be.
+        return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture,
+                          rf"\figurecaption{{{caption(self, step)}}}", r"\end{minipage}\par\medskip"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table

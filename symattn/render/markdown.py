@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .. import i18n
 from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
@@ -15,6 +16,9 @@ from .escape import escape_markdown, markdown_code, mathjax_text
 from .flow import caption, layout
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
+
+# Languages whose captions are not set in italics (Japanese has none; renderers would slant it).
+UPRIGHT = {"ja"}
 
 
 class MarkdownRenderer(PagelessMixin, DerivationRenderer):
@@ -68,17 +72,20 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         which GitHub strips): the flow as a chain of labelled arrows on two lines, then the caption."""
         boxes = {box.name: box for box in layout(self, step).boxes}
 
+        def words(key: str, params: dict) -> str:  # a language string inside \text{}: escaped for math, not Markdown
+            return self.math_text(i18n.text(self.lang, key).format(**params))
+
         def part(name: str) -> str:  # the box's math with its first language string under it
             lines = boxes[name].lines
-            words = [self.text(line.content, line.params) for line in lines if line.kind == "text"]
+            texts = [words(line.content, line.params) for line in lines if line.kind == "text"]
             math = next(line.content for line in lines if line.kind == "math")
-            return rf"\underbrace{{{math}}}_{{\text{{{words[0]}}}}}" if words else math
+            return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
 
         if "C" in boxes:  # multi-head: heads, their concatenation, W_O
             heads = ",\\ ".join(box.lines[1].content for name, box in boxes.items() if name[0] == "h"
                                   and box.tint != "none")
             start = rf"{part('X')} \longrightarrow " if "X" in boxes else ""
-            first = rf"{start}\underbrace{{{heads}}}_{{\text{{{self.text('figure.heads')}}}}}"
+            first = rf"{start}\underbrace{{{heads}}}_{{\text{{{words('figure.heads', {})}}}}}"
             second = rf"\longrightarrow {part('C')} \xrightarrow{{\cdot W_O}} {part('O')}"
         else:
             if "H" in boxes:  # cross-attention: Q from the decoder, K and V from the encoder
@@ -90,7 +97,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
             second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "
             second += rf"{part('A')} \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}"
         chain = self.align([f"& {first} {second}"] if "C" in boxes else [f"& {first}", f"& {second}"])
-        return chain + "\n\n" + f"*{caption(self, step)}*"
+        text = caption(self, step)
+        return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """The weights as a table; the largest of each row in bold."""

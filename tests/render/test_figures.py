@@ -65,13 +65,12 @@ def test_the_figures_fit_the_page(lang, tmp_path):
     assert r"\flowfit" in (tmp_path / "every_figure.tex").read_text(encoding="utf-8")
 
 
-def test_a_figure_inside_an_exam_solution_is_not_a_float():
-    from symattn.render.latex import LatexRenderer
-
-    step = figures("mt")[0]
-    assert r"\begin{figure}" in LatexRenderer(lang="en").render(step)
-    compact = LatexRenderer(lang="en", compact_headings=True).render(step)
-    assert r"\begin{figure}" not in compact and r"\flowfit" in compact
+def test_a_figure_is_set_in_place_under_its_heading_not_as_a_float():
+    """A float would drift from its section's heading (to the next page's top), and cannot be in an exam's
+    solution; the figure and its caption are one box right after the heading."""
+    latex = render_latex(derive("mt", lang="en"))
+    assert r"\begin{figure}" not in latex
+    assert re.search(r"\\section\*\{Self\{-\}Attention\}\s*\\par\\noindent\\begin\{minipage\}", latex)
 
 
 def test_markdown_draws_each_figure_as_math_renderers_set_it():
