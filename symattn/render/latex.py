@@ -184,10 +184,13 @@ class LatexRenderer(DerivationRenderer):
         lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
         lines.append(r"\end{picture}}\flowfit")
         picture = "{" + "\n".join(lines) + "}"
-        # One unbreakable box, in place: under its section's heading (which TeX keeps with it), and valid inside an
-        # exam's solution, where a float cannot be.
-        return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture,
-                          rf"\figurecaption{{{caption(self, step)}}}", r"\end{minipage}\par\medskip"])
+        under = rf"\figurecaption{{{caption(self, step)}}}"
+        if self.settings["compact_headings"]:  # an exam's solution, cut at page breaks: the caption may go on
+            return "\n".join([r"\par\medskip{\centering", picture + r"\par}\nopagebreak", under, r"\medskip"])
+        # One unbreakable box, in place: under its section's heading (which TeX keeps with it); a float would drift
+        # to the next page's top.
+        return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture, under,
+                          r"\end{minipage}\par\medskip"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells: the darker, the larger the weight; each cell also shows its value. A table
