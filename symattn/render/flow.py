@@ -124,9 +124,8 @@ def _multi_head(step: FlowFigure) -> Flow:
     h = step.heads
     shown = list(range(1, h + 1)) if h <= 4 else [1, 2, None, h]
     col = 1 if step.computed else 0
-    heads = tuple(Box(f"h{i}", col, Fraction(r), (text("head", h=i), math(f"z^{{({i})}}")) if i is not None
-                      else (math(r"\vdots"),), "step" if i is not None else "none")
-                  for r, i in enumerate(shown))
+    heads = tuple(Box(f"h{i}", col, Fraction(r), (text("head", h=i), math(f"z^{{({i})}}"))) if i is not None
+                  else Box("dots", col, Fraction(r), (math(r"\vdots"),), "none") for r, i in enumerate(shown))
     middle = Fraction(len(shown) - 1, 2)
     parts = [f"z^{{({i})}}" for i in shown if i is not None]
     joined = r" \,\|\, ".join(parts if h <= 4 else [parts[0], r"\cdots", parts[-1]])

@@ -87,3 +87,21 @@ def test_html_draws_each_figure_as_inline_svg():
     assert 'aria-labelledby="symattn-figure-1"' in page and 'id="symattn-figure-1"' in page
     assert "デコーダの状態" in page and "<tspan" in page
     assert page.count("<marker") == 3 and len(set(re.findall(r'<marker id="([^"]+)"', page))) == 3
+
+
+def test_each_box_is_true_for_its_section():
+    """No scaling box without scaling, ÷ c for a given scale, X + P with positional encodings, ⋮ beyond four heads."""
+    from symattn.render.flow import flow
+    from symattn.spec.model import Scale
+
+    def names(step):
+        return [box.name for box in flow(step, "2.5").boxes]
+
+    assert "D" not in names(FlowFigure("self", Scale("none")))
+    assert names(FlowFigure("masked", Scale("number"), mask="causal")).index("D") < names(
+        FlowFigure("masked", mask="causal")).index("M")
+    boxes = {b.name: b for b in flow(FlowFigure("self", Scale("number"), positions=True), "2.5").boxes}
+    assert boxes["D"].lines[0].content == r"\div 2.5" and boxes["X"].lines[0].content == "X + P"
+    assert boxes["K"].lines[0].content == "K = (X + P) W_K"
+    many = flow(FlowFigure("multi", heads=8), "").boxes
+    assert [b.name for b in many][:4] == ["h1", "h2", "dots", "h8"] and many[2].tint == "none"
