@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .kinds import kind_of
-from .model import Derivation, DerivedSection, FlowFigure
+from .model import Derivation, DerivedSection, FlowFigure, Heading
 from .numfmt import DEFAULT_DIGITS
 from .spec.files import load
 from .spec.model import Section, Spec
@@ -26,13 +27,29 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
     results = results if results is not None else tuple(compute(section) for section in spec.sections)
     sections = tuple(_section(section, result, steps) for section, result in zip(spec.sections, results, strict=True))
-    return Derivation(title=spec.title, lang=lang, digits=digits, sections=sections, name=spec.name,
-                      opening=(FlowFigure(),))
+    return Derivation(title=spec.title, lang=lang, digits=digits, sections=_with_figures(sections), name=spec.name)
 
 
 def compute(section: Section) -> Any:
     """The engine's exact result for one section of a spec, by its kind."""
     return kind_of(section.kind).compute(section)
+
+
+def _with_figures(sections: tuple[DerivedSection, ...]) -> tuple[DerivedSection, ...]:
+    """Each distinct flow figure once, numbered in order, under the heading of the first section it draws."""
+    drawn: list[FlowFigure] = []
+    placed = []
+    for derived in sections:
+        figure = kind_of(derived.kind).figure(derived.spec) if derived.steps else None
+        if figure is None or figure in drawn:
+            placed.append(derived)
+            continue
+        drawn.append(figure)
+        steps = derived.steps
+        at = 1 if isinstance(steps[0], Heading) and steps[0].level == 1 else 0
+        numbered = replace(figure, number=len(drawn))
+        placed.append(replace(derived, steps=(*steps[:at], numbered, *steps[at:])))
+    return tuple(placed)
 
 
 def _section(section: Section, result: Any, steps: bool) -> DerivedSection:

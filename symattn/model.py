@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from sympy import Expr, ImmutableMatrix
 
@@ -312,7 +312,20 @@ class Display(Step):
 
 @dataclass(frozen=True)
 class FlowFigure(Step):
-    """The article's Figure 1: X → Q, K, V → scores → ÷√d_k → softmax → weighted sum → output."""
+    """A numbered figure of one kind's flow, where its first section begins.
+
+    flavour "self": X → Q, K, V → scores → scaling → softmax → weighted sum → output (the article's Figure 1);
+    "masked": the same with the mask added to the scaled scores before the softmax (mask: "causal" or "matrix");
+    "cross": Q from the decoder state X, K and V from the encoder outputs H; "multi": the heads' outputs,
+    their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given)."""
+
+    flavour: Literal["self", "masked", "cross", "multi"] = "self"
+    scale: Scale = Scale()  # the division of the scores the figure shows (none: no scaling box)
+    positions: bool = False  # X + P enters the projections
+    mask: Literal["causal", "matrix"] | None = None
+    heads: int = 0
+    computed: bool = False
+    number: int = 1  # Figure 1, 2, ... in the document's order
 
 
 @dataclass(frozen=True)
@@ -362,7 +375,7 @@ class Derivation:
     digits: int
     sections: tuple[DerivedSection, ...]
     name: str = "spec"
-    opening: tuple[Step, ...] = ()  # steps before the sections (the flow figure)
+    opening: tuple[Step, ...] = ()  # steps before the sections (the flow figures are in the sections)
 
     @property
     def symbolic(self) -> bool:

@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..model import Step
+from ..model import FlowFigure, Step
 from ..spec.model import Section
 
 # The largest document `render` writes (measured: README "Large inputs"): queries derived one by one × keys × d,
@@ -78,6 +78,10 @@ class Kind:
     def answers(self, section: Section, result: Any) -> dict[str, Any]:
         """The section's answers as plain data (the JSON schema of `symattn solve`)."""
         raise NotImplementedError
+
+    def figure(self, section: Section) -> FlowFigure | None:
+        """The flow figure of the section's kind (unnumbered), placed where its first section begins; None: none."""
+        return None
 
     def size(self, section: Section) -> Size:
         """What the section's document will show, from its spec alone (nothing computed): `render` refuses a

@@ -11,6 +11,7 @@ from .. import engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
+    FlowFigure,
     Formula,
     Heading,
     Name,
@@ -141,6 +142,9 @@ class CrossAttentionKind(Kind):
         rows = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
         return steps
+
+    def figure(self, section: CrossAttentionSpec) -> FlowFigure:
+        return FlowFigure("cross", section.scale)
 
     def size(self, section: CrossAttentionSpec) -> Size:
         n, m = len(section.tokens), len(section.memory_tokens)

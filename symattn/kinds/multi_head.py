@@ -14,6 +14,7 @@ from ..errors import SpecError
 from ..model import (
     Concat,
     DotProducts,
+    FlowFigure,
     Heading,
     HeadWeights,
     MatrixEquation,
@@ -145,6 +146,9 @@ class MultiHeadKind(Kind):
             Paragraph("multi.result_meaning"),
         ]
         return steps
+
+    def figure(self, section: MultiHeadSpec) -> FlowFigure:
+        return FlowFigure("multi", heads=len(section.heads), computed=section.X is not None)
 
     def size(self, section: MultiHeadSpec) -> Size:
         """Each head with its own weights derives the focus token's query over every token."""

@@ -15,6 +15,7 @@ from ..model import (
     DefinitionTable,
     ExactMatrix,
     Facts,
+    FlowFigure,
     Formula,
     Heading,
     MatrixEquation,
@@ -177,6 +178,10 @@ class SelfAttentionKind(Kind):
         masked = section.mask is not None and any(v == 0 for v in section.mask.values)
         return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
                                        self.symbolic(result))
+
+    def figure(self, section: SelfAttentionSpec) -> FlowFigure:
+        mask = section.mask.mode if section.mask is not None else None
+        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         n = len(section.tokens)

@@ -14,27 +14,40 @@ from sympy import Rational
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..numfmt import format_number
 from .escape import escape_attribute, escape_html
+from .flow import caption, layout
 from .layout import heat_cells, visible_width
 from .printers import DerivationRenderer
+from .svg import flow_svg
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
-STYLE = """
-body { font-family: "Noto Serif", "Noto Serif CJK JP", serif; max-width: 52em; margin: 2em auto; padding: 0 1em;
-       line-height: 1.6; color: #1a1a1a; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-top: 1.6em; }
-.subtitle, .caption { color: #555; font-style: italic; }
-.note { color: #555; font-size: 0.9em; border-left: 3px solid #ccc; padding-left: 0.8em; }
-table.data { border-collapse: collapse; margin: 1em auto; }
-table.data th, table.data td { border-top: 1px solid #bbb; border-bottom: 1px solid #bbb; padding: 0.25em 0.7em; }
-table.eq { margin: 0.8em auto; border-collapse: collapse; }
-table.eq td { padding: 0.1em 0.2em; vertical-align: middle; }
-table.eq td.left { text-align: right; } table.eq td.right { text-align: left; }
-math[display="block"] { margin: 0.6em 0; }
-code { font-family: "Noto Sans Mono", monospace; }
-table.heatmap td { text-align: center; }
-.heatscale { text-align: center; font-size: 0.9em; }
-.heatbar { display: inline-block; width: 8em; height: 0.9em; vertical-align: middle; border: 1px solid #555;
-           background: linear-gradient(to right, rgba(@HEAT@, 0), rgba(@HEAT@, @TOP@)); }
+# Fonts that exist on common systems, Japanese ones by their names on Linux, macOS and Windows, then the generic
+# family: a machine without the first still shows Japanese (one with only "Noto Sans CJK JP" showed boxes).
+SERIF = ('"Noto Serif", "Noto Serif CJK JP", "Noto Serif JP", "Source Han Serif JP", "Source Han Serif", '
+         '"Hiragino Mincho ProN", "Hiragino Mincho Pro", "Yu Mincho", "YuMincho", "Harano Aji Mincho", '
+         '"IPAexMincho", "IPAMincho", "Noto Sans CJK JP", "Noto Sans JP", "Source Han Sans JP", '
+         '"Hiragino Kaku Gothic ProN", "Hiragino Sans", "Yu Gothic", "YuGothic", "Harano Aji Gothic", '
+         '"Meiryo", serif')
+STYLE = f"""
+body {{ font-family: {SERIF}; max-width: 52em; margin: 2em auto; padding: 0 1em; line-height: 1.6;
+       color: #1a1a1a; }}
+h1 {{ font-size: 1.6em; }} h2 {{ margin-top: 2em; border-bottom: 1px solid #ccc; }} h3 {{ margin-top: 1.6em; }}
+.subtitle, .caption {{ color: #555; font-style: italic; }}
+:lang(ja) .subtitle, :lang(ja) .caption {{ font-style: normal; }}
+.note {{ color: #555; font-size: 0.9em; border-left: 3px solid #ccc; padding-left: 0.8em; }}
+table.data {{ border-collapse: collapse; margin: 1em auto; }}
+table.data th, table.data td {{ border-top: 1px solid #bbb; border-bottom: 1px solid #bbb; padding: 0.25em 0.7em; }}
+table.eq {{ margin: 0.8em auto; border-collapse: collapse; }}
+table.eq td {{ padding: 0.15em 0.2em; vertical-align: baseline; }}
+table.eq td.left {{ text-align: right; }} table.eq td.right {{ text-align: left; }}
+math[display="block"] {{ margin: 0.6em 0; }}
+figure {{ margin: 1.5em 0; text-align: center; }}
+figure svg.flow {{ max-width: 100%; height: auto; font-family: {SERIF}; }}
+figcaption {{ text-align: left; margin-top: 0.6em; }}
+code {{ font-family: "Noto Sans Mono", "DejaVu Sans Mono", Menlo, Consolas, monospace; }}
+table.heatmap td {{ text-align: center; }}
+.heatscale {{ text-align: center; font-size: 0.9em; }}
+.heatbar {{ display: inline-block; width: 8em; height: 0.9em; vertical-align: middle; border: 1px solid #555;
+           background: linear-gradient(to right, rgba(@HEAT@, 0), rgba(@HEAT@, @TOP@)); }}
 """
 
 
@@ -69,12 +82,15 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
     def token(self, name: str) -> str:
         return f"<code>{escape_attribute(name)}</code>"
 
-    def mathml(self, latex: str, display: str) -> str:
+    def mathml(self, latex: str, display: str, displaystyle: bool = False) -> str:
+        """MathML of the LaTeX; displaystyle: full-size fractions and sums in an inline <math> (aligned lines)."""
         from latex2mathml.converter import convert
 
+        converted = tidy_mathml(convert(latex, display=display))
+        if displaystyle:
+            converted = converted.replace(' display="inline">', ' display="inline" displaystyle="true">', 1)
         # in one pass: a user text that reads like a placeholder stays the text it is
-        return _PLACEHOLDER.sub(lambda m: escape_attribute(self._texts[int(m.group(1))]),
-                                convert(latex, display=display))
+        return _PLACEHOLDER.sub(lambda m: escape_attribute(self._texts[int(m.group(1))]), converted)
 
     def inline(self, math: str) -> str:
         return self.mathml(math, "inline")
@@ -86,8 +102,8 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         rows = []
         for line in lines:
             left, right = split_alignment(line)
-            rows.append(f"<tr><td class=\"left\">{self.mathml(left, 'inline') if left.strip() else ''}</td>"
-                        f"<td class=\"right\">{self.mathml(right, 'inline')}</td></tr>")
+            rows.append(f"<tr><td class=\"left\">{self.mathml(left, 'inline', True) if left.strip() else ''}</td>"
+                        f"<td class=\"right\">{self.mathml(right, 'inline', True)}</td></tr>")
         return "<table class=\"eq\">" + "".join(rows) + "</table>"
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
@@ -117,8 +133,14 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         return f"<p class=\"{'note' if step.note else 'text'}\">{self.text(step.key, step.params)}</p>"
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        figure = self.display(self.flow_chain())
-        return f"<figure>{figure}<figcaption class=\"caption\">{self.text('figure.caption')}</figcaption></figure>"
+        """The figure as inline SVG, named by its caption."""
+        figure = layout(self, step)
+        lines = {box.name: [(line.kind, line.content if line.kind == "math" else self.text(line.content, line.params))
+                            for line in box.lines] for box in figure.boxes}
+        ident = f"symattn-figure-{step.number}"
+        svg = flow_svg(figure, lines, ident)
+        return (f"<figure>{svg}<figcaption class=\"caption\" id=\"{ident}\">{caption(self, step)}</figcaption>"
+                "</figure>")
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """Shaded cells, every weight column of one width (the widest name or value): the darker the blue, the larger
@@ -138,6 +160,44 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         scale = (f"<p class=\"heatscale\">0 <span class=\"heatbar\"></span> {cells.largest}</p>")
         return (f"<table class=\"data heatmap\"><colgroup>{columns}</colgroup><tr>{head}</tr>{''.join(rows)}</table>"
                 + scale)
+
+
+# latex2mathml's stretchy brackets (\\left( … \\right), \\bigl( … \\bigr)): Chromium sets them apart from their
+# contents ("sin ( 1 )"); around contents no taller than a line they need not stretch.
+_FENCE = re.compile(r'<mo stretchy="true" fence="true"[^>]*>([^<]*)</mo>')
+_OPENING = {"(", "[", "{", "&#x00028;", "&#x0005B;", "&#x0007B;", "&#x027E8;"}
+_TALL = ("<mfrac", "<mtable", "<msqrt", "<munder", "<mover")
+# A minus sign that starts a number after an operator or an opening bracket, or at the start of a row: a sign, not
+# a subtraction (MathML would space it as one: "( − 0.3)").
+_SIGN = re.compile(r'((?:<mo[^>]*>(?!&#x00029;|&#x0005D;|&#x0007C;)[^<]*</mo>|<mrow>|<mtd>|<math[^>]*>))'
+                   r'<mo>&#x02212;</mo><mn>([^<]*)</mn>')
+# An operator name (\\operatorname{softmax}) is an identifier, as sin is: no operator spacing around it.
+_NAME = re.compile(r"<mo>([A-Za-z]{2,})</mo>")
+
+
+def tidy_mathml(mathml: str) -> str:
+    """latex2mathml's MathML as TeX spaces it: brackets around short contents do not stretch (sin(1)), a leading
+    minus is a sign (−0.3), and an operator name reads as a function's name (softmax(a))."""
+    pieces: list[str] = []  # the text between fences, and each fence as its match
+    stack: list[int] = []
+    fixed: dict[int, bool] = {}  # the index of a fence in pieces: whether it stays stretchy
+    last = 0
+    for match in _FENCE.finditer(mathml):
+        pieces.append(mathml[last:match.start()])
+        pieces.append(match.group(0))
+        at = len(pieces) - 1
+        if match.group(1) in _OPENING:
+            stack.append(at)
+        elif stack:
+            opening = stack.pop()
+            inside = "".join(pieces[opening + 1:at])
+            fixed[opening] = fixed[at] = any(tag in inside for tag in _TALL)
+        last = match.end()
+    pieces.append(mathml[last:])
+    for at, tall in fixed.items():
+        if not tall:
+            pieces[at] = f'<mo stretchy="false">{_FENCE.match(pieces[at]).group(1)}</mo>'
+    return _NAME.sub(r"<mi>\1</mi>", _SIGN.sub(r"\1<mn>&#x02212;\2</mn>", "".join(pieces)))
 
 
 def split_alignment(line: str) -> tuple[str, str]:

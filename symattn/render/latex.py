@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any, ClassVar
 
 from pylatex import Document, NoEscape
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, Token
 from .escape import escape
+from .flow import caption, geometry, layout
 from .layout import (
     FONT_SIZE,
     MATRIX_ROWS,
@@ -193,14 +195,38 @@ class LatexRenderer(DerivationRenderer):
         ])
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        """Figure 1 by \\flowfigure of preamble-common.tex: the contents of its nine boxes."""
-        t = self.text
-        boxes = [rf"$X$\\{t('figure.embeddings')}", "$Q = X W_Q$", "$K = X W_K$", "$V = X W_V$",
-                 rf"$Q K^{{\top}}$\\{t('figure.scores')}", rf"$\div \sqrt{{d_k}}$\\{t('figure.scaling')}",
-                 rf"softmax\\{t('figure.weights')}", rf"$\sum_j w_j v_j$\\{t('figure.sum')}",
-                 rf"$z$\\{t('figure.output')}"]
-        return "\n".join([r"\begin{figure}[ht]", r"\centering", r"\flowfigure" + "\n  ".join(f"{{{b}}}" for b in boxes),
-                          rf"\figurecaption{{{t('figure.caption')}}}", r"\end{figure}"])
+        """A flow figure in picture mode, as render/flow.py lays it out, measured by TeX (the macros of
+        preamble-common.tex), with its caption."""
+        figure = layout(self, step)
+        dims = TexDims()
+        drawing = geometry(figure, dims)
+        lines = [r"\setlength\FlowH{7mm}%"]
+        for box in figure.boxes:
+            content = r"\\".join(self.inline(line.content) if line.kind == "math"
+                                   else self.text(line.content, line.params) for line in box.lines)
+            lines.append(rf"\flowcontent{{{box.name}}}{{{content}}}%")
+        for box in figure.boxes:
+            rule, fill = _FRAMES[box.tint]
+            lines.append(rf"\flowframe{{{rule}}}{{{fill}}}{{{box.name}}}%")
+        first = figure.boxes[0].name
+        lines.append(rf"\setlength\FlowH{{\dimexpr\ht\flowbox{{{first}}}+\dp\flowbox{{{first}}}}}%")
+        at = dims.register  # picture commands read (x,y) up to the first ")": only named lengths go there
+        picture = [rf"\flowat{{{at(p.x)}}}{{{at(p.y)}}}{{{p.box.name}}}" for p in drawing.boxes]
+        picture += [rf"\flowline{{{at(g.x)}}}{{{at(g.y)}}}{{{g.dx}}}{{{g.dy}}}{{{at(g.length)}}}{{{_LINES[g.arrow]}}}"
+                    for g in drawing.segments]
+        picture += [rf"\flowlabel{{{at(label.x)}}}{{{at(label.y)}}}{{{label.math}}}" for label in drawing.labels]
+        size = rf"(\dimexpr{at(drawing.width)}\relax,\dimexpr{at(drawing.height)}\relax)(0,\dimexpr-\FlowH/2\relax)"
+        lines += [f"{statement}%" for statement in dims.statements]
+        lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
+        lines.append(r"\end{picture}}\flowfit")
+        picture = "{" + "\n".join(lines) + "}"
+        under = rf"\figurecaption{{{caption(self, step)}}}"
+        if self.settings["compact_headings"]:  # an exam's solution, cut at page breaks: the caption may go on
+            return "\n".join([r"\par\medskip{\centering", picture + r"\par}\nopagebreak", under, r"\medskip"])
+        # One unbreakable box, in place: under its section's heading (which TeX keeps with it); a float would drift
+        # to the next page's top.
+        return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture, under,
+                          r"\end{minipage}\par\medskip"])
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells, all of one width (\\heatcells: the widest name or value), the darker the larger
@@ -222,6 +248,66 @@ class LatexRenderer(DerivationRenderer):
             table = [r"\resizebox{\linewidth}{!}{%", *table, "}"]
         return "\n".join([r"\begin{center}", r"\setlength{\tabcolsep}{4pt}", *table, "",
                           rf"\heatscale{{{HEAT_PERCENT}}}{{{cells.largest}}}", r"\end{center}"])
+
+
+# The frame and the fill of a flow figure's box, by its tint.
+_LINES = {True: r"\vector", False: r"\line"}
+_FRAMES = {"step": ("black!80", "blue!6"), "output": ("black!80", "orange!12"), "none": ("white", "white")}
+
+
+class TexLength:
+    """A length as a TeX dimen expression (the inside of \\dimexpr), for render/flow.py's geometry."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __add__(self, other: TexLength) -> TexLength:
+        return TexLength(f"({self.text}+{other.text})")
+
+    def __sub__(self, other: TexLength) -> TexLength:
+        return TexLength(f"({self.text}-{other.text})")
+
+    def __mul__(self, factor: Fraction) -> TexLength:
+        factor = Fraction(factor)
+        if factor == 0:
+            return TexLength("0pt")
+        return self if factor == 1 else TexLength(f"({self.text})*{factor.numerator}/{factor.denominator}")
+
+    def __truediv__(self, divisor: int) -> TexLength:
+        return TexLength(f"({self.text})/{divisor}")
+
+
+class TexDims:
+    """The lengths of a figure as TeX computes them: boxes measured, values fixed in named lengths."""
+
+    height = TexLength(r"\FlowH")
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def mm(self, value: float) -> TexLength:
+        return TexLength(f"{value}mm")
+
+    def width(self, box) -> TexLength:
+        return TexLength(rf"\wd\flowbox{{{box.name}}}")
+
+    def fix(self, name: str, value: TexLength) -> TexLength:
+        self.statements.append(rf"\flowset{{{name}}}{{{value}}}")
+        return TexLength(rf"\flowl{{{name}}}")
+
+    def widest(self, name: str, values: list[TexLength]) -> TexLength:
+        widest = self.fix(name, values[0])
+        self.statements += [rf"\ifdim\dimexpr{b}\relax>{widest}\flowset{{{name}}}{{{b}}}\fi" for b in values[1:]]
+        return widest
+
+    def register(self, value: TexLength) -> TexLength:
+        """The value in a named length, if it is an expression."""
+        if "(" not in value.text:
+            return value
+        return self.fix(f"c{len(self.statements)}", value)
 
 
 def render_latex(derivation: Derivation, **settings: Any) -> str:

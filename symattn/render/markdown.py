@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .. import i18n
 from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from .escape import escape_markdown, markdown_code, mathjax_text
+from .flow import caption, layout
 from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
+# Languages whose captions are not set in italics (Japanese has none; renderers would slant it).
+UPRIGHT = {"ja"}
 # A heatmap's shades (Markdown has no colours), from the smallest share of the largest weight to all of it: the
 # darker the shade, the larger the weight, as the sentence before the heatmap says.
 SHADES = "░▒▓█"
@@ -67,7 +71,37 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         return f"> {sentence}" if step.note else sentence
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        return self.display(self.flow_chain()) + "\n\n" + f"*{self.text('figure.caption')}*"
+        """The figure as a display every Markdown math renderer sets (GitHub, VS Code, Jupyter: no SVG or HTML,
+        which GitHub strips): the flow as a chain of labelled arrows on two lines, then the caption."""
+        boxes = {box.name: box for box in layout(self, step).boxes}
+
+        def words(key: str, params: dict) -> str:  # a language string inside \text{}: escaped for math, not Markdown
+            return self.math_text(i18n.text(self.lang, key).format(**params))
+
+        def part(name: str) -> str:  # the box's math with its first language string under it
+            lines = boxes[name].lines
+            texts = [words(line.content, line.params) for line in lines if line.kind == "text"]
+            math = next(line.content for line in lines if line.kind == "math")
+            return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
+
+        if "C" in boxes:  # multi-head: heads, their concatenation, W_O
+            heads = ",\\ ".join(box.lines[1].content for name, box in boxes.items() if name[0] == "h"
+                                  and box.tint != "none")
+            start = rf"{part('X')} \longrightarrow " if "X" in boxes else ""
+            first = rf"{start}\underbrace{{{heads}}}_{{\text{{{words('figure.heads', {})}}}}}"
+            second = rf"\longrightarrow {part('C')} \xrightarrow{{\cdot W_O}} {part('O')}"
+        else:
+            if "H" in boxes:  # cross-attention: Q from the decoder, K and V from the encoder
+                start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
+            else:
+                start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
+            first = rf"{start} \longrightarrow {part('S')}"
+            steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]
+            second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "
+            second += rf"{part('A')} \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}"
+        chain = self.align([f"& {first} {second}"] if "C" in boxes else [f"& {first}", f"& {second}"])
+        text = caption(self, step)
+        return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """The weights as a table, each beside a shade of its share of the largest weight, the largest of each row

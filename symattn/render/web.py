@@ -1,5 +1,5 @@
 """What Markdown and HTML share and LaTeX does not: no pages (tall matrices stay whole), math set by MathJax,
-KaTeX or MathML (\\text subscripts cost nothing there), tables as tables, and the flow figure as one display."""
+KaTeX or MathML (\\text subscripts cost nothing there), and tables as tables."""
 
 from __future__ import annotations
 
@@ -27,14 +27,3 @@ class PagelessMixin:
             cells[0].append(self.inline(f"{letter} = {self.name(source)} \\cdot W_{letter}"))
             cells[1].append(self.text("meaning." + word))
         return self.table(header, words, cells)
-
-    def flow_chain(self) -> str:
-        """The math of Figure 1, X → Q, K, V → scores → ÷√d_k → softmax → weights → weighted sum = z, labelled in
-        the document's language."""
-        t = self.text
-        return (rf"\underbrace{{X}}_{{\text{{{t('figure.embeddings')}}}}}"
-                r"\xrightarrow{W_Q,\,W_K,\,W_V} Q,\ K,\ V"
-                rf"\ \longrightarrow\ \underbrace{{Q K^{{\top}}}}_{{\text{{{t('figure.scores')}}}}}"
-                r"\ \xrightarrow{\div\sqrt{d_k}}\ \operatorname{softmax}"
-                rf"\ \longrightarrow\ \underbrace{{w}}_{{\text{{{t('figure.weights')}}}}}"
-                rf"\ \longrightarrow\ \underbrace{{\textstyle\sum_j w_j v_j}}_{{\text{{{t('figure.sum')}}}}} = z")

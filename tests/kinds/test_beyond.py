@@ -72,11 +72,11 @@ def test_mask_and_positional_encoding_in_the_document():
     assert "Embedding + position" in tex and r"[0.8000,\ 2.5000]" in tex  # X + P for position 0: [0.8, 1.5 + 1]
 
 
-def test_flow_figure_opens_the_document_and_heatmaps_close_sections():
+def test_flow_figures_open_their_sections_and_heatmaps_close_them():
     tex = render_latex(derive("mt"))
     body = tex.split(r"\maketitle")[1]
-    assert body.index(r"\flowfigure") < body.index(r"\section*")
-    assert escape("図 1：Self-attention における") in body
+    assert body.index(r"\section*") < body.index(r"\flowcontent") < body.index(r"\subsection*")
+    assert escape("図 1：Self-attention の流れ") in body and escape("図 3：Multi-head attention の流れ") in body
     assert body.count(r"Attention 重みの\mbox{ヒートマップ}") == 2  # self- and cross-attention
     assert r"\cellcolor{blue!60}0.3382" in body  # the largest weight gets the darkest cell
     assert "attention weights" in render_latex(derive("mt", lang="en"))

@@ -86,12 +86,12 @@ def test_html_alignment_splits_outside_matrices():
     assert split_alignment(r"a \& b &= c") == (r"a \& b ", "= c")
 
 
-def chromium(*args: str) -> subprocess.CompletedProcess:
+def chromium(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     assert binary, "Chromium is needed by the HTML tests (scripts/setup.sh installs Debian's chromium)"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 def test_html_renders_in_chromium(mt_html, tmp_path):

@@ -1,0 +1,242 @@
+"""The flow figures as boxes on a grid and the arrows between them, and their geometry, for every format that draws
+them: LaTeX's picture mode measures in TeX, HTML's SVG in Python, both through the same `geometry`.
+
+A box holds lines, each math (LaTeX of a small subset, see render/svg.py) or a language string; rows run down
+from 0 and may be halves (a box between two rows); columns run right with a gap after each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from ..model import FlowFigure, Name
+
+# Millimetres: the usual gap between columns, the gap where branches carry labels, how far a branch leaves its
+# box, where a branch's label sits from the branch, and the space between rows.
+GAP, LABELLED_GAP, STUB, LABEL_AT, ROW_SPACE = 7, 14, 4, 5, 4
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a box: math (LaTeX) or the language string `key` with its parameters."""
+
+    kind: Literal["math", "text"]
+    content: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def math(latex: str) -> Line:
+    return Line("math", latex)
+
+
+def text(key: str, **params: Any) -> Line:
+    return Line("text", f"figure.{key}", params)
+
+
+@dataclass(frozen=True)
+class Box:
+    name: str
+    col: int
+    row: Fraction
+    lines: tuple[Line, ...]
+    tint: Literal["step", "output", "none"] = "step"  # "none": no frame (the ⋮ between many heads)
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """right: same row, edge to edge; down: same column; elbow: right, then down into the target's top; fork: one
+    source branching to several targets (labels on the branches); merge: several sources into one target."""
+
+    how: Literal["right", "down", "elbow", "fork", "merge"]
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    labels: tuple[str, ...] = ()  # math over each branch (fork) or over the arrow (right)
+
+
+@dataclass(frozen=True)
+class Flow:
+    boxes: tuple[Box, ...]
+    arrows: tuple[Arrow, ...]
+    gaps: tuple[float, ...]  # mm after each column but the last
+
+
+def layout(renderer, step: FlowFigure) -> Flow:
+    """The boxes and arrows of one figure, with the renderer's notation for the encoder outputs and a divisor."""
+    divisor = renderer.value(step.scale.number)[0] if step.scale.mode == "number" else ""
+    return flow(step, divisor, renderer.name(Name("memory")))
+
+
+def caption(renderer, step: FlowFigure) -> str:
+    """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
+    key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
+    names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
+    return renderer.text(key, {"number": step.number, **names})
+
+
+def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
+    """The boxes and arrows of one figure; `divisor`: the LaTeX of a given number the scores are divided by,
+    `encoder`: the symbol of the encoder outputs."""
+    if step.flavour == "multi":
+        return _multi_head(step)
+    cross = step.flavour == "cross"
+    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'X' if cross else _source(step, encoder)} W_Q"),)),
+             Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
+             Box("V", 1, Fraction(2), (math(f"V = {_source(step, encoder)} W_V"),)),
+             Box("S", 2, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
+    if cross:
+        sources = [Box("X", 0, Fraction(0), (math("X"), text("decoder"))),
+                   Box("H", 0, Fraction(3, 2), (math(encoder), text("encoder")))]
+        arrows = [Arrow("right", ("X",), ("Q",), ("W_Q",)), Arrow("fork", ("H",), ("K", "V"), ("W_K", "W_V"))]
+    else:
+        sources = [Box("X", 0, Fraction(1), (math("X + P"), text("with_positions")) if step.positions
+                       else (math("X"), text("embeddings")))]
+        arrows = [Arrow("fork", ("X",), ("Q", "K", "V"), ("W_Q", "W_K", "W_V"))]
+    chain = ["S"]
+    if step.scale.mode != "none":
+        scaling = r"\div \sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else rf"\div {divisor}"
+        boxes.append(Box("D", 2 + len(chain), Fraction(1), (math(scaling), text("scaling"))))
+        chain.append("D")
+    if step.mask is not None:
+        boxes.append(Box("M", 2 + len(chain), Fraction(1), (math(r"+\,M"), text(f"mask_{step.mask}"))))
+        chain.append("M")
+    last = 2 + len(chain)
+    boxes += [Box("A", last, Fraction(1), (math(r"\mathrm{softmax}"), text("weights"))),
+              Box("Z", last, Fraction(2), (math(r"\sum_j w_j V_j"), text("sum"))),
+              Box("O", last, Fraction(3), (math("z"), text("output")), "output")]
+    chain.append("A")
+    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)),
+               *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)),
+               Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
+    return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
+
+
+def _source(step: FlowFigure, encoder: str) -> str:
+    """What the keys and values are computed from."""
+    if step.flavour == "cross":
+        return encoder
+    return "(X + P)" if step.positions else "X"
+
+
+def _multi_head(step: FlowFigure) -> Flow:
+    """Heads (from X, or given) → their concatenation → · W_O → the output; beyond four heads: 1, 2, ⋮, h."""
+    h = step.heads
+    shown = list(range(1, h + 1)) if h <= 4 else [1, 2, None, h]
+    col = 1 if step.computed else 0
+    heads = tuple(Box(f"h{i}", col, Fraction(r), (text("head", h=i), math(f"z^{{({i})}}"))) if i is not None
+                  else Box("dots", col, Fraction(r), (math(r"\vdots"),), "none") for r, i in enumerate(shown))
+    middle = Fraction(len(shown) - 1, 2)
+    parts = [f"z^{{({i})}}" for i in shown if i is not None]
+    joined = r" \,\|\, ".join(parts if h <= 4 else [parts[0], r"\cdots", parts[-1]])
+    named = tuple(b.name for b in heads if b.tint != "none")
+    boxes = [*heads, Box("C", col + 1, middle, (math(joined), text("concat"))),
+             Box("O", col + 2, middle, (math(r"z_{\mathrm{final}}"), text("output")), "output")]
+    arrows = [Arrow("merge", named, ("C",)), Arrow("right", ("C",), ("O",), (r"\cdot W_O",))]
+    gaps = [GAP + STUB, LABELLED_GAP]
+    if step.computed:
+        boxes.insert(0, Box("X", 0, middle, (math("X"), text("embeddings"))))
+        arrows.insert(0, Arrow("fork", ("X",), named, tuple(f"W^{{({i})}}" for i in shown if i is not None)))
+        gaps.insert(0, LABELLED_GAP)
+    return Flow(tuple(boxes), tuple(arrows), tuple(gaps))
+
+
+# ---------------------------------------------------------------- geometry, in the units of a backend
+
+@dataclass(frozen=True)
+class Placed:
+    box: Box
+    x: Any  # centre
+    y: Any
+    width: Any
+
+
+@dataclass(frozen=True)
+class Segment:
+    """From (x, y) in direction (dx, dy) (one of the four), `length` long; arrow: with a head at its end."""
+
+    x: Any
+    y: Any
+    dx: int
+    dy: int
+    length: Any
+    arrow: bool = True
+
+
+@dataclass(frozen=True)
+class Label:
+    x: Any  # centre
+    y: Any  # baseline, just above the line it labels
+    math: str
+
+
+@dataclass(frozen=True)
+class Drawing:
+    width: Any
+    height: Any  # y runs up from -box_height/2 to height - box_height/2
+    box_height: Any
+    boxes: tuple[Placed, ...]
+    segments: tuple[Segment, ...]
+    labels: tuple[Label, ...]
+
+
+def geometry(figure: Flow, dims) -> Drawing:
+    """Where everything goes. `dims` does the arithmetic of one backend's lengths: mm(x), width(box), height (of
+    every box), widest(name, values) and fix(name, value) (a value computed once, in a length of that name)."""
+    boxes = {b.name: b for b in figure.boxes}
+    cols = 1 + max(b.col for b in figure.boxes)
+    widths = {b.name: dims.width(b) for b in figure.boxes}
+    colw, left = [], [dims.mm(0)]
+    for c in range(cols):
+        colw.append(dims.widest(f"w{c}", [widths[b.name] for b in figure.boxes if b.col == c]))
+        if c + 1 < cols:
+            left.append(dims.fix(f"l{c + 1}", left[c] + colw[c] + dims.mm(figure.gaps[c])))
+    pitch = dims.fix("p", dims.height + dims.mm(ROW_SPACE))
+    top = max(b.row for b in figure.boxes)
+    centre = {b.name: (dims.fix(f"x{b.name}", left[b.col] + colw[b.col] / 2), pitch * (top - b.row))
+              for b in figure.boxes}
+    half = dims.height / 2
+
+    def x(n):
+        return centre[n][0]
+
+    def y(n):
+        return centre[n][1]
+
+    def right(n):
+        return x(n) + widths[n] / 2
+
+    def leftof(n):
+        return x(n) - widths[n] / 2
+
+    segments: list[Segment] = []
+    labels: list[Label] = []
+    for arrow in figure.arrows:
+        s, t = arrow.sources[0], arrow.targets[0]
+        if arrow.how == "right":
+            segments.append(Segment(right(s), y(s), 1, 0, leftof(t) - right(s)))
+            if arrow.labels:
+                labels.append(Label((right(s) + leftof(t)) / 2, y(s), arrow.labels[0]))
+        elif arrow.how == "down":
+            segments.append(Segment(x(s), y(s) - half, 0, -1, y(s) - y(t) - dims.height))
+        elif arrow.how == "elbow":
+            segments += [Segment(right(s), y(s), 1, 0, x(t) - right(s), False),
+                         Segment(x(t), y(s), 0, -1, y(s) - y(t) - half)]
+        elif arrow.how == "fork":
+            branch = left[boxes[s].col] + colw[boxes[s].col] + dims.mm(STUB)
+            rows = sorted({boxes[n].row for n in (s, *arrow.targets)})
+            low, high = pitch * (top - rows[-1]), pitch * (top - rows[0])
+            segments += [Segment(right(s), y(s), 1, 0, branch - right(s), False),
+                         Segment(branch, low, 0, 1, high - low, False)]
+            for i, n in enumerate(arrow.targets):
+                segments.append(Segment(branch, y(n), 1, 0, leftof(n) - branch))
+                if i < len(arrow.labels):
+                    labels.append(Label(branch + dims.mm(LABEL_AT), y(n), arrow.labels[i]))
+        else:  # merge
+            join = left[boxes[t].col] - dims.mm(STUB)
+            rows = sorted({boxes[n].row for n in (t, *arrow.sources)})
+            low, high = pitch * (top - rows[-1]), pitch * (top - rows[0])
+            segments += [Segment(right(n), y(n), 1, 0, join - right(n), False) for n in arrow.sources]
+            segments += [Segment(join, low, 0, 1, high - low, False), Segment(join, y(t), 1, 0, leftof(t) - join)]
+    placed = tuple(Placed(b, x(b.name), y(b.name), widths[b.name]) for b in figure.boxes)
+    return Drawing(left[-1] + colw[-1], pitch * top + dims.height, dims.height, placed, tuple(segments), tuple(labels))

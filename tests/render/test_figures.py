@@ -1,0 +1,107 @@
+"""The flow figures: one per kind present, numbered in order, captions true for the document, in every format."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from symattn import derive, render_markdown
+from symattn.cli import main
+from symattn.model import FlowFigure
+from symattn.render.html import render_html
+from symattn.render.latex import render_latex
+
+SPECS = Path(__file__).parent / "specs"
+ALL_KINDS = SPECS / "every_figure.toml"  # cross, masked self (scale 2.5), computed multi-head, cross again
+
+
+def figures(source, lang="en"):
+    return [step for step in derive(source, lang=lang).steps if isinstance(step, FlowFigure)]
+
+
+def test_one_figure_per_kind_numbered_where_its_section_begins():
+    assert [(f.flavour, f.number) for f in figures("mt")] == [("self", 1), ("cross", 2), ("multi", 3)]
+    (masked,) = figures("decoder")
+    assert (masked.flavour, masked.mask, masked.positions) == ("masked", "causal", True)
+    found = figures(ALL_KINDS)
+    assert [(f.flavour, f.number) for f in found] == [("cross", 1), ("masked", 2), ("multi", 3)]  # cross once
+    assert found[1].scale.mode == "number" and found[2].computed and found[2].heads == 2
+    for section in derive("mt").sections:  # right under the section's heading
+        assert isinstance(section.steps[1], FlowFigure)
+
+
+def test_a_cross_attention_document_draws_cross_attention_only():
+    for lang, word in (("en", "Figure"), ("ja", "図")):
+        derivation = derive(ALL_KINDS, lang=lang)
+        latex = render_latex(derivation)
+        captions = re.findall(r"\\figurecaption\{(.*)\}", latex)
+        numbers = [re.match(rf"{word} (\d)[:：]", c).group(1) for c in captions]
+        assert numbers == ["1", "2", "3"]
+        assert "Cross{-}attention" in captions[0] or "cross{-}attention" in captions[0]
+        assert not any("Self{-}attention の流れ" in c or "flow of self{-}attention" in c for c in captions)
+        assert r"\flowcontent{H}" in latex and r"\flowcontent{M}{$+\,M$" in latex and r"$\div 2.5$" in latex
+
+
+def test_the_english_caption_has_one_colon_and_the_values_are_V_rows():
+    latex = render_latex(derive("mt", lang="en"))
+    for caption in re.findall(r"\\figurecaption\{(.*)\}", latex):
+        assert caption.count(":") == 1
+    assert r"$\sum_j w_j V_j$" in latex and "v_j" not in latex
+
+
+def test_the_multi_head_caption_says_whether_heads_are_given():
+    latex = render_latex(derive("mt", lang="en"))
+    assert "(given here)" in latex
+    assert "(given here)" not in render_latex(derive(ALL_KINDS, lang="en"))
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_figures_fit_the_page(lang, tmp_path):
+    """Each picture is scaled to the line when wider (\\flowfit); the PDF builds, and no figure is overfull."""
+    assert main(["render", str(ALL_KINDS), "--lang", lang, "--format", "tex,pdf", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "every_figure.pdf").stat().st_size > 10_000
+    assert r"\flowfit" in (tmp_path / "every_figure.tex").read_text(encoding="utf-8")
+
+
+def test_a_figure_is_set_in_place_under_its_heading_not_as_a_float():
+    """A float would drift from its section's heading (to the next page's top), and cannot be in an exam's
+    solution; the figure and its caption are one box right after the heading."""
+    latex = render_latex(derive("mt", lang="en"))
+    assert r"\begin{figure}" not in latex
+    assert re.search(r"\\section\*\{Self\{-\}Attention\}\s*\\par\\noindent\\begin\{minipage\}", latex)
+
+
+def test_markdown_draws_each_figure_as_math_renderers_set_it():
+    md = render_markdown(derive(ALL_KINDS, lang="en"))
+    assert "<svg" not in md  # GitHub strips SVG from Markdown
+    assert md.count(r"\xrightarrow{W_Q}") == 1  # cross-attention: queries from the decoder
+    assert r"\xrightarrow{+\,M}" in md and r"\xrightarrow{\div 2.5}" in md and r"\xrightarrow{\cdot W_O}" in md
+    assert re.findall(r"^\*Figure (\d):", md, re.M) == ["1", "2", "3"]
+
+
+def test_html_draws_each_figure_as_inline_svg():
+    page = render_html(derive(ALL_KINDS, lang="ja"))
+    assert page.count("<svg") == 3 and "<script" not in page and "http://www.w3.org/2000/svg" in page
+    assert 'aria-labelledby="symattn-figure-1"' in page and 'id="symattn-figure-1"' in page
+    assert "デコーダの状態" in page and "<tspan" in page
+    assert page.count("<marker") == 3 and len(set(re.findall(r'<marker id="([^"]+)"', page))) == 3
+
+
+def test_each_box_is_true_for_its_section():
+    """No scaling box without scaling, ÷ c for a given scale, X + P with positional encodings, ⋮ beyond four heads."""
+    from symattn.render.flow import flow
+    from symattn.spec.model import Scale
+
+    def names(step):
+        return [box.name for box in flow(step, "2.5").boxes]
+
+    assert "D" not in names(FlowFigure("self", Scale("none")))
+    assert names(FlowFigure("masked", Scale("number"), mask="causal")).index("D") < names(
+        FlowFigure("masked", mask="causal")).index("M")
+    boxes = {b.name: b for b in flow(FlowFigure("self", Scale("number"), positions=True), "2.5").boxes}
+    assert boxes["D"].lines[0].content == r"\div 2.5" and boxes["X"].lines[0].content == "X + P"
+    assert boxes["K"].lines[0].content == "K = (X + P) W_K"
+    many = flow(FlowFigure("multi", heads=8), "").boxes
+    assert [b.name for b in many][:4] == ["h1", "h2", "dots", "h8"] and many[2].tint == "none"
