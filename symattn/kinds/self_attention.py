@@ -60,7 +60,7 @@ class SelfAttentionSpec(Section):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS})
+                      "P", *fields.SIZE_KEYS, "heading"})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
@@ -93,7 +93,7 @@ class SelfAttentionKind(Kind):
         QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
         focus = section.focus
         steps: list[Step] = [
-            Heading(1, "self.heading"),
+            common.part_heading(section, "self.heading"),
             Paragraph("self.intro"),
             Paragraph("matrix.only", note=True) if focus.mode == "matrix"
             else Paragraph("self.goal", {"token": Token(focus.tokens[0])}),

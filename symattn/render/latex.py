@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from pylatex import Document, NoEscape
+from sympy import Rational
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..numfmt import format_number, shades
 from .escape import escape
 from .layout import (
@@ -134,15 +135,40 @@ class LatexRenderer(DerivationRenderer):
 
     # ------------------------------------------------------------ steps with a LaTeX form of their own
 
-    def _print_Heading(self, step: Heading) -> str:
+    def heading(self, level: int, text: str) -> str:
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
-            return rf"\par\medskip\noindent\textbf{{{self.text(step.key, step.params)}}}\par"
-        command = {1: "section", 2: "subsection"}.get(step.level, "subsubsection")
-        return rf"\{command}*{{{self.text(step.key, step.params)}}}"
+            return rf"\par\medskip\noindent\textbf{{{text}}}\par"
+        command = {1: "section", 2: "subsection"}.get(level, "subsubsection")
+        return rf"\{command}*{{{text}}}"
+
+    def paragraph(self, text: str, note: bool = False) -> str:
+        return rf"\note{{{text}}}" if note else text
+
+    def _print_Heading(self, step: Heading) -> str:
+        return self.heading(step.level, self.text(step.key, step.params))
 
     def _print_Paragraph(self, step: Paragraph) -> str:
-        sentence = self.text(step.key, step.params)
-        return rf"\note{{{sentence}}}" if step.note else sentence
+        return self.paragraph(self.text(step.key, step.params), step.note)
+
+    def _print_TextTable(self, step: TextTable) -> str:
+        """A booktabs table; when its cells do not fit the line, each column wraps its text in a share of the
+        line's width as long as its longest cell."""
+        header = [self.written(cell) for cell in step.header]
+        rows = [[self.written(cell) for cell in row] for row in step.rows]
+        widths = [max(visible_width(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+        if sum(widths) + 3 * len(widths) <= self.width:
+            spec = "l" * len(widths)
+        else:
+            spec = "".join(rf"p{{{format_number(Rational(w, sum(widths)) * Rational(9, 10), 2).text}\linewidth}}"
+                           for w in widths)
+        lines = [" & ".join(row) + r" \\" for row in [header, *rows]]
+        return "\n".join([rf"\begin{{longtable}}{{{spec}}}", r"\toprule", lines[0], r"\midrule", *lines[1:],
+                          r"\bottomrule", r"\end{longtable}"])
+
+    def _print_References(self, step: References) -> str:
+        """A numbered list, [1], [2], ..."""
+        items = [rf"\item {self.written(item)}" for item in step.items]
+        return "\n".join([r"\begin{enumerate}", r"\renewcommand{\labelenumi}{[\theenumi]}", *items, r"\end{enumerate}"])
 
     def _print_DefinitionTable(self, step: DefinitionTable) -> str:
         rows = []

@@ -6,14 +6,20 @@ Markdown's own.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from ..decimals import to_decimal
-from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..numfmt import format_number
+from ..spec.model import Math
 from .escape import escape_markdown, markdown_code, mathjax_text
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
+
+# User math in Markdown: the characters a Markdown renderer would read, as the commands KaTeX and MathJax know.
+_MARKDOWN_MATH_COMMANDS = {"<": r"\lt ", ">": r"\gt ", r"\|": r"\Vert ", "|": r"\vert "}
+_MARKDOWN_MATH = re.compile(r"[<>|]|\\\|")
 
 
 class MarkdownRenderer(PagelessMixin, DerivationRenderer):
@@ -55,12 +61,30 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
 
     # ------------------------------------------------------------ steps with their own Markdown form
 
+    def heading(self, level: int, text: str) -> str:
+        return "#" * (level + 1) + " " + text
+
+    def paragraph(self, text: str, note: bool = False) -> str:
+        return f"> {text}" if note else text
+
+    def user_math(self, math: Math) -> str:
+        """As LaTeX writes it, without the characters Markdown would read outside the math: < and > (an HTML tag
+        to a renderer that passes math through unparsed) and | (the end of a table cell, even inside $…$)."""
+        return _MARKDOWN_MATH.sub(lambda m: _MARKDOWN_MATH_COMMANDS[m.group(0)], super().user_math(math))
+
     def _print_Heading(self, step: Heading) -> str:
-        return "#" * (step.level + 1) + " " + self.text(step.key, step.params)
+        return self.heading(step.level, self.text(step.key, step.params))
 
     def _print_Paragraph(self, step: Paragraph) -> str:
-        sentence = self.text(step.key, step.params)
-        return f"> {sentence}" if step.note else sentence
+        return self.paragraph(self.text(step.key, step.params), step.note)
+
+    def _print_TextTable(self, step: TextTable) -> str:
+        columns = [[self.written(row[c]) for row in step.rows] for c in range(len(step.header))]
+        return self.table([self.written(cell) for cell in step.header], columns[0], columns[1:])
+
+    def _print_References(self, step: References) -> str:
+        """A numbered list."""
+        return "\n".join(f"{i}. {self.written(item)}" for i, item in enumerate(step.items, 1))
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         return self.display(self.flow_chain()) + "\n\n" + f"*{self.text('figure.caption')}*"
