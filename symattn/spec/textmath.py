@@ -21,12 +21,15 @@ SYMBOLS = ("cdot times div pm mp ast star circ bullet oplus otimes odot le leq g
            "propto in notin subset subseteq supset supseteq cup cap setminus to rightarrow leftarrow leftrightarrow "
            "Rightarrow Leftarrow Leftrightarrow mapsto infty partial nabla forall exists neg land lor top bot "
            "intercal perp parallel mid prime ell emptyset ldots cdots vdots ddots dots langle rangle lVert rVert "
-           "Vert vert lfloor rfloor lceil rceil quad qquad sum prod int lim max min arg log ln exp sin cos tan det dim "
+           "Vert vert lfloor rfloor lceil rceil quad qquad sum prod int lim max min log ln exp sin cos tan det dim "
            "sup inf left right").split()
 # Commands followed by arguments in braces: how many (\sqrt may have an [index] first).
 ARGUMENTS = {"frac": 2, "sqrt": 1, "text": 1, "mathrm": 1, "mathbf": 1, "mathit": 1, "mathcal": 1, "mathbb": 1,
              "operatorname": 1, "hat": 1, "bar": 1, "vec": 1, "tilde": 1, "dot": 1, "overline": 1, "underline": 1}
 COMMANDS = frozenset({*GREEK, *SYMBOLS, *ARGUMENTS})
+# The list an error message gives.
+ALLOWED = "the Greek letters \\alpha ... \\Omega, " + ", ".join(
+    "\\" + c for c in sorted(COMMANDS - set(GREEK), key=str.lower))
 # Control symbols: thin, medium, negative and normal spaces, braces, a double bar, a percent sign.
 CONTROL_SYMBOLS = frozenset(",;! {}|%")
 # What \left and \right may size.
@@ -136,8 +139,7 @@ def math(source: str, field: str) -> Math:
                 continue
             if command not in COMMANDS:
                 shown = f"\\{command}" if command else "\\ at the end"
-                raise SpecError(field, f"unknown math command {shown} (allowed: "
-                                       f"{', '.join(chr(92) + c for c in sorted(COMMANDS, key=str.lower))})")
+                raise SpecError(field, f"unknown math command {shown} (allowed: {ALLOWED})")
             if command == "text":
                 content, i = _text_argument(source, i, field)
                 parts.append(MathText(content))
