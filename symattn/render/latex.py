@@ -151,19 +151,27 @@ class LatexRenderer(DerivationRenderer):
         return self.paragraph(self.text(step.key, step.params), step.note)
 
     def _print_TextTable(self, step: TextTable) -> str:
-        """A booktabs table; when its cells do not fit the line, each column wraps its text in a share of the
-        line's width as long as its longest cell."""
-        header = [self.written(cell) for cell in step.header]
-        rows = [[self.written(cell) for cell in row] for row in step.rows]
-        widths = [max(visible_width(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-        if sum(widths) + 3 * len(widths) <= self.width:
-            spec = "l" * len(widths)
+        """A booktabs table of the spec's cells: as wide as its text when that fits the line, else each column
+        as wide as its text or an equal share of what the narrower columns leave, its text wrapped ragged-right.
+        A table taller than TABLE_LINES may break across pages."""
+        rows = [[self.written(cell) for cell in row] for row in (step.header, *step.rows)]
+        widths = [max(visible_width(cell) for cell in column) for column in zip(*rows, strict=True)]
+        room = self.width - 2 * len(widths)  # characters, less the space around each column (2 × \tabcolsep)
+        if sum(widths) <= room:
+            spec, lines = "l" * len(widths), len(rows)
         else:
-            spec = "".join(rf"p{{{format_number(Rational(w, sum(widths)) * Rational(9, 10), 2).text}\linewidth}}"
-                           for w in widths)
-        lines = [" & ".join(row) + r" \\" for row in [header, *rows]]
-        return "\n".join([rf"\begin{{longtable}}{{{spec}}}", r"\toprule", lines[0], r"\midrule", *lines[1:],
-                          r"\bottomrule", r"\end{longtable}"])
+            shares = column_shares(widths, room)
+            spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{format_number(Rational(share, self.width), 3).text}"
+                           r"\linewidth}" for share in shares)
+            lines = sum(max(-(-visible_width(cell) // share) for cell, share in zip(row, shares, strict=True))
+                        for row in rows)
+        body = [" & ".join(row) + r" \\" for row in rows]
+        table = [r"\toprule", body[0], r"\midrule", *body[1:], r"\bottomrule"]
+        if lines <= TABLE_LINES:  # centred without a center environment, whose list penalty would let the page
+            # break between the table and a sentence introducing it
+            return "\n".join([r"{\centering\medskip", rf"\begin{{tabular}}{{{spec}}}", *table, r"\end{tabular}\par",
+                              r"\medskip}"])
+        return "\n".join([rf"\begin{{longtable}}{{{spec}}}", *table, r"\end{longtable}"])
 
     def _print_References(self, step: References) -> str:
         """A numbered list, [1], [2], ..."""
@@ -218,3 +226,17 @@ def render_latex(derivation: Derivation, **settings: Any) -> str:
     settings.setdefault("lang", derivation.lang)
     settings.setdefault("digits", derivation.digits)
     return LatexRenderer(**settings).document(derivation)
+
+
+def column_shares(widths: list[int], room: int) -> list[int]:
+    """Each column's width, in characters, within `room`: a column narrower than an equal share of what is left
+    keeps its width, and the others share the rest equally."""
+    shares: dict[int, int] = {}
+    while True:
+        wide = [i for i in range(len(widths)) if i not in shares]
+        share = (room - sum(shares.values())) // max(len(wide), 1)
+        narrow = [i for i in wide if widths[i] <= share]
+        if not narrow:
+            break
+        shares.update((i, widths[i]) for i in narrow)
+    return [shares.get(i, max(share, 1)) for i in range(len(widths))]
