@@ -216,3 +216,18 @@ def test_the_pdf_of_all_five_parts_and_every_command_compiles(tmp_path, lang):
         text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
         assert r"\input{/etc/passwd}" in text and "<script>alert(1)</script>" in text
         assert "Attention Is All You Need" in text and ("はじめに" if lang == "ja" else "Introduction") in text
+
+
+def test_a_markdown_renderer_with_dollar_math_reads_the_text_back():
+    """CommonMark with tables and $…$ math (markdown-it-py, as MkDocs and Jupyter read it): every cell stays in its
+    column, the payloads are text, and the math reaches the math renderer whole."""
+    markdown_it = pytest.importorskip("markdown_it")
+    dollarmath = pytest.importorskip("mdit_py_plugins.dollarmath")
+    parser = markdown_it.MarkdownIt("commonmark").enable("table").use(dollarmath.dollarmath_plugin)
+    html = parser.render(symattn.render_markdown(derive(TEXT, ATTENTION)))
+    payload = r"\input{/etc/passwd} &lt;script&gt;alert(1)&lt;/script&gt; *a* _b_ | c # 100% &amp; ~ ^"
+    assert "<script>" not in html and html.count(payload) == 6
+    assert ("<tr>\n<td>a*b|c</td>\n<td><span class=\"math inline\">\\alpha_{ij}</span></td>\n"
+            "<td>&lt;i&gt;x&lt;/i&gt;</td>\n</tr>") in html
+    assert '<th>Cross <span class="math inline">x\\vert y</span></th>' in html
+    assert '<span class="math inline">\\frac{1}{2}</span>' in html
