@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..numfmt import format_number
-from ..spec.model import Math
-from .escape import escape_markdown, markdown_code, mathjax_text
+from ..spec.model import Math, Written
+from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
@@ -66,6 +66,10 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
 
     def paragraph(self, text: str, note: bool = False) -> str:
         return f"> {text}" if note else text
+
+    def written(self, text: Written) -> str:
+        """As every format writes it, and never read as a list item or a rule where it starts a line."""
+        return markdown_line_start(super().written(text))
 
     def user_math(self, math: Math) -> str:
         """As LaTeX writes it, without the characters Markdown would read outside the math: < and > (an HTML tag

@@ -231,3 +231,13 @@ def test_a_markdown_renderer_with_dollar_math_reads_the_text_back():
             "<td>&lt;i&gt;x&lt;/i&gt;</td>\n</tr>") in html
     assert '<th>Cross <span class="math inline">x\\vert y</span></th>' in html
     assert '<span class="math inline">\\frac{1}{2}</span>' in html
+
+
+def test_a_markdown_line_that_would_start_a_list_or_a_rule_is_text():
+    markdown_it = pytest.importorskip("markdown_it")
+    section = {"kind": "text", "paragraphs": ["- not a list", "2. not a list", "---"], "references": ["- one"]}
+    md = symattn.render_markdown(derive(section))
+    assert "\n\\- not a list\n" in md and "\n2\\. not a list\n" in md and "\n\\---\n" in md and "1. \\- one" in md
+    html = markdown_it.MarkdownIt("commonmark").render(md)
+    assert "<ul>" not in html and "<hr" not in html and "<ol start" not in html
+    assert "<p>- not a list</p>" in html and "<p>2. not a list</p>" in html and "<li>- one</li>" in html
