@@ -339,3 +339,8 @@ class Derivation:
     @property
     def steps(self) -> tuple[Step, ...]:
         return (*self.opening, *(step for section in self.sections for step in section.steps))
+
+    def of_kind(self, kind: str) -> tuple[DerivedSection, ...]:
+        """Its sections of one kind, in order: derive("mt").of_kind("self_attention")[0] is the article's
+        self-attention, whatever text blocks stand before it."""
+        return tuple(section for section in self.sections if section.kind == kind)

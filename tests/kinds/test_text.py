@@ -241,3 +241,11 @@ def test_a_markdown_line_that_would_start_a_list_or_a_rule_is_text():
     html = markdown_it.MarkdownIt("commonmark").render(md)
     assert "<ul>" not in html and "<hr" not in html and "<ol start" not in html
     assert "<p>- not a list</p>" in html and "<p>2. not a list</p>" in html and "<li>- one</li>" in html
+
+
+def test_a_derivation_finds_its_sections_of_one_kind_past_the_text_blocks():
+    derivation = symattn.derive("mt", lang="en")
+    assert [s.kind for s in derivation.sections if s.kind != "text"] == ["self_attention", "cross_attention",
+                                                                          "multi_head"]
+    assert derivation.of_kind("self_attention")[0].result.queries[1].output.shape == (1, 3)
+    assert derivation.of_kind("nothing") == ()
