@@ -341,6 +341,6 @@ class Derivation:
         return (*self.opening, *(step for section in self.sections for step in section.steps))
 
     def of_kind(self, kind: str) -> tuple[DerivedSection, ...]:
-        """Its sections of one kind, in order: derive("mt").of_kind("self_attention")[0] is the article's
-        self-attention, whatever text blocks stand before it."""
+        """Its sections of one kind, in order (the first self-attention of a document, past the blocks of prose
+        before it: of_kind(name)[0])."""
         return tuple(section for section in self.sections if section.kind == kind)
