@@ -9,7 +9,7 @@ from typing import Any, Literal
 from sympy import Expr, ImmutableMatrix
 
 from .engine import MatrixForm, Numbers, flat_entries
-from .spec.model import GivenMatrix, Scale, Section
+from .spec.model import GivenMatrix, Scale, Section, Written
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,37 @@ class Paragraph(Step):
     params: dict[str, Param] = field(default_factory=dict)
     note: bool = False
     facts: Facts | None = field(default=None, compare=False, repr=False)  # what it was chosen under, if conditional
+
+
+@dataclass(frozen=True)
+class WrittenHeading(Heading):
+    """A heading the spec wrote (a text section's, or an attention section's `heading`), in place of the language
+    file's `key` ("" for a text section)."""
+
+    text: Written | None = None
+
+
+@dataclass(frozen=True)
+class TextParagraph(Step):
+    """A paragraph the spec wrote (plain text and inline math); note=True sets it as an aside."""
+
+    text: Written
+    note: bool = False
+
+
+@dataclass(frozen=True)
+class TextTable(Step):
+    """A table the spec wrote: a header and rows of cells, each as long as the header."""
+
+    header: tuple[Written, ...]
+    rows: tuple[tuple[Written, ...], ...]
+
+
+@dataclass(frozen=True)
+class References(Step):
+    """The references the spec wrote, numbered in order."""
+
+    items: tuple[Written, ...]
 
 
 @dataclass(frozen=True)
@@ -385,3 +416,8 @@ class Derivation:
     @property
     def steps(self) -> tuple[Step, ...]:
         return (*self.opening, *(step for section in self.sections for step in section.steps))
+
+    def of_kind(self, kind: str) -> tuple[DerivedSection, ...]:
+        """Its sections of one kind, in order (the first self-attention of a document, past the blocks of prose
+        before it: of_kind(name)[0])."""
+        return tuple(section for section in self.sections if section.kind == kind)

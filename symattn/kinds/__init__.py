@@ -13,6 +13,7 @@ from .base import Kind
 from .cross_attention import CROSS_ATTENTION
 from .multi_head import MULTI_HEAD
 from .self_attention import SELF_ATTENTION
+from .text import TEXT
 
 KINDS: dict[str, Kind] = {}
 
@@ -57,5 +58,5 @@ def examinable() -> tuple[str, ...]:
     return tuple(name for name, kind in KINDS.items() if kind.examinable)
 
 
-for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD):
+for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT):
     register(_kind)

@@ -75,8 +75,9 @@ class Kind:
         """Whether the result holds symbols (then nothing is rounded)."""
         raise NotImplementedError
 
-    def answers(self, section: Section, result: Any) -> dict[str, Any]:
-        """The section's answers as plain data (the JSON schema of `symattn solve`)."""
+    def answers(self, section: Section, result: Any) -> dict[str, Any] | None:
+        """The section's answers as plain data (the JSON schema of `symattn solve`); None for a section that has
+        none (a text block), which the JSON leaves out."""
         raise NotImplementedError
 
     def figure(self, section: Section) -> FlowFigure | None:

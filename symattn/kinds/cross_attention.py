@@ -56,7 +56,7 @@ class CrossAttentionSpec(Section):
 class CrossAttentionKind(Kind):
     name = CrossAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
-                      *fields.SIZE_KEYS})
+                      *fields.SIZE_KEYS, "heading"})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec:
@@ -97,7 +97,7 @@ class CrossAttentionKind(Kind):
                                             first=t == focus.stepwise[0]) for t in focus.stepwise}
         memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), section.memory_tokens, (memory,))
         steps: list[Step] = [
-            Heading(1, "cross.heading"),
+            common.part_heading(section, "cross.heading"),
             Paragraph("cross.intro"),
             *([Paragraph("matrix.only", note=True)] if matrix_only else []),
             Paragraph("cross.roles", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),

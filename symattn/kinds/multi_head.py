@@ -69,7 +69,7 @@ class MultiHeadSpec(Section):
 
 class MultiHeadKind(Kind):
     name = MultiHeadSpec.kind
-    keys = frozenset({"kind", "focus", "heads", "W_O", "tokens", "X", "d_model"})
+    keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model"})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> MultiHeadSpec:
@@ -108,7 +108,7 @@ class MultiHeadKind(Kind):
     def steps(self, section: MultiHeadSpec, mh: engine.MultiHead) -> list[Step]:
         token = section.focus
         steps: list[Step] = [
-            Heading(1, "multi.heading"),
+            common.part_heading(section, "multi.heading"),
             Paragraph("multi.intro"),
             Heading(2, "multi.step1"),
             Paragraph("multi.each_head"),

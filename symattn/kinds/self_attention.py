@@ -66,7 +66,7 @@ class SelfAttentionSpec(Section):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS})
+                      "P", *fields.SIZE_KEYS, "heading"})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
@@ -110,7 +110,7 @@ class SelfAttentionKind(Kind):
             goal = [say(sentences.first_true(first, "self.goal", "self.goal_visible"), first,
                         {"token": Token(focus.tokens[0])})]
         steps: list[Step] = [
-            Heading(1, "self.heading"),
+            common.part_heading(section, "self.heading"),
             say(sentences.first_true(whole, "self.intro", "self.intro_masked"), whole),
             *goal,
             Heading(2, "self.step1"),

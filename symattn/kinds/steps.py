@@ -31,9 +31,15 @@ from ..model import (
     VectorEquation,
     VectorList,
     WeightedSum,
+    WrittenHeading,
 )
-from ..spec.model import Scale
+from ..spec.model import Scale, Section
 from .sentences import heading, say, weight_sentences
+
+
+def part_heading(section: Section, key: str) -> Heading:
+    """A section's level-1 heading: the one its spec wrote (`heading`), else the language file's `key`."""
+    return Heading(1, key) if section.heading is None else WrittenHeading(1, key, text=section.heading)
 
 
 def given_weights(owner) -> dict[str, Shown]:

@@ -15,7 +15,8 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents)."""
-    sections = [kind_of(section.kind).answers(section.spec, section.result) for section in derivation.sections]
+    answered = (kind_of(section.kind).answers(section.spec, section.result) for section in derivation.sections)
+    sections = [answer for answer in answered if answer is not None]  # None: no answers (a text block)
     return {"symattn": __version__, "title": derivation.title, "significant_digits": FIGURES, "sections": sections}
 
 

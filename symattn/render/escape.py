@@ -96,6 +96,17 @@ def escape_markdown(text: str) -> str:
     return _MARKDOWN_SPECIALS.sub(r"\\\1", _LINE_BREAKS.sub(" ", text))
 
 
+# What makes a line a list item, a rule or a heading's underline when it starts the line: - or = (+, # and > are
+# escaped everywhere), or a number followed by . or ).
+_MARKDOWN_LINE_START = re.compile(r"^(?:(?=[-=])|([0-9]+)(?=[.)]))")
+
+
+def markdown_line_start(text: str) -> str:
+    """Escaped Markdown text that starts a line (a paragraph, a list item): its first character backslash-escaped
+    when it would make the line a list item or a rule ("- a", "1. a", "---")."""
+    return _MARKDOWN_LINE_START.sub(lambda m: (m.group(1) or "") + "\\", text, count=1)
+
+
 def markdown_code(text: str) -> str:
     """Text as inline code on one line that may sit in a table cell (a pipe would end the cell), fenced as
     CommonMark reads it back: by one backtick more than the longest run inside, with a space inside each fence when

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from sympy import Rational
 
-from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
+from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..numfmt import format_number
 from .escape import escape_attribute, escape_html
 from .flow import caption, layout
@@ -125,12 +125,26 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
                 f"<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
                 f"<h1>{title}</h1>\n<p class=\"subtitle\">{subtitle}</p>\n{self.body(derivation)}\n</body>\n</html>\n")
 
+    def heading(self, level: int, text: str) -> str:
+        level = min(level + 1, 6)
+        return f"<h{level}>{text}</h{level}>"
+
+    def paragraph(self, text: str, note: bool = False) -> str:
+        return f"<p class=\"{'note' if note else 'text'}\">{text}</p>"
+
     def _print_Heading(self, step: Heading) -> str:
-        level = min(step.level + 1, 6)
-        return f"<h{level}>{self.text(step.key, step.params)}</h{level}>"
+        return self.heading(step.level, self.text(step.key, step.params))
 
     def _print_Paragraph(self, step: Paragraph) -> str:
-        return f"<p class=\"{'note' if step.note else 'text'}\">{self.text(step.key, step.params)}</p>"
+        return self.paragraph(self.text(step.key, step.params), step.note)
+
+    def _print_TextTable(self, step: TextTable) -> str:
+        columns = [[self.written(row[c]) for row in step.rows] for c in range(len(step.header))]
+        return self.table([self.written(cell) for cell in step.header], columns[0], columns[1:])
+
+    def _print_References(self, step: References) -> str:
+        items = "".join(f"<li>{self.written(item)}</li>" for item in step.items)
+        return f"<ol class=\"references\">{items}</ol>"
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         """The figure as inline SVG, named by its caption."""

@@ -9,8 +9,10 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from pylatex import Document, NoEscape
+from sympy import Rational
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, Token
+from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable, Token
+from ..numfmt import format_number
 from .escape import escape
 from .flow import caption, geometry, layout
 from .layout import (
@@ -169,18 +171,51 @@ class LatexRenderer(DerivationRenderer):
 
     # ------------------------------------------------------------ steps with a LaTeX form of their own
 
-    def _print_Heading(self, step: Heading) -> str:
+    def heading(self, level: int, text: str) -> str:
         """A section, or in an exam's solution a bold run-in line; never at a page's foot (\\headingroom: room for
         a few lines under it, else a new page) and never broken inside a word (\\headingwords, unbroken_words)."""
-        title = unbroken_words(self.text(step.key, step.params))
+        title = unbroken_words(text)
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
             return rf"\headingroom{{4\baselineskip}}\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}"
-        command = {1: "section", 2: "subsection"}.get(step.level, "subsubsection")
+        command = {1: "section", 2: "subsection"}.get(level, "subsubsection")
         return rf"\headingroom{{{HEADING_ROOM[command]}\baselineskip}}\{command}*{{\headingwords {title}}}"
 
+    def paragraph(self, text: str, note: bool = False) -> str:
+        return rf"\note{{{text}}}" if note else text
+
+    def _print_Heading(self, step: Heading) -> str:
+        return self.heading(step.level, self.text(step.key, step.params))
+
     def _print_Paragraph(self, step: Paragraph) -> str:
-        sentence = self.text(step.key, step.params)
-        return rf"\note{{{sentence}}}" if step.note else sentence
+        return self.paragraph(self.text(step.key, step.params), step.note)
+
+    def _print_TextTable(self, step: TextTable) -> str:
+        """A booktabs table of the spec's cells: as wide as its text when that fits the line, else each column
+        as wide as its text or an equal share of what the narrower columns leave, its text wrapped ragged-right.
+        A table taller than TABLE_LINES may break across pages."""
+        rows = [[self.written(cell) for cell in row] for row in (step.header, *step.rows)]
+        widths = [max(visible_width(cell) for cell in column) for column in zip(*rows, strict=True)]
+        room = self.width - 2 * len(widths)  # characters, less the space around each column (2 × \tabcolsep)
+        if sum(widths) <= room:
+            spec, lines = "l" * len(widths), len(rows)
+        else:
+            shares = column_shares(widths, room)
+            spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{format_number(Rational(share, self.width), 3).text}"
+                           r"\linewidth}" for share in shares)
+            lines = sum(max(-(-visible_width(cell) // share) for cell, share in zip(row, shares, strict=True))
+                        for row in rows)
+        body = [" & ".join(row) + r" \\" for row in rows]
+        table = [r"\toprule", body[0], r"\midrule", *body[1:], r"\bottomrule"]
+        if lines <= TABLE_LINES:  # centred without a center environment, whose list penalty would let the page
+            # break between the table and a sentence introducing it
+            return "\n".join([r"{\centering\medskip", rf"\begin{{tabular}}{{{spec}}}", *table, r"\end{tabular}\par",
+                              r"\medskip}"])
+        return "\n".join([rf"\begin{{longtable}}{{{spec}}}", *table, r"\end{longtable}"])
+
+    def _print_References(self, step: References) -> str:
+        """A numbered list, [1], [2], ..."""
+        items = [rf"\item {self.written(item)}" for item in step.items]
+        return "\n".join([r"\begin{enumerate}", r"\renewcommand{\labelenumi}{[\theenumi]}", *items, r"\end{enumerate}"])
 
     def _print_DefinitionTable(self, step: DefinitionTable) -> str:
         rows = []
@@ -315,3 +350,17 @@ def render_latex(derivation: Derivation, **settings: Any) -> str:
     settings.setdefault("lang", derivation.lang)
     settings.setdefault("digits", derivation.digits)
     return LatexRenderer(**settings).document(derivation)
+
+
+def column_shares(widths: list[int], room: int) -> list[int]:
+    """Each column's width, in characters, within `room`: a column narrower than an equal share of what is left
+    keeps its width, and the others share the rest equally."""
+    shares: dict[int, int] = {}
+    while True:
+        wide = [i for i in range(len(widths)) if i not in shares]
+        share = (room - sum(shares.values())) // max(len(wide), 1)
+        narrow = [i for i in wide if widths[i] <= share]
+        if not narrow:
+            break
+        shares.update((i, widths[i]) for i in narrow)
+    return [shares.get(i, max(share, 1)) for i in range(len(widths))]

@@ -6,12 +6,14 @@ Markdown's own.
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from .. import i18n
 from ..decimals import to_decimal
-from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph
-from .escape import escape_markdown, markdown_code, mathjax_text
+from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..spec.model import Math, Written
+from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
 from .flow import caption, layout
 from .layout import heat_cells
 from .printers import DerivationRenderer
@@ -22,6 +24,9 @@ UPRIGHT = {"ja"}
 # A heatmap's shades (Markdown has no colours), from the smallest share of the largest weight to all of it: the
 # darker the shade, the larger the weight, as the sentence before the heatmap says.
 SHADES = "░▒▓█"
+# User math in Markdown: the characters a Markdown renderer would read, as the commands KaTeX and MathJax know.
+_MARKDOWN_MATH_COMMANDS = {"<": r"\lt ", ">": r"\gt ", r"\|": r"\Vert ", "|": r"\vert "}
+_MARKDOWN_MATH = re.compile(r"[<>|]|\\\|")
 
 
 class MarkdownRenderer(PagelessMixin, DerivationRenderer):
@@ -63,12 +68,34 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
 
     # ------------------------------------------------------------ steps with their own Markdown form
 
+    def heading(self, level: int, text: str) -> str:
+        return "#" * (level + 1) + " " + text
+
+    def paragraph(self, text: str, note: bool = False) -> str:
+        return f"> {text}" if note else text
+
+    def written(self, text: Written) -> str:
+        """As every format writes it, and never read as a list item or a rule where it starts a line."""
+        return markdown_line_start(super().written(text))
+
+    def user_math(self, math: Math) -> str:
+        """As LaTeX writes it, without the characters Markdown would read outside the math: < and > (an HTML tag
+        to a renderer that passes math through unparsed) and | (the end of a table cell, even inside $…$)."""
+        return _MARKDOWN_MATH.sub(lambda m: _MARKDOWN_MATH_COMMANDS[m.group(0)], super().user_math(math))
+
     def _print_Heading(self, step: Heading) -> str:
-        return "#" * (step.level + 1) + " " + self.text(step.key, step.params)
+        return self.heading(step.level, self.text(step.key, step.params))
 
     def _print_Paragraph(self, step: Paragraph) -> str:
-        sentence = self.text(step.key, step.params)
-        return f"> {sentence}" if step.note else sentence
+        return self.paragraph(self.text(step.key, step.params), step.note)
+
+    def _print_TextTable(self, step: TextTable) -> str:
+        columns = [[self.written(row[c]) for row in step.rows] for c in range(len(step.header))]
+        return self.table([self.written(cell) for cell in step.header], columns[0], columns[1:])
+
+    def _print_References(self, step: References) -> str:
+        """A numbered list."""
+        return "\n".join(f"{i}. {self.written(item)}" for i, item in enumerate(step.items, 1))
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         """The figure as a display every Markdown math renderer sets (GitHub, VS Code, Jupyter: no SVG or HTML,

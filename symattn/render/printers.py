@@ -19,12 +19,15 @@ from ..model import (
     Scaling,
     Shown,
     SoftmaxStep,
+    TextParagraph,
     TokenTable,
     VectorEquation,
     VectorList,
     WeightedSum,
+    WrittenHeading,
 )
 from ..numfmt import format_number, format_numbers
+from ..spec.model import Math, Written
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
 from .math import MathRenderer
@@ -33,6 +36,32 @@ from .math import MathRenderer
 class DerivationRenderer(MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
+
+    # ------------------------------------------------------------ the spec's own text (text blocks, headings)
+
+    def written(self, text: Written) -> str:
+        """A string the spec wrote, in the document's language: its plain text escaped, its math set inline."""
+        return "".join(self.escape_text(piece) if isinstance(piece, str) else self.inline(self.user_math(piece))
+                       for piece in text.pieces(self.lang))
+
+    def user_math(self, math: Math) -> str:
+        """Math the spec wrote (checked by spec.textmath) as LaTeX, each \\text{…} escaped as user text."""
+        return "".join(part if isinstance(part, str) else rf"\text{{{self.math_text(part.text)}}}"
+                       for part in math.parts)
+
+    def heading(self, level: int, text: str) -> str:
+        """A heading of that level (1: a part, 2: a Step) with its text in the format already."""
+        raise NotImplementedError
+
+    def paragraph(self, text: str, note: bool = False) -> str:
+        """A paragraph with its text in the format already; note=True: an aside."""
+        raise NotImplementedError
+
+    def _print_WrittenHeading(self, step: WrittenHeading) -> str:
+        return self.heading(step.level, self.written(step.text))
+
+    def _print_TextParagraph(self, step: TextParagraph) -> str:
+        return self.paragraph(self.written(step.text), step.note)
 
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]

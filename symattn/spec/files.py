@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ..kinds.base import Kind
 from .fields import check_keys, key_field, parse_digits, parse_lang, require, suggest
 from .fields import name as parse_name
 from .model import Section, Spec
+from .textmath import written
 
 _TOP_KEYS = {"title", "lang", "digits", "sections"}
 SPEC_SUFFIXES = (".toml", ".json")
@@ -50,7 +52,10 @@ def parse_section(data: Any, field: str) -> Section:
         raise SpecError(field, "expected a table (object) describing a section")
     kind = kind_of(require(data, "kind", field), f"{field}.kind")
     check_keys(data, kind.keys, field, keys_elsewhere(kind))
-    return kind.parse(data, field)
+    section = kind.parse(data, field)
+    if "heading" in data:  # any kind that takes the key: its own level-1 heading, string or table by language
+        section = replace(section, heading=written(data["heading"], f"{field}.heading"))
+    return section
 
 
 def keys_elsewhere(kind: Kind) -> dict[str, tuple[str, ...]]:

@@ -4,7 +4,7 @@ Positions, Scale); each kind's section type lives in its own module under symatt
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import isqrt
 from typing import ClassVar, Literal
 
@@ -109,10 +109,41 @@ class Positions:
 
 
 @dataclass(frozen=True)
+class MathText:
+    """Plain text inside math (\\text{…}): escaped like any user text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Math:
+    """Inline math as checked: LaTeX pieces from the safe subset, and MathText for each \\text{…}."""
+
+    parts: tuple[str | MathText, ...]
+
+
+Inline = str | Math  # plain text, or inline math (spec.textmath reads them from a spec's strings)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A string a spec writes, as pieces of plain text and math, for each language (the same text for every
+    language unless the spec gave a table by language)."""
+
+    texts: tuple[tuple[str, tuple[Inline, ...]], ...]
+
+    def pieces(self, lang: str) -> tuple[Inline, ...]:
+        """The pieces in the document's language."""
+        return dict(self.texts)[lang]
+
+
+@dataclass(frozen=True)
 class Section:
-    """Base of every kind's section type; `kind` names its kind in the registry (symattn.kinds)."""
+    """Base of every kind's section type; `kind` names its kind in the registry (symattn.kinds). `heading` is the
+    level-1 heading the spec wrote for it, if its kind takes one (spec.files reads it for every kind)."""
 
     kind: ClassVar[str]
+    heading: Written | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

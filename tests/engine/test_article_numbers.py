@@ -17,16 +17,22 @@ def texts(values, digits=4, decimals=0, uniform=False):
 
 
 @pytest.fixture(scope="module")
-def self_attention(mt):
-    s = mt.sections[0]
+def parts(mt):
+    """The example's three attention sections, without its text blocks."""
+    return [section for section in mt.sections if section.kind != "text"]
+
+
+@pytest.fixture(scope="module")
+def self_attention(parts):
+    s = parts[0]
     love = s.tokens.index("love")
     return engine.attention(s.X.values, s.X.values, s.W_Q.values, s.W_K.values, s.W_V.values,
                                Scale().divisor(s.d_k), (love,))
 
 
 @pytest.fixture(scope="module")
-def cross_attention(mt):
-    s = mt.sections[1]
+def cross_attention(parts):
+    s = parts[1]
     return engine.attention(s.X.values, s.memory.values, s.W_Q.values, s.W_K.values, s.W_V.values,
                                Scale().divisor(s.d_k), (0,))
 
@@ -76,8 +82,8 @@ def test_cross_attention(cross_attention):
     assert texts(q.output, digits=3) == ["0.847", "0.887", "0.577"]
 
 
-def test_multi_head(mt):
-    s = mt.sections[2]
+def test_multi_head(parts):
+    s = parts[2]
     result = engine.multi_head(tuple(h.output.values for h in s.heads), s.W_O.values)
     assert texts(result.concat, decimals=3) == ["0.893", "0.930", "0.818", "1.020", "0.710", "0.640", "0.640",
                                                 "1.210", "0.580"]
@@ -85,6 +91,6 @@ def test_multi_head(mt):
     assert all(x.is_Rational for x in result.output)  # exact: 4371/5000, 923/1000, 3481/5000
 
 
-def test_first_head_is_the_self_attention_output_rounded(mt, self_attention):
-    head = mt.sections[2].heads[0].output.values
+def test_first_head_is_the_self_attention_output_rounded(parts, self_attention):
+    head = parts[2].heads[0].output.values
     assert texts(self_attention.queries[1].output, digits=3) == texts(head, decimals=3)

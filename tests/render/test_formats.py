@@ -115,7 +115,7 @@ def test_every_format_of_a_masked_encoded_spec_in_both_languages(tmp_path):
 
 def test_notebook_display():
     derivation = derive("mt", lang="en")
-    assert "<math" in derivation._repr_html_() and "<h2>Self-Attention</h2>" in derivation._repr_html_()
+    assert "<math" in derivation._repr_html_() and "<h2>Self-Attention (encoder)</h2>" in derivation._repr_html_()
     assert derivation._repr_markdown_().startswith("# Attention, worked out")
     latex = derivation._repr_latex_()
     assert r"{z}_{\text{love}} &\approx [0.8933,\  0.9295,\  0.8176]" in latex

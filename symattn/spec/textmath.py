@@ -1,0 +1,248 @@
+"""The text a spec writes (text blocks, headings): plain text with inline `$…$` math from a safe subset of LaTeX,
+checked here once, before anything is rendered; and a table by language ({ ja = "…", en = "…" }) that the
+document's language picks from. Every renderer escapes the plain text and sets the checked math its own way."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from ..errors import SpecError
+from .fields import key_field
+from .model import LANGUAGES, Inline, Math, MathText, Written
+
+# The math commands a spec may write, all known to LaTeX (amsmath, amssymb), KaTeX, MathJax and latex2mathml; any
+# other (\input, \write, \def, \catcode, \url, ...) is refused, so that user math can only typeset math.
+GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu nu xi pi varpi rho "
+         "varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi "
+         "Psi Omega").split()
+SYMBOLS = ("cdot times div pm mp ast star circ bullet oplus otimes odot le leq ge geq ne neq approx equiv sim simeq "
+           "propto in notin subset subseteq supset supseteq cup cap setminus to rightarrow leftarrow leftrightarrow "
+           "Rightarrow Leftarrow Leftrightarrow mapsto infty partial nabla forall exists neg land lor top bot "
+           "intercal perp parallel mid prime ell emptyset ldots cdots vdots ddots dots langle rangle lVert rVert "
+           "Vert vert lfloor rfloor lceil rceil quad qquad sum prod int lim max min log ln exp sin cos tan det dim "
+           "sup inf left right").split()
+# Commands followed by arguments in braces: how many (\sqrt may have an [index] first).
+ARGUMENTS = {"frac": 2, "sqrt": 1, "text": 1, "mathrm": 1, "mathbf": 1, "mathit": 1, "mathcal": 1, "mathbb": 1,
+             "operatorname": 1, "hat": 1, "bar": 1, "vec": 1, "tilde": 1, "dot": 1, "overline": 1, "underline": 1}
+COMMANDS = frozenset({*GREEK, *SYMBOLS, *ARGUMENTS})
+# The list an error message gives.
+ALLOWED = "the Greek letters \\alpha ... \\Omega, " + ", ".join(
+    "\\" + c for c in sorted(COMMANDS - set(GREEK), key=str.lower))
+# Control symbols: thin, medium, negative and normal spaces, braces, a double bar, a percent sign.
+CONTROL_SYMBOLS = frozenset(",;! {}|%")
+# What \left and \right may size.
+DELIMITERS = frozenset("()[]|./")
+DELIMITER_COMMANDS = frozenset({"{", "}", "|", "langle", "rangle", "lVert", "rVert", "Vert", "vert", "lfloor",
+                                "rfloor", "lceil", "rceil"})
+# Characters math may hold outside \text{}: ASCII letters, digits, spaces and these. Not % (a comment to the end of
+# the line), # or & (TeX's parameter and alignment characters), ~, nor any non-ASCII character (write \text{…}).
+_MATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 +-*/=<>()[],.;:!?'|^_{}")
+_COMMAND = re.compile(r"\\([A-Za-z]+|.?)", re.DOTALL)
+_SPACES = re.compile(r"\s+")
+# Characters no text may hold: control characters but tab and line breaks (which are spaces), lone surrogates.
+_FORBIDDEN = {"Cc": "control characters", "Cs": "lone surrogates"}
+
+
+def written(value: Any, field: str) -> Written:
+    """A string, or a table by language giving every language (ja, en); SpecError naming the field otherwise."""
+    if isinstance(value, dict):
+        for lang in value:
+            if lang not in LANGUAGES:
+                raise SpecError(key_field(field, lang), f"unknown language (a table by language gives "
+                                                   f"{', '.join(LANGUAGES)})")
+        missing = [lang for lang in LANGUAGES if lang not in value]
+        if missing:
+            raise SpecError(field, f"no {missing[0]!r} text (a table by language gives every language: "
+                                   f"{', '.join(LANGUAGES)}; or write one string for all)")
+        return Written(tuple((lang, inline(value[lang], f"{field}.{lang}")) for lang in LANGUAGES))
+    pieces = inline(value, field)
+    return Written(tuple((lang, pieces) for lang in LANGUAGES))
+
+
+def written_list(value: Any, field: str) -> tuple[Written, ...]:
+    """A non-empty list of strings (or tables by language)."""
+    if not isinstance(value, list) or not value:
+        raise SpecError(field, "expected a non-empty list of strings (or tables by language)")
+    return tuple(written(item, f"{field}[{i}]") for i, item in enumerate(value))
+
+
+def inline(value: Any, field: str) -> tuple[Inline, ...]:
+    """A string split into plain text and checked `$…$` math; `\\$` is a dollar sign. Line breaks and runs of
+    spaces are one space (a string is one paragraph)."""
+    if not isinstance(value, str) or not value.strip():
+        raise SpecError(field, f"expected text (a non-empty string, or a table by language), got {value!r}")
+    for char in value:
+        category = unicodedata.category(char)
+        if category in _FORBIDDEN and char not in "\t\n\r":
+            raise SpecError(field, f"expected text without {_FORBIDDEN[category]} (U+{ord(char):04X})")
+    text = _SPACES.sub(" ", unicodedata.normalize("NFC", value)).strip()
+    pieces: list[Inline] = []
+    plain: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("\\$", i):
+            plain.append("$")
+            i += 2
+        elif text[i] == "$":
+            end = _closing_dollar(text, i + 1)
+            if end is None:
+                raise SpecError(field, "a lone $ (math is written between two $; write \\$ for a dollar sign)")
+            if plain:
+                pieces.append("".join(plain))
+                plain = []
+            pieces.append(math(text[i + 1:end], field))
+            i = end + 1
+        else:
+            plain.append(text[i])
+            i += 1
+    if plain:
+        pieces.append("".join(plain))
+    return tuple(pieces)
+
+
+def _closing_dollar(text: str, start: int) -> int | None:
+    """Where the math that starts at `start` ends: the next $ not escaped as \\$."""
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+        elif text[i] == "$":
+            return i
+        else:
+            i += 1
+    return None
+
+
+def math(source: str, field: str) -> Math:
+    """Inline math checked against the safe subset: known commands only, each with its arguments in braces,
+    balanced braces and \\left…\\right, ^ and _ each with something to set. SpecError naming the field."""
+    source = source.strip()
+    if not source:
+        raise SpecError(field, "empty math $$ (write \\$ for a dollar sign)")
+    parts: list[str | MathText] = []
+    depth = 0
+    lefts = 0
+    i = 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\":
+            match = _COMMAND.match(source, i)
+            command = match.group(1)
+            i = match.end()
+            if len(command) == 1 and not command.isalpha():
+                if command not in CONTROL_SYMBOLS:
+                    raise SpecError(field, f"unknown math command \\{command} (allowed control symbols: "
+                                           f"{' '.join(chr(92) + c for c in sorted(CONTROL_SYMBOLS))})")
+                parts.append("\\" + command)
+                continue
+            if command not in COMMANDS:
+                shown = f"\\{command}" if command else "\\ at the end"
+                raise SpecError(field, f"unknown math command {shown} (allowed: {ALLOWED})")
+            if command == "text":
+                content, i = _text_argument(source, i, field)
+                parts.append(MathText(content))
+                continue
+            if command in ("left", "right"):
+                i = _delimiter(source, i, command, field)
+                lefts += 1 if command == "left" else -1
+                if lefts < 0:
+                    raise SpecError(field, "a \\right without its \\left")
+            elif command in ARGUMENTS:
+                _check_arguments(source, i, command, field)
+            parts.append(source[match.start():i])
+            continue
+        if char not in _MATH_CHARS:
+            raise SpecError(field, f"unexpected character {char!r} in math (write text as \\text{{…}}, symbols "
+                                   "as commands such as \\times)")
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth < 0:
+                raise SpecError(field, "unbalanced braces in math: a } without its {")
+        elif char in "^_":
+            following = source[i + 1:].lstrip()[:1]
+            if following in ("", "}", "^", "_"):
+                raise SpecError(field, f"{char} needs something to set after it (x{char}2, x{char}{{ij}})")
+        parts.append(char)
+        i += 1
+    if depth:
+        raise SpecError(field, "unbalanced braces in math: a { without its }")
+    if lefts:
+        raise SpecError(field, "a \\left without its \\right")
+    return Math(_joined(parts))
+
+
+def _joined(parts: list[str | MathText]) -> tuple[str | MathText, ...]:
+    """Adjacent LaTeX pieces joined into one."""
+    out: list[str | MathText] = []
+    for part in parts:
+        if isinstance(part, str) and out and isinstance(out[-1], str):
+            out[-1] += part
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def _text_argument(source: str, i: int, field: str) -> tuple[str, int]:
+    """The plain text of \\text{…} and where it ends; no braces, backslashes or line breaks inside."""
+    i = _skip_spaces(source, i)
+    if not source.startswith("{", i):
+        raise SpecError(field, "\\text needs its text in braces: \\text{…}")
+    end = source.find("}", i + 1)
+    if end < 0:
+        raise SpecError(field, "unbalanced braces in math: a { without its }")
+    content = source[i + 1:end]
+    if "{" in content or "\\" in content:
+        raise SpecError(field, "\\text{…} holds plain text: no \\ or braces inside")
+    return content, end + 1
+
+
+def _delimiter(source: str, i: int, command: str, field: str) -> int:
+    """After \\left or \\right: a delimiter; returns where it ends."""
+    i = _skip_spaces(source, i)
+    if i < len(source) and source[i] in DELIMITERS:
+        return i + 1
+    match = _COMMAND.match(source, i)
+    if match and match.group(1) in DELIMITER_COMMANDS:
+        return match.end()
+    raise SpecError(field, f"\\{command} needs a delimiter after it: ( ) [ ] | . \\{{ \\}} \\langle \\rangle ...")
+
+
+def _check_arguments(source: str, i: int, command: str, field: str) -> None:
+    """A command's arguments each in braces (\\frac{a}{b}, \\sqrt{x} or \\sqrt[3]{x})."""
+    i = _skip_spaces(source, i)
+    if command == "sqrt" and source.startswith("[", i):
+        end = source.find("]", i)
+        if end < 0:
+            raise SpecError(field, "\\sqrt[ needs its closing ]")
+        i = _skip_spaces(source, end + 1)
+    for _ in range(ARGUMENTS[command]):
+        if not source.startswith("{", i):
+            count = ARGUMENTS[command]
+            raise SpecError(field, f"\\{command} needs {count} argument{'s' * (count > 1)} in braces "
+                                   f"(\\{command}{'{…}' * count})")
+        i = _skip_spaces(source, _group_end(source, i))
+
+
+def _group_end(source: str, i: int) -> int:
+    """Where the brace group that opens at i ends (after its }); the length of the source if it never closes
+    (the brace count reports it)."""
+    depth = 0
+    while i < len(source):
+        if source[i] == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(source[i], 0)
+        i += 1
+        if depth == 0:
+            return i
+    return len(source)
+
+
+def _skip_spaces(source: str, i: int) -> int:
+    while i < len(source) and source[i] == " ":
+        i += 1
+    return i
