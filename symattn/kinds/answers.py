@@ -66,7 +66,11 @@ def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str
     answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
     answer["weights"], answer["output"] = softmax_texts(query)
     # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z.
-    total, weights, outputs = softmax_latex(terms, coefficients)
+    if query.softmax.tied and query.values.is_numeric:  # the common e^{a} cancels: weights 1/k, the mean of values
+        total = exact_latex(query.softmax.total, decimals=False)
+        weights, outputs = exact_texts(query.softmax.weights), exact_texts(tuple(query.output))
+    else:
+        total, weights, outputs = softmax_latex(terms, coefficients)
     answer["exact"] = {"scores": exact_scores, "scaled_scores": exact_scaled, "Z": total, "weights": weights,
                        "output": outputs}
     return answer
