@@ -59,39 +59,53 @@ class Line:
 
     @property
     def relation(self) -> str:
-        return "=" if self.lead == "=" and self.result.exact else "≈"
+        if not self.result.exact:
+            return "≈"
+        if self.lead == "=":
+            return "="
+        recomputed = self.recomputed()  # rounded operands may still give the result exactly: 1·v + 0·u
+        return "=" if recomputed is not None and recomputed == shown_value(self.result) else "≈"
+
+    def recomputed(self) -> Fraction | None:
+        """The result of the operands as shown, exactly; None for a quotient by a surd or texts that are not plain
+        numbers."""
+        total = Fraction(0)
+        for term in self.terms:
+            product = Fraction(1)
+            for o in term:
+                shown = shown_value(o)
+                if shown is None:
+                    return None
+                product *= shown
+            total += product
+        if self.divisor is None:
+            return total
+        divisor = shown_value(self.divisor)
+        return None if not divisor else total / divisor
 
     def checks(self) -> bool:
         """Whether the operands as shown give the result as shown: exactly when it is exact, else once rounded
         half-up to its decimals. A line whose texts are not plain decimals (10^{n}, fractions) is not judged."""
-        if not self.terms:
-            return True
-        total = Fraction(0)
-        for term in self.terms:
-            product = Fraction(1)
-            for operand in term:
-                shown = shown_value(operand)
-                if shown is None:
-                    return True
-                product *= shown
-            total += product
         result = shown_value(self.result)
-        if result is None:
+        if not self.terms or result is None:
             return True
         places = _places(self.result.text)
-        if self.divisor is None:
-            recomputed = total
-        else:
-            divisor = shown_value(self.divisor)
-            if divisor is None:
-                radicand = surd_radicand(self.divisor.value)
-                if radicand is None:
-                    return True
-                return round_over_root(total, radicand, places) == result and not self.result.exact
-            recomputed = total / divisor
+        recomputed = self.recomputed()
+        if recomputed is None:
+            radicand = None if self.divisor is None else surd_radicand(self.divisor.value)
+            if radicand is None:
+                return True
+            total = self.recomputed_numerator()
+            if total is None:
+                return True
+            return round_over_root(total, radicand, places) == result and (total == 0) == (result == 0)
         if self.result.exact:
             return recomputed == result
         return round_half_up(recomputed, places) == result
+
+    def recomputed_numerator(self) -> Fraction | None:
+        """recomputed() of the terms alone (a quotient's numerator)."""
+        return Line(self.what, self.result, self.terms).recomputed()
 
 
 def shown_value(operand: Operand) -> Fraction | None:
