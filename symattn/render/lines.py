@@ -6,6 +6,7 @@ digit, and every digit shown is still the correctly rounded value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -20,6 +21,7 @@ from ..numfmt import Number, format_number
 # The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
 # shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
 GUARD_CAP = 6
+_NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class Line:
         result = shown_value(self.result)
         if not self.terms or result is None:
             return True
-        places = _places(self.result.text)
+        places = decimals_shown(self.result.text)
         recomputed = self.recomputed()
         if recomputed is None:
             radicand = None if self.divisor is None else surd_radicand(self.divisor.value)
@@ -128,8 +130,10 @@ def surd_radicand(value: Expr) -> int | None:
     return None
 
 
-def _places(text: str) -> int:
-    return len(text.split(".")[1]) if "." in text else 0
+def decimals_shown(text: str) -> int:
+    """The decimals of a number's text (of its mantissa: 1.2447 \\times 10^{30} has 4)."""
+    match = _NUMBER.match(text)
+    return len(match[1] or "") if match else 0
 
 
 def round_half_up(x: Fraction, places: int) -> Fraction:

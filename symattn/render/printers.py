@@ -27,7 +27,7 @@ from ..model import (
 from ..numfmt import Number, format_number, format_numbers
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
-from .lines import GUARD_CAP, Line, Operand, guarded, operand, settle
+from .lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, settle
 from .math import MathRenderer
 
 
@@ -218,7 +218,7 @@ class DerivationRenderer(MathRenderer):
         lines = self.checked_lines(settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates))
         for logit, line in zip(sm.logits, lines, strict=False):  # e^{a}, in exact mode after its exact form
             masked = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
-            text, exact = self.value(line.result.value, known=known, digits=len(line.result.text.partition(".")[2]))
+            text, exact = self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
             out.append(rf"{line.what}{masked} &{self.relation(exact)} {text}")
         total = lines[len(step.tokens)]
         out += self.continued(f"{total.what} &{self.relation(total.lead == '=')} ",
