@@ -273,11 +273,10 @@ class DerivationRenderer(MathRenderer):
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
-            factors = all(n.exact for n in (*self.numbers(step.Q), *self.numbers(step.K)))
-            product = self.bmatrix(step.Q) + self.bmatrix(transposed)
-            lines = [r"S &= Q K^{\top}"
-                     + (f" {self.relation(factors)} {product}" if visible_width(product) <= self.width - 12 else ""),
-                     *self.matrix_relation(Shown(form.scores, uniform=False, known=known), factors)]
+            scores = Shown(form.scores, uniform=False, known=known)
+            product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
+            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
+                     *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
             denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else self.value(step.divisor)[0])
@@ -294,14 +293,38 @@ class DerivationRenderer(MathRenderer):
         lead = r"\operatorname{Attention}(Q, K, V)"
         lines = [rf"{lead} &= A V"]
         if not any_symbolic(form.output):
-            A, V = Shown(form.weights, known=known), step.V
-            factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
-            product = self.bmatrix(A) + self.bmatrix(V)
-            if visible_width(product) <= self.width - 24:  # A and V side by side only when they fit
+            output = Shown(form.output, known=known)
+            product, factors, exact = self.product(Shown(form.weights, known=known), step.V, output, self.width - 24)
+            if product:  # A and V side by side only when they fit
                 lines[0] += f" {self.relation(factors)} " + product
-            lines += self.matrix_relation(Shown(form.output, known=known), factors, lead)
+            lines += self.matrix_relation(output, exact, lead)
         parts.append(self.align(lines))
         return "\n".join(parts)
+
+    def product(self, left: Shown, right: Shown, result: Shown, room: int) -> tuple[str, bool, bool]:
+        """The two matrices of a product side by side when they fit `room` (else ""), with the guard decimals their
+        entries need for every entry of the result to check; whether the factors and the result are exact."""
+        inner, cols = left.values.cols, right.values.cols
+        shown_left, shown_right, shown_result = self.numbers(left), self.numbers(right), self.numbers(result)
+        texts: list[list[Operand]] = []
+
+        def lines_at(places: int) -> list[Line]:
+            texts[:] = [[operand(v, n, places, m.known) for v, n in zip(m.entries, numbers, strict=True)]
+                        for m, numbers in ((left, shown_left), (right, shown_right))]
+            a, b = texts
+            return [Line(f"{{}}_{{{i + 1}{c + 1}}}", Operand(shown_result[i * cols + c], result.entries[i * cols + c]),
+                         tuple((a[i * inner + j], b[j * cols + c]) for j in range(inner)))
+                    for i in range(left.values.rows) for c in range(cols)]
+
+        fits = visible_width(self.bmatrix(left) + self.bmatrix(right)) <= room  # at the stage's decimals
+        lines = guarded(lines_at, self.digits) if fits else []
+        a, b = ([o.text for o in operands] for operands in texts) if lines else ([], [])
+        product = self._bmatrix(a, inner, range(inner)) + self._bmatrix(b, cols, range(cols)) if lines else ""
+        if not product or visible_width(product) > room:  # not shown: the result is as exact as the factors
+            factors = all(n.exact for n in (*shown_left, *shown_right))
+            return "", factors, factors and all(n.exact for n in shown_result)
+        self.checked_lines(lines)
+        return product, all(o.exact for ops in texts for o in ops), all(line.relation == "=" for line in lines)
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
