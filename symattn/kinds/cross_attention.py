@@ -81,9 +81,7 @@ class CrossAttentionKind(Kind):
     def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
         x, memory = Shown.input(section.X), Shown.input(section.memory)
         W = common.given_weights(section)
-        Q = common.product(x, W["Q"], result.Q, result.known)
-        K = common.product(memory, W["K"], result.K, result.known)
-        V = common.product(memory, W["V"], result.V, result.known)
+        Q, K, V = common.projections({"Q": x, "K": memory, "V": memory}, W, result).values()
         focus = section.focus
         matrix_only = focus.mode == "matrix"
         memory_table = TokenTable(("table.encoder_token", "table.encoder_output"), section.memory_tokens, (memory,))

@@ -90,7 +90,7 @@ class SelfAttentionKind(Kind):
         x = (Shown.input(section.X) if P is None
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         W = common.given_weights(section)
-        QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
+        QKV = common.projections(dict.fromkeys("QKV", x), W, result)
         focus = section.focus
         steps: list[Step] = [
             Heading(1, "self.heading"),

@@ -305,8 +305,12 @@ def test_a_given_d_k_is_explained_as_given():
 
 def test_rounded_factors_give_approx():
     tex = _tex(X=[["1/3", "0"], ["0", "1"]], W_K=[["3", "0"], ["0", "1"]], focus="a")
-    # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3
-    assert r"{Q}_{\mathrm{a}} \cdot {K}_{\mathrm{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
+    # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3; K shares
+    # the decimals of Q and V (one count for the table of projected vectors)
+    assert (r"{Q}_{\mathrm{a}} \cdot {K}_{\mathrm{a}} &\approx 0.3333 \cdot 1.0000 + 0.0000 \cdot 0.0000 \approx 0.3333"
+            in tex)
+    # rounded factors that still give the result exactly: "="
+    assert r"{Q}_{\mathrm{a}} \cdot {K}_{\mathrm{b}} &\approx 0.3333 \cdot 0.0000 + 0.0000 \cdot 1.0000 = 0" in tex
 
 
 def test_rows_share_their_matrix_decimals():
