@@ -100,7 +100,7 @@ class Line:
             total = self.recomputed_numerator()
             if total is None:
                 return True
-            return round_over_root(total, radicand, places) == result and (total == 0) == (result == 0)
+            return round_over_root(total, radicand, places) == result
         if self.result.exact:
             return recomputed == result
         return round_half_up(recomputed, places) == result
