@@ -29,7 +29,7 @@ from .layout import (
     visible_width,
     wrap,
 )
-from .lines import Line, Operand
+from .lines import GUARD_CAP, Line, Operand
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
 NOTATION = {
@@ -161,8 +161,8 @@ class MathRenderer(Renderer):
 
     def divisor(self, scale: Scale, d_k: int, divisor: Expr) -> str:
         """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""
-        if scale.mode != "sqrt_d_k":
-            return self.value(divisor)[0]
+        if scale.mode != "sqrt_d_k":  # the given c exactly (a fraction when its decimals do not end soon)
+            return format_number(divisor, self.digits + GUARD_CAP, fraction=True).text
         return str(int(divisor)) if divisor.is_Integer else rf"\sqrt{{{d_k}}}"
 
     def numbers(self, shown: Shown) -> tuple[Number, ...]:

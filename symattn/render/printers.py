@@ -279,7 +279,8 @@ class DerivationRenderer(MathRenderer):
                      *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
-            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else self.value(step.divisor)[0])
+            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k"
+                           else self.divisor(step.scale, step.d_k, step.divisor))
             lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))

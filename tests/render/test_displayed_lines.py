@@ -97,13 +97,16 @@ def specs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("specs")
     (folder / "causal.toml").write_text(CAUSAL_D4, encoding="utf-8")
     (folder / "ties.toml").write_text(TIES, encoding="utf-8")
+    # divided by a given c = 1/3, shown as the fraction it is (not as 0.3333 beside "=")
+    (folder / "third.toml").write_text(CAUSAL_D4.replace('focus = "all"', 'scale = "1/3"\nfocus = "all"'),
+                                       encoding="utf-8")
     return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "causal": folder / "causal.toml",
-            "ties": folder / "ties.toml"}
+            "ties": folder / "ties.toml", "third": folder / "third.toml"}
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("digits", [None, 3])
-@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties"])
+@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties", "third"])
 def test_every_displayed_line_checks(specs, name, lang, digits):
     derivation = derive(specs[name], lang=lang, digits=digits)
     lines = displayed_lines(derivation)
