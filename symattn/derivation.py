@@ -7,7 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from .kinds import kind_of
-from .model import Derivation, DerivedSection, FlowFigure, Heading
+from .model import (
+    Derivation,
+    DerivedSection,
+    DotProducts,
+    FlowFigure,
+    Heading,
+    Heatmap,
+    Result,
+    Scaling,
+    SoftmaxStep,
+    Step,
+    WeightedSum,
+)
 from .numfmt import DEFAULT_DIGITS
 from .spec.files import load
 from .spec.model import Section, Spec
@@ -26,7 +38,8 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
     results = results if results is not None else tuple(compute(section) for section in spec.sections)
-    sections = tuple(_section(section, result, steps) for section, result in zip(spec.sections, results, strict=True))
+    sections = tuple(_section(section, result, steps, dict(spec.stage_digits))
+                     for section, result in zip(spec.sections, results, strict=True))
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=_with_figures(sections), name=spec.name)
 
 
@@ -52,8 +65,23 @@ def _with_figures(sections: tuple[DerivedSection, ...]) -> tuple[DerivedSection,
     return tuple(placed)
 
 
-def _section(section: Section, result: Any, steps: bool) -> DerivedSection:
+# The steps of each stage a spec may give its own decimals (digits = { default = 4, result = 3 }).
+STAGES: dict[str, tuple[type[Step], ...]] = {
+    "scores": (DotProducts, Scaling), "weights": (SoftmaxStep, Heatmap), "sum": (WeightedSum,), "result": (Result,),
+}
+
+
+def _section(section: Section, result: Any, steps: bool, stages: dict[str, int]) -> DerivedSection:
     kind = kind_of(section.kind)
     if not steps:
         return DerivedSection(section.kind, section, result, ())
-    return DerivedSection(section.kind, section, result, tuple(kind.steps(section, result)), kind.symbolic(result))
+    return DerivedSection(section.kind, section, result, tuple(_staged(s, stages) for s in kind.steps(section, result)),
+                          kind.symbolic(result))
+
+
+def _staged(step: Step, stages: dict[str, int]) -> Step:
+    """The step with its stage's decimals, when the spec sets them."""
+    for stage, types in STAGES.items():
+        if stage in stages and isinstance(step, types):
+            return replace(step, digits=stages[stage])
+    return step

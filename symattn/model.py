@@ -150,7 +150,10 @@ class Facts:
 
 @dataclass(frozen=True)
 class Step:
-    """Base of all steps."""
+    """Base of all steps. `digits`: the decimals its numbers are rounded to when its stage sets them (a spec's
+    `digits = { default = 4, result = 3 }`), else None: the document's."""
+
+    digits: int | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

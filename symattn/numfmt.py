@@ -42,28 +42,30 @@ _FORMATTED_LIMIT = 1 << 16
 
 
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
-                  fraction: bool = False, known: Numbers | None = None) -> Number:
-    """Exact decimal text if it fits max(digits, min_decimals) decimals, padded to min_decimals; else rounded.
+                  fraction: bool = False, known: Numbers | None = None, exact_up_to: int = 0) -> Number:
+    """Exact decimal text if it fits max(digits, min_decimals, exact_up_to) decimals, padded to min_decimals; else
+    rounded to `digits`.
 
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
     `known`: the numbers of the result the value belongs to (an irrational value not in it is evaluated).
     """
-    key = (value, digits, min_decimals, fraction)
+    key = (value, digits, min_decimals, fraction, exact_up_to)
     number = _FORMATTED.get(key)
     if number is None:
         if len(_FORMATTED) >= _FORMATTED_LIMIT:
             _FORMATTED.clear()
-        number = _FORMATTED[key] = _format(sympify(value), digits, min_decimals, fraction, known)
+        number = _FORMATTED[key] = _format(sympify(value), digits, min_decimals, fraction, known, exact_up_to)
     return number
 
 
-def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: Numbers | None) -> Number:
+def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: Numbers | None,
+            exact_up_to: int) -> Number:
     """format_number() of a value not formatted before."""
     if is_symbolic(value):
         return Number(exact_latex(value), exact=True, compound=value.is_Add)
     if _infinite(value):  # a masked score
         return Number(r"-\infty" if value is S.NegativeInfinity else r"\infty", exact=True)
-    budget = max(digits, min_decimals)
+    budget = max(digits, min_decimals, exact_up_to)
     places = decimal_places(value)
     if places is not None and places <= budget:
         return Number(plain(to_decimal(value, max(places, min_decimals))), exact=True)
@@ -115,7 +117,7 @@ def _fraction(value: Rational) -> Number:
 def format_numbers(
     values: Iterable[Expr], digits: int = DEFAULT_DIGITS, min_decimals: int = 0, uniform: bool = False,
     fractions: bool = False, written: tuple[int | None, ...] = (), whole: Iterable[Expr] | None = None,
-    known: Numbers | None = None,
+    known: Numbers | None = None, exact_up_to: int = 0,
 ) -> list[Number]:
     """Format a row of numbers; with uniform=True all share one count of decimals, as a table column would.
 
@@ -126,7 +128,7 @@ def format_numbers(
     values = [sympify(v) for v in values]
     if written:
         return [_fraction(v) if places is None and v.is_Rational
-                else format_number(v, digits, places or 0, fractions, known)
+                else format_number(v, digits, places or 0, fractions, known, exact_up_to)
                 for v, places in zip(values, written, strict=True)]
     if uniform:
         needed = [min_decimals]
@@ -134,12 +136,12 @@ def format_numbers(
             if _infinite(v):
                 continue
             places = decimal_places(v)
-            if places is not None and places <= max(digits, min_decimals):
+            if places is not None and places <= max(digits, min_decimals, exact_up_to):
                 needed.append(places)
             elif not (fractions and v.is_Rational):  # a fraction sets no decimals for the others
                 needed.append(digits)
         min_decimals = max(needed)
-    return [format_number(v, digits, min_decimals, fractions, known) for v in values]
+    return [format_number(v, digits, min_decimals, fractions, known, exact_up_to) for v in values]
 
 
 def shades(values: Iterable[Expr], scale: int = 100, known: Numbers | None = None) -> list[int]:

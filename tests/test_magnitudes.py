@@ -143,10 +143,23 @@ def test_exact_strings_with_zero_scores_and_values_zero_and_one(seed):
     for i, x in enumerate(X):
         logits = [sum(x[k] * y[k] for k in range(2)) for y in X]
         exact = answers["queries"][f"t{i}"]["exact"]
+        if len(set(logits)) == 1:  # tied: the common e^{a} cancels, each weight is 1/3 and the output the mean
+            assert exact["Z"] == ("3" if logits[0] == 0 else f"3 {_term(logits[0])}")
+            assert exact["weights"] == [r"\frac{1}{3}"] * 3
+            assert exact["output"] == [_fraction(sum(row[c] for row in V), 3) for c in range(2)]
+            continue
         assert exact["output"] == [_expected_output(logits, [row[c] for row in V]) for c in range(2)]
         Z = " + ".join(_term(a) for a in logits)
         assert exact["Z"] == Z
         assert exact["weights"] == [rf"\frac{{{_term(a)}}}{{Z}}" for a in logits]
+
+
+def _fraction(p: int, q: int) -> str:
+    """p/q in lowest terms as the answers write it: 2, - \\frac{4}{3}."""
+    from math import gcd
+    g = gcd(p, q)
+    p, q = p // g, q // g
+    return str(p) if q == 1 else rf"{'- ' if p < 0 else ''}\frac{{{abs(p)}}}{{{q}}}"
 
 
 def _cli_error(tmp_path, entry) -> str:

@@ -80,6 +80,14 @@ class Softmax:
             return tuple(f is None for f in self.fractions)
         return tuple(a is S.NegativeInfinity for a in self.logits)
 
+    @property
+    def tied(self) -> bool:
+        """Whether every visible key has the same logit: then the common e^{a} cancels and each visible weight is
+        exactly 1/k (1 for the only visible key)."""
+        if self.fractions is not None:
+            return len(set(self.fractions) - {None}) == 1
+        return len({a for a in self.logits if a is not S.NegativeInfinity}) == 1
+
     @cached_property
     def exps(self) -> tuple[Expr, ...]:
         """e^{a_j}; a masked logit (−∞) gives exactly 0."""
@@ -123,8 +131,14 @@ def is_numeric_row(logits: tuple[Expr, ...], V: Values) -> bool:
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     """Σ_j w_j v_j over the value rows, kept over the shared denominator: (Σ_j e^{a_j} v_j) / Z.
 
-    Numbers: each entry a WeightedAverage (the sum written out only when printed). Formulas: SymPy tidies them.
+    Numbers: each entry a WeightedAverage (the sum written out only when printed), or, when the visible keys'
+    logits tie, the exact mean of their values. Formulas: SymPy tidies them.
     """
+    if V.is_numeric and weights.tied:  # the mean of the visible value rows, exactly
+        visible = [not masked for masked in weights.masked]
+        count = sum(visible)
+        return ImmutableMatrix(1, len(V.columns), [Add(*(v for v, seen in zip(column, visible, strict=True) if seen))
+                                                   / count for column in V.columns])
     if not is_numeric_row(weights.logits, V):
         return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])

@@ -72,7 +72,10 @@ def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str
     answer["weights"], answer["output"] = softmax_texts(query)
     # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z; beyond
     # EXPLICIT_TERMS keys an output entry refers to the scaled scores and V instead of repeating n terms.
-    if len(terms) <= EXPLICIT_TERMS:
+    if query.softmax.tied and query.values.is_numeric:  # the common e^{a} cancels: weights 1/k, the mean of values
+        total = exact_latex(query.softmax.total, decimals=False)
+        weights, outputs = exact_texts(query.softmax.weights), exact_texts(tuple(query.output))
+    elif len(terms) <= EXPLICIT_TERMS:
         total, weights, outputs = softmax_latex(terms, coefficients)
     else:
         (total, weights), outputs = normaliser_latex(terms), [

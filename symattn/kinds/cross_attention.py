@@ -87,9 +87,7 @@ class CrossAttentionKind(Kind):
         # encoder's embeddings in a document that has self-attention too
         y, memory = Shown.input(section.X), Shown.input(section.memory)
         W = common.given_weights(section)
-        Q = common.product(y, W["Q"], result.Q, result.known)
-        K = common.product(memory, W["K"], result.K, result.known)
-        V = common.product(memory, W["V"], result.V, result.known)
+        Q, K, V = common.projections({"Q": y, "K": memory, "V": memory}, W, result).values()
         focus = section.focus
         matrix_only = focus.mode == "matrix"
         whole = sentences.section_facts(self.name, scaling=section.scale.mode, symbolic=self.symbolic(result))

@@ -256,7 +256,7 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
     i = section.tokens.index(section.focus)
     x = Shown.input(section.X)
     W = common.given_weights(head)
-    QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
+    QKV = common.projections(dict.fromkeys("QKV", x), W, result)
     query = result.queries[i]
     steps: list[Step] = [Paragraph("multi.head_label", {"h": h})]
     steps += common.weight_equations(W, head=h)

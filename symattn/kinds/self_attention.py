@@ -98,7 +98,7 @@ class SelfAttentionKind(Kind):
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         rows = "x" if P is None else "xp"
         W = common.given_weights(section)
-        QKV = {letter: common.product(x, W[letter], getattr(result, letter), result.known) for letter in "QKV"}
+        QKV = common.projections(dict.fromkeys("QKV", x), W, result)
         focus = section.focus
         whole = self.facts(section, result)
         queries = {t: sentences.query_facts(whole, t, section.tokens, result.queries[section.tokens.index(t)],

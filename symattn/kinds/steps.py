@@ -3,6 +3,8 @@ and weighted sum."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sympy import Expr, ImmutableMatrix
 
 from .. import engine
@@ -56,6 +58,16 @@ def product(left: Shown, right: Shown, values: ImmutableMatrix, known: engine.Nu
     """A computed product shown with at least as many decimals as its operands were written with (`known`: the
     numbers of the result it belongs to)."""
     return Shown(values, max(left.decimals, right.decimals), known=known)
+
+
+def projections(sources: dict[str, Shown], weights: dict[str, Shown], result: engine.Attention) -> dict[str, Shown]:
+    """Q, K and V (each from its source: X, or the encoder's memory) with one count of decimals for all three, as
+    the table of the projected vectors shows them (not Q_猫 = [1.0, 2.0] beside K = [1, 1])."""
+    shown = {letter: product(sources[letter], weights[letter], getattr(result, letter), result.known)
+             for letter in "QKV"}
+    whole = tuple(entry for s in shown.values() for entry in s.entries)
+    decimals = max(s.decimals for s in shown.values())
+    return {letter: replace(s, decimals=decimals, whole=whole) for letter, s in shown.items()}
 
 
 def projection_steps(token: str, row_name: Name, row: Shown, weights: dict[str, Shown], results: dict[str, Shown],

@@ -94,8 +94,10 @@ class Renderer:
         """The document's title and the line under it (which says how numbers are shown)."""
         title = (self.text("doc.title", {"title": derivation.title}) if derivation.title
                  else self.text("doc.untitled"))
-        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle",
-                             {"digits": self.digits})
+        # the decimals of every stage: "4", or "3–4" when a stage has its own (digits = { default = 4, result = 3 })
+        digits = {self.digits, *(step.digits for step in derivation.steps if step.digits is not None)}
+        shown = str(min(digits)) if len(digits) == 1 else f"{min(digits)}–{max(digits)}"
+        subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle", {"digits": shown})
         return title, subtitle
 
     # ------------------------------------------------------------ what each format defines

@@ -79,6 +79,7 @@ class LatexRenderer(DerivationRenderer):
 
     def body(self, derivation: Derivation) -> str:
         """All steps, in order."""
+        self.notes_said.clear()  # a note said once is said once per document (each version of an exam)
         chunks: list[str] = []
         previous = None
         for step in derivation.steps:

@@ -16,7 +16,7 @@ from sympy import Expr
 from ..engine import Numbers
 from ..errors import RenderError
 from ..exactfmt import exact_latex
-from ..model import Display, Eq, Formula, Name, Num, Shown, SqrtDk
+from ..model import Display, Eq, Formula, Name, Num, Paragraph, Shown, SqrtDk, Step
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
@@ -30,6 +30,7 @@ from .layout import (
     visible_width,
     wrap,
 )
+from .lines import GUARD_CAP, Line, Operand
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code).
 # Matrices are capitals, their rows lower case: x_t of X; x̃_t of X̃ = X + P (with positional encodings); y_t of
@@ -76,7 +77,28 @@ class MathRenderer(Renderer):
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
-        self.numbers = lru_cache(maxsize=1 << 10)(self.numbers)  # steps show the same vectors again
+        self._numbers = lru_cache(maxsize=1 << 10)(self._numbers)  # steps show the same vectors again
+        self.stage_digits: int | None = None  # the decimals of the step being rendered, when its stage sets them
+        self.checked: list[Line] = []  # every checkable line written, in order (render.checked reads them)
+        self.notes_said: set[str] = set()  # notes said once per document
+
+    @property
+    def digits(self) -> int:
+        """The decimals rounded values get: the current step's stage's, else the document's."""
+        return self.settings["digits"] if self.stage_digits is None else self.stage_digits
+
+    @property
+    def exact_digits(self) -> int:
+        """The most decimals an exact value is written with rather than rounded: a stage with fewer decimals
+        than the document's still shows an exact 0.8742 exactly."""
+        return max(self.digits, self.settings["digits"])
+
+    def render(self, step: Step) -> str:
+        self.stage_digits = step.digits
+        try:
+            return super().render(step)
+        finally:
+            self.stage_digits = None
 
     @property
     def width(self) -> int:
@@ -161,10 +183,12 @@ class MathRenderer(Renderer):
         """A formatted number; negative numbers and sums are parenthesised as factors of a product."""
         return f"({number.text})" if factor and number.needs_parentheses else number.text
 
-    def value(self, value: Expr, decimals: int = 0, known: Numbers | None = None) -> tuple[str, bool]:
+    def value(self, value: Expr, decimals: int = 0, known: Numbers | None = None,
+              digits: int | None = None) -> tuple[str, bool]:
         """(text, exact) of one value (`known`: the numbers of its result); in exact mode a rounded value is preceded
-        by its exact form."""
-        number = format_number(value, self.digits, decimals, known=known)
+        by its exact form; `digits`: the decimals it is rounded to, if not the stage's."""
+        number = format_number(value, self.digits if digits is None else digits, decimals, known=known,
+                               exact_up_to=self.exact_digits)
         if self.exact and not number.exact:  # "= exact ≈ decimal": the first relation is then "="
             exact = exact_latex(value, decimals=False)
             if visible_width(exact) <= self.width - EXACT_MARGIN:
@@ -173,15 +197,46 @@ class MathRenderer(Renderer):
 
     def divisor(self, scale: Scale, d_k: int, divisor: Expr) -> str:
         """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""
-        if scale.mode != "sqrt_d_k":
-            return self.value(divisor)[0]
+        if scale.mode != "sqrt_d_k":  # the given c exactly (a fraction when its decimals do not end soon)
+            return format_number(divisor, self.digits + GUARD_CAP, fraction=True).text
         return str(int(divisor)) if divisor.is_Integer else rf"\sqrt{{{d_k}}}"
 
     def numbers(self, shown: Shown) -> tuple[Number, ...]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
-        return tuple(format_numbers(shown.entries, self.digits, shown.decimals, uniform=shown.uniform,
+        return self._numbers(shown, self.digits, self.exact_digits)
+
+    def _numbers(self, shown: Shown, digits: int, exact_up_to: int) -> tuple[Number, ...]:
+        return tuple(format_numbers(shown.entries, digits, shown.decimals, uniform=shown.uniform,
                                     fractions=self.exact, written=shown.written, whole=shown.whole,
-                                    known=shown.known))
+                                    known=shown.known, exact_up_to=exact_up_to))
+
+    def result_operand(self, value: Expr, known: Numbers | None = None) -> Operand:
+        """A line's result as shown (in exact mode: its exact form, then the decimal)."""
+        text, exact = self.value(value, known=known)
+        return Operand(Number(text, exact), value)
+
+    def operation(self, line: Line) -> list[str]:
+        """A line's operands as pieces that wrap: a · b, + c · d, ... or \\frac{a}{b}."""
+        terms = [r" \cdot ".join(self.num(o.number, len(term) > 1) for o in term) for term in line.terms]
+        if line.divisor is not None:
+            return [rf"\frac{{{' + '.join(terms)}}}{{{line.divisor.text}}}"]
+        return [terms[0], *[f"+ {t}" for t in terms[1:]]] if terms else []
+
+    def checked_lines(self, lines: list[Line]) -> list[Line]:
+        """Lines about to be written: recorded for render.checked."""
+        self.checked.extend(lines)
+        return lines
+
+    def note_once(self, key: str) -> str:
+        """A note sentence the first time it is asked for in the document, else nothing."""
+        if key in self.notes_said:
+            return ""
+        self.notes_said.add(key)
+        return "\n\n" + self.render(Paragraph(key, note=True))
+
+    def guard_note(self, lines: list[Line]) -> str:
+        """The note on guard decimals, once, after the first display whose operands are rounded."""
+        return self.note_once("numbers.guard") if any(not o.exact for ln in lines for o in ln.operands) else ""
 
     def relation(self, exact: bool) -> str:
         return "=" if exact else r"\approx"

@@ -26,10 +26,11 @@ from ..model import (
     WeightedSum,
     WrittenHeading,
 )
-from ..numfmt import format_number, format_numbers
+from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
+from .lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, settle
 from .math import MathRenderer
 
 
@@ -117,118 +118,182 @@ class DerivationRenderer(MathRenderer):
         return self.align(lines)
 
     def _print_RowTimesMatrix(self, step: RowTimesMatrix) -> str:
-        row = self.numbers(step.row)
-        matrix = self.numbers(step.matrix)
+        row, matrix = self.numbers(step.row), self.numbers(step.matrix)
         result = self.numbers(step.value)
         cols = step.matrix.values.cols
-        factors = all(n.exact for n in (*row, *matrix))  # are the factors shown exactly?
+        # A given matrix's zero entries make terms that add nothing: they are left out (said once in a note).
+        given = bool(step.matrix.written)
+        kept = [[i for i in range(len(row)) if not (given and step.matrix.entries[i * cols + c] == 0)]
+                for c in range(cols)]
+
+        shown_row: list[Number] = []  # the row as the chosen lines show it
+
+        def lines_at(places: int) -> list[Line]:
+            x = [operand(v, n, places, step.row.known) for v, n in zip(step.row.entries, row, strict=True)]
+            shown_row[:] = [o.number for o in x]
+            return [Line(self.name(step.result), Operand(result[c], step.value.entries[c]),
+                         tuple((x[i], Operand(matrix[i * cols + c], step.matrix.entries[i * cols + c]))
+                               for i in kept[c]))
+                    for c in range(cols)]
+
+        lines = self.checked_lines(guarded(lines_at, self.digits))
+        lead_relation = self.relation(all(n.exact for n in (*shown_row, *matrix)))
         lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
-        operand = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
-        lines = self.continued(f"{lead} {self.relation(factors)} ", [*self.vector_pieces(row), r"\cdot " + operand],
-                               self.width - visible_width(lead) - 8)
+        operand_text = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
+        # "· W_O" joins the row's last entry, so that it never stands alone on a line
+        pieces = self.vector_pieces(shown_row)
+        pieces[-1] += r" \cdot " + operand_text
+        out = self.continued(f"{lead} {lead_relation} ", pieces, self.width - visible_width(lead) - 8)
         entries: list[list[str]] = []
-        for c in range(cols):
-            terms = [f"{self.num(row[i], True)} \\cdot {self.num(matrix[i * cols + c], True)}" for i in range(len(row))]
-            entry = [terms[0], *[f"+ {t}" for t in terms[1:]]]
+        for c, line in enumerate(lines):
+            entry = self.operation(line) or ["0"]
             entry[0] = ("[" if c == 0 else "") + entry[0]
             entry[-1] += "]" if c == cols - 1 else r",\quad"
             entries.append(entry)
-        pieces = [piece for entry in entries for piece in entry]
-        first = f"&{self.relation(factors)} "
-        if visible_width(" ".join(pieces)) <= self.width - 4:
-            lines.append(first + " ".join(pieces))
+        flat = [piece for entry in entries for piece in entry]
+        first = f"&{lead_relation} "
+        if visible_width(" ".join(flat)) <= self.width - 4:
+            out.append(first + " ".join(flat))
         else:  # too wide for one line: one entry per line, each wrapped on its own
             for c, entry in enumerate(entries):
-                lines += self.continued(first if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
-        exact = factors and all(n.exact for n in result)
-        lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
-        return self.align(lines)
+                out += self.continued(first if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
+        exact = all(line.relation == "=" for line in lines)
+        out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
+        dropped = any(len(k) < len(row) for k in kept)
+        return self.align(out) + (self.note_once("numbers.zero_terms") if dropped else "") + self.guard_note(lines)
 
     def _print_DotProducts(self, step: DotProducts) -> str:
-        q = self.numbers(step.query)
-        lines = []
-        left = max(visible_width(f"{self.name(step.query_name)} \\cdot {self.name(k)}") for k in step.key_names)
-        for key_name, key, score in zip(step.key_names, step.keys, step.scores, strict=True):
-            k = self.numbers(key)
-            terms = [f"{self.num(a, True)} \\cdot {self.num(b, True)}" for a, b in zip(q, k, strict=True)]
-            factors = all(n.exact for n in (*q, *k))
-            text, exact = self.value(score, known=step.known)
-            pieces = [terms[0], *[f"+ {t}" for t in terms[1:]], f"{self.relation(factors and exact)} {text}"]
-            lead = f"{self.name(step.query_name)} \\cdot {self.name(key_name)} &{self.relation(factors)} "
-            lines += self.continued(lead, pieces, self.width - left)
-        return self.align(lines)
+        query = self.numbers(step.query)
+        keys = [self.numbers(key) for key in step.keys]
+
+        def lines_at(places: int) -> list[Line]:
+            q = [operand(v, n, places, step.query.known) for v, n in zip(step.query.entries, query, strict=True)]
+            return [Line(f"{self.name(step.query_name)} \\cdot {self.name(key_name)}",
+                         self.result_operand(score, step.known),
+                         tuple(zip(q, [operand(v, n, places, key.known)
+                                       for v, n in zip(key.entries, shown, strict=True)], strict=True)))
+                    for key_name, key, shown, score in zip(step.key_names, step.keys, keys, step.scores, strict=True)]
+
+        lines = self.checked_lines(guarded(lines_at, self.digits))
+        left = max(visible_width(line.what) for line in lines)
+        out = []
+        for line in lines:
+            pieces = [*self.operation(line), f"{self.relation(line.relation == '=')} {line.result.text}"]
+            out += self.continued(f"{line.what} &{self.relation(line.lead == '=')} ", pieces, self.width - left)
+        return self.align(out) + self.guard_note(lines)
 
     def _print_Scaling(self, step: Scaling) -> str:
         denominator = self.divisor(step.scale, step.d_k, step.divisor)
         if step.scale.mode == "sqrt_d_k":
-            lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
+            out = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{\sqrt{{d_k}}}}, \qquad {self.scale_equation(step.d_k)}"]
         else:
-            lines = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
+            out = [rf"a_{{j}} &= \frac{{s_{{j}}}}{{{denominator}}}"]
+        divisor = Operand(Number(denominator, exact=True), step.divisor)
+        visible = [(t, s, a) for t, s, a in zip(step.tokens, step.scores, step.scaled, strict=True)
+                   if a != S.NegativeInfinity and not is_symbolic(a)]
+        # a score's exact decimal when it is short (1.6976 with --digits 3), else rounded as the line needs
+        exact = {s: format_number(s, self.digits + GUARD_CAP, fraction=self.exact, known=step.known)
+                 for _, s, _ in visible}
+
+        def lines_at(places: int) -> list[Line]:
+            return [Line(self.name(Name("a", t)), self.result_operand(a, step.known),
+                         ((operand(s, exact[s] if exact[s].exact else format_number(s, self.digits, known=step.known),
+                                   places, step.known),),), divisor)
+                    for t, s, a in visible]
+
+        lines = iter(self.checked_lines(guarded(lines_at, self.digits)))
         for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
             if scaled == S.NegativeInfinity:  # masked: this key is not visible to the query
-                lines.append(rf"{self.name(Name('a', token))} &= -\infty \qquad (M = 0)")
-                continue
-            numerator = format_number(score, self.digits, fraction=self.exact, known=step.known)
-            line = (rf"{self.name(Name('a', token))} &{self.relation(numerator.exact)} "
-                    rf"\frac{{{numerator.text}}}{{{denominator}}}")
-            if not is_symbolic(scaled):
-                text, exact = self.value(scaled, known=step.known)
-                line += f" {self.relation(exact)} {text}"
-            lines.append(line)
+                out.append(rf"{self.name(Name('a', token))} &= -\infty \qquad (M = 0)")
+            elif is_symbolic(scaled):
+                numerator = format_number(score, self.digits, fraction=self.exact, known=step.known)
+                out.append(rf"{self.name(Name('a', token))} &= \frac{{{numerator.text}}}{{{denominator}}}")
+            else:
+                line = next(lines)
+                out.append(f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]} "
+                           f"{self.relation(line.relation == '=')} {line.result.text}")
         if not any_symbolic(step.scaled):
             numbers = format_numbers(step.scaled, self.digits, known=step.known)
-            lines += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
-                                    self.width - 4)
-        return self.align(lines)
+            out += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
+                                  self.width - 4)
+        return self.align(out)
 
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
-        sm, known = step, step.known
+        sm, known, digits = step, step.known, self.digits
         a = {token: self.name(Name("a", token)) for token in step.tokens}
-        lines = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
+        out = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
         if any_symbolic(sm.exps):  # symbolic: the formulas are the answer
-            lines += self.continued(r"Z &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
-                                               for i, t in enumerate(step.tokens)], self.width - 8)
-            lines += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
-            return self.align(lines)
-        for token, e, logit in zip(step.tokens, sm.exps, sm.logits, strict=True):
-            text, exact = self.value(e, known=known)
+            out += self.continued(r"Z &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
+                                             for i, t in enumerate(step.tokens)], self.width - 8)
+            out += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
+            return self.align(out)
+        defaults = [format_number(e, digits, known=known) for e in sm.exps]
+
+        def lines_at(places: int, z_places: int) -> list[Line]:
+            exps = [operand(e, n, places, known) for e, n in zip(sm.exps, defaults, strict=True)]
+            total = Operand(format_number(sm.total, z_places, known=known), sm.total)
+            lines = [Line(f"e^{{{a[t]}}}", e) for t, e in zip(step.tokens, exps, strict=True)]
+            lines.append(Line(r"Z = \sum_{k} e^{a_{k}}", total, tuple((e,) for e in exps)))
+            for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
+                what = rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}}"
+                if w.is_Rational:  # exactly 0 (masked), 1 (the only visible key) or 1/k (tied scores)
+                    lines.append(Line(what, Operand(format_number(w, digits, fraction=True), w)))
+                else:
+                    lines.append(Line(what, self.result_operand(w, known), ((e,),), total))
+            return lines
+
+        # one count of decimals for every e^{a} (and one for Z), the fewest with which every line checks
+        candidates = [(p, q) for p in range(digits, digits + GUARD_CAP + 1) for q in range(digits, p + 1)]
+        lines = self.checked_lines(settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates))
+        for logit, line in zip(sm.logits, lines, strict=False):  # e^{a}, in exact mode after its exact form
             masked = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
-            lines.append(rf"e^{{{a[token]}}}{masked} &{self.relation(exact)} {text}")
-        exps = format_numbers(sm.exps, self.digits, known=known)
-        total = format_number(sm.total, self.digits, known=known)
-        shown_exactly = all(n.exact for n in exps)
-        pieces = [exps[0].text, *[f"+ {n.text}" for n in exps[1:]],
-                  f"{self.relation(shown_exactly and total.exact)} {total.text}"]
-        lines += self.continued(rf"Z = \sum_{{k}} e^{{a_{{k}}}} &{self.relation(shown_exactly)} ", pieces,
-                                self.width - 20)
-        for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
-            number = format_number(w, self.digits, known=known)
-            parts = e.exact and total.exact
-            lines.append(rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}} "
-                         rf"{self.relation(parts)} \frac{{{e.text}}}{{{total.text}}} "
-                         rf"{self.relation(parts and number.exact)} {number.text}")
-        logits = format_numbers(sm.logits, self.digits, known=known)
-        weights = format_numbers(sm.weights, self.digits, known=known)
-        lines += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
-                                self.width - 14)
-        lines += self.continued(f"&{self.relation(all(n.exact for n in weights))} ", self.vector_pieces(weights),
-                                self.width - 4)
-        return self.align(lines)
+            text, exact = self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
+            out.append(rf"{line.what}{masked} &{self.relation(exact)} {text}")
+        total = lines[len(step.tokens)]
+        out += self.continued(f"{total.what} &{self.relation(total.lead == '=')} ",
+                              [*self.operation(total), f"{self.relation(total.relation == '=')} {total.result.text}"],
+                              self.width - 20)
+        for line in lines[len(step.tokens) + 1:]:
+            middle = f"{self.relation(line.lead == '=')} {self.operation(line)[0]} " if line.terms else ""
+            out.append(f"{line.what} {middle}{self.relation(line.relation == '=')} {line.result.text}")
+        logits = format_numbers(sm.logits, digits, known=known)
+        weights = format_numbers(sm.weights, digits, known=known)
+        out += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
+                              self.width - 14)
+        out += self.continued(f"&{self.relation(all(n.exact for n in weights))} ", self.vector_pieces(weights),
+                              self.width - 4)
+        return self.align(out) + self.guard_note(lines)
 
     def _print_WeightedSum(self, step: WeightedSum) -> str:
-        symbolic = any_symbolic(step.weights)
+        if any_symbolic(step.weights):
+            lines = []
+            for j, v in enumerate(step.values):
+                lead = ("&" if j == 0 else "&+ ") + self.name(Name("w", step.tokens[j]))
+                lines += self.continued(f"{lead} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
+            return self.align(lines)
         weights = format_numbers(step.weights, self.digits, known=step.known)
-        lines = []
-        for j, (w, v) in enumerate(zip(weights, step.values, strict=True)):
+        values = [self.numbers(v) for v in step.values]
+        result = format_numbers(list(step.output), self.digits, uniform=True, known=step.known,
+                                exact_up_to=self.exact_digits)
+
+        def lines_at(places: int) -> list[Line]:
+            w = [operand(v, n, places, step.known) for v, n in zip(step.weights, weights, strict=True)]
+            v = [[operand(x, n, places, row.known) for x, n in zip(row.entries, shown, strict=True)]
+                 for row, shown in zip(step.values, values, strict=True)]
+            return [Line(f"z_{{{c}}}", Operand(number, value), tuple((w[j], v[j][c]) for j in range(len(w))))
+                    for c, (number, value) in enumerate(zip(result, step.output, strict=True))]
+
+        lines = self.checked_lines(guarded(lines_at, self.digits))
+        out = []
+        for j in range(len(step.weights)):
             lead = "&" if j == 0 else "&+ "
-            factor = self.name(Name("w", step.tokens[j])) if symbolic else w.text
-            lines += self.continued(f"{lead}{factor} \\cdot ", self.vector_pieces(self.numbers(v)), self.width - 12)
-        if not symbolic:
-            result = format_numbers(list(step.output), self.digits, uniform=True, known=step.known)
-            values = [n for v in step.values for n in self.numbers(v)]
-            exact = all(n.exact for n in (*weights, *values, *result))
-            lines += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
-        return self.align(lines)
+            factor = lines[0].terms[j][0] if lines else Operand(weights[j], step.weights[j])
+            row = [line.terms[j][1].number for line in lines]
+            out += self.continued(f"{lead}{self.num(factor.number, True)} \\cdot ", self.vector_pieces(row),
+                                  self.width - 12)
+        exact = all(line.relation == "=" for line in lines)
+        out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
+        return self.align(out) + self.guard_note(lines)
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
         form, known = step.form, step.known
@@ -237,14 +302,14 @@ class DerivationRenderer(MathRenderer):
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
-            factors = all(n.exact for n in (*self.numbers(step.Q), *self.numbers(step.K)))
-            product = self.bmatrix(step.Q) + self.bmatrix(transposed)
-            lines = [r"S &= Q K^{\top}"
-                     + (f" {self.relation(factors)} {product}" if visible_width(product) <= self.width - 12 else ""),
-                     *self.matrix_relation(Shown(form.scores, uniform=False, known=known), factors)]
+            scores = Shown(form.scores, uniform=False, known=known)
+            product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
+            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
+                     *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
-            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else self.value(step.divisor)[0])
+            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k"
+                           else self.divisor(step.scale, step.d_k, step.divisor))
             lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))
@@ -258,14 +323,38 @@ class DerivationRenderer(MathRenderer):
         lead = r"\operatorname{Attention}(Q, K, V)"
         lines = [rf"{lead} &= A V"]
         if not any_symbolic(form.output):
-            A, V = Shown(form.weights, known=known), step.V
-            factors = all(n.exact for n in (*self.numbers(A), *self.numbers(V)))
-            product = self.bmatrix(A) + self.bmatrix(V)
-            if visible_width(product) <= self.width - 24:  # A and V side by side only when they fit
+            output = Shown(form.output, known=known)
+            product, factors, exact = self.product(Shown(form.weights, known=known), step.V, output, self.width - 24)
+            if product:  # A and V side by side only when they fit
                 lines[0] += f" {self.relation(factors)} " + product
-            lines += self.matrix_relation(Shown(form.output, known=known), factors, lead)
+            lines += self.matrix_relation(output, exact, lead)
         parts.append(self.align(lines))
         return "\n".join(parts)
+
+    def product(self, left: Shown, right: Shown, result: Shown, room: int) -> tuple[str, bool, bool]:
+        """The two matrices of a product side by side when they fit `room` (else ""), with the guard decimals their
+        entries need for every entry of the result to check; whether the factors and the result are exact."""
+        inner, cols = left.values.cols, right.values.cols
+        shown_left, shown_right, shown_result = self.numbers(left), self.numbers(right), self.numbers(result)
+        texts: list[list[Operand]] = []
+
+        def lines_at(places: int) -> list[Line]:
+            texts[:] = [[operand(v, n, places, m.known) for v, n in zip(m.entries, numbers, strict=True)]
+                        for m, numbers in ((left, shown_left), (right, shown_right))]
+            a, b = texts
+            return [Line(f"{{}}_{{{i + 1}{c + 1}}}", Operand(shown_result[i * cols + c], result.entries[i * cols + c]),
+                         tuple((a[i * inner + j], b[j * cols + c]) for j in range(inner)))
+                    for i in range(left.values.rows) for c in range(cols)]
+
+        fits = visible_width(self.bmatrix(left) + self.bmatrix(right)) <= room  # at the stage's decimals
+        lines = guarded(lines_at, self.digits) if fits else []
+        a, b = ([o.text for o in operands] for operands in texts) if lines else ([], [])
+        product = self._bmatrix(a, inner, range(inner)) + self._bmatrix(b, cols, range(cols)) if lines else ""
+        if not product or visible_width(product) > room:  # not shown: the result is as exact as the factors
+            factors = all(n.exact for n in (*shown_left, *shown_right))
+            return "", factors, factors and all(n.exact for n in shown_result)
+        self.checked_lines(lines)
+        return product, all(o.exact for ops in texts for o in ops), all(line.relation == "=" for line in lines)
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]

@@ -53,6 +53,20 @@ def parse_digits(value: Any, field: str) -> int:
     return value
 
 
+# The stages a spec may give decimals of their own: `digits = { default = 4, result = 3 }` (see derivation.STAGES).
+DIGIT_STAGES = ("default", "scores", "weights", "sum", "result")
+
+
+def parse_digit_stages(value: Any, field: str) -> tuple[int | None, tuple[tuple[str, int], ...]]:
+    """`digits`: a whole number (every stage), or a table of stages to whole numbers; (default, other stages)."""
+    if not isinstance(value, dict):
+        return parse_digits(value, field), ()
+    check_keys(value, set(DIGIT_STAGES), field)
+    parsed = {stage: parse_digits(value[stage], f"{field}.{stage}") for stage in DIGIT_STAGES if stage in value}
+    default = parsed.pop("default", None)
+    return default, tuple(parsed.items())
+
+
 def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
     """mask = "causal", or an n × n matrix of 0/1 (1: the query may attend to the key)."""
     if "mask" not in data:

@@ -15,7 +15,7 @@ from .. import examples
 from ..errors import SpecError
 from ..kinds import KINDS, kind_of
 from ..kinds.base import Kind
-from .fields import check_keys, key_field, parse_digits, parse_lang, require, suggest
+from .fields import check_keys, key_field, parse_digit_stages, parse_lang, require, suggest
 from .fields import name as parse_name
 from .model import Section, Spec
 from .textmath import written
@@ -38,12 +38,12 @@ def parse_spec(data: dict[str, Any], name: str = "spec") -> Spec:
     check_keys(data, _TOP_KEYS, "")
     title = parse_name(data["title"], "title", "a title") if data.get("title") is not None else None
     lang = parse_lang(data["lang"], "lang") if "lang" in data else None
-    digits = parse_digits(data["digits"], "digits") if "digits" in data else None
+    digits, stages = parse_digit_stages(data["digits"], "digits") if "digits" in data else (None, ())
     sections = data.get("sections")
     if not isinstance(sections, list) or not sections:
         raise SpecError("sections", "expected a non-empty list of sections")
     parsed = tuple(parse_section(section, f"sections[{i}]") for i, section in enumerate(sections))
-    return Spec(sections=parsed, title=title, lang=lang, digits=digits, name=name)
+    return Spec(sections=parsed, title=title, lang=lang, digits=digits, name=name, stage_digits=stages)
 
 
 def parse_section(data: Any, field: str) -> Section:

@@ -155,3 +155,4 @@ class Spec:
     lang: str | None = None
     digits: int | None = None
     name: str = "spec"
+    stage_digits: tuple[tuple[str, int], ...] = ()  # (stage, decimals) for the stages with their own (scores, result)

@@ -42,7 +42,7 @@ def test_scores_scaling_softmax_and_sum(mt_tex):
     assert r"0.92 \cdot 0.45 + 1.24 \cdot 0.60 = 1.158" in tex
     assert r"\frac{1.158}{\sqrt{2}} \approx 0.8188" in tex
     assert r"\approx [0.1688,\  0.2472,\  0.2457,\  0.3382]" in tex
-    assert r"&+ 0.3382 \cdot [0.36,\  1.44,\  0.84]" in tex
+    assert r"&+ 0.338238 \cdot [0.36,\  1.44,\  0.84]" in tex  # with the decimals the sum needs
     assert r"\approx [0.8933,\  0.9295,\  0.8176]" in tex
     assert r"\approx [0.8467,\  0.8874,\  0.5768]" in tex
     assert r"= [0.8742,\  0.9230,\  0.6962]" in tex
@@ -277,7 +277,7 @@ def test_inputs_are_shown_as_typed():
     tex = _tex(X=[["1/3", "0.50"], ["2", "-1/4"]], focus="b")
     assert r"{x}_{\mathrm{b}} &= [2,\  -\tfrac{1}{4}]" in tex
     assert r"\tok{a} & $[\tfrac{1}{3},\ 0.50]$" in tex  # the embedding table row of a
-    assert r"[2 \cdot 1 + (-\tfrac{1}{4}) \cdot 0," in tex
+    assert r"[2 \cdot 1,\quad (-\tfrac{1}{4}) \cdot 1]" in tex  # the zero terms of W_Q left out
     assert r"{q}_{\mathrm{a}} &= {x}_{\mathrm{a}}" not in tex  # focus is b only
 
 
@@ -311,8 +311,12 @@ def test_a_given_d_k_is_explained_as_given():
 
 def test_rounded_factors_give_approx():
     tex = _tex(X=[["1/3", "0"], ["0", "1"]], W_K=[["3", "0"], ["0", "1"]], focus="a")
-    # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3
-    assert r"{q}_{\mathrm{a}} \cdot {k}_{\mathrm{a}} &\approx 0.3333 \cdot 1 + 0.0000 \cdot 0 \approx 0.3333" in tex
+    # q_a = [0.3333, 0] is rounded, so the written-out dot product is only approximately the exact 1/3; K shares
+    # the decimals of Q and V (one count for the table of projected vectors)
+    assert (r"{q}_{\mathrm{a}} \cdot {k}_{\mathrm{a}} &\approx 0.3333 \cdot 1.0000 + 0.0000 \cdot 0.0000 \approx 0.3333"
+            in tex)
+    # rounded factors that still give the result exactly: "="
+    assert r"{q}_{\mathrm{a}} \cdot {k}_{\mathrm{b}} &\approx 0.3333 \cdot 0.0000 + 0.0000 \cdot 1.0000 = 0" in tex
 
 
 def test_rows_share_their_matrix_decimals():

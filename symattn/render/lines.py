@@ -1,0 +1,176 @@
+"""Checkable lines: each computation a derivation displays (a sum of products, a quotient), as a small structure
+of its operands as shown, the shown result and its relations, from which the printers write it. The operands get
+the guard decimals the line needs: a student recomputing it from the numbers shown gets its result to the last
+digit, and every digit shown is still the correctly rounded value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from math import isqrt
+
+from sympy import Expr
+
+from ..engine import Numbers
+from ..numfmt import Number, format_number
+
+# The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
+# shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
+GUARD_CAP = 6
+_NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A number as a line shows it: its text (`number`) and the exact value it stands for."""
+
+    number: Number
+    value: Expr
+
+    @property
+    def text(self) -> str:
+        return self.number.text
+
+    @property
+    def exact(self) -> bool:
+        return self.number.exact
+
+
+@dataclass(frozen=True)
+class Line:
+    """`what` (lead) Σ_i Π_j terms[i][j] [/ divisor] (relation) result. No terms: a value, exact or rounded, shown
+    without operands (w = e^{a}/Z = 1/2). `lead` is "=" when every operand is shown exactly; `relation` is "="
+    when the result is, too (then the operands give it exactly)."""
+
+    what: str
+    result: Operand
+    terms: tuple[tuple[Operand, ...], ...] = ()
+    divisor: Operand | None = None
+
+    @property
+    def operands(self) -> tuple[Operand, ...]:
+        return (*(o for term in self.terms for o in term), *((self.divisor,) if self.divisor else ()))
+
+    @property
+    def lead(self) -> str:
+        return "=" if all(o.exact for o in self.operands) else "≈"
+
+    @property
+    def relation(self) -> str:
+        if not self.result.exact:
+            return "≈"
+        if self.lead == "=":
+            return "="
+        recomputed = self.recomputed()  # rounded operands may still give the result exactly: 1·v + 0·u
+        return "=" if recomputed is not None and recomputed == shown_value(self.result) else "≈"
+
+    def recomputed(self) -> Fraction | None:
+        """The result of the operands as shown, exactly; None for a quotient by a surd or texts that are not plain
+        numbers."""
+        total = Fraction(0)
+        for term in self.terms:
+            product = Fraction(1)
+            for o in term:
+                shown = shown_value(o)
+                if shown is None:
+                    return None
+                product *= shown
+            total += product
+        if self.divisor is None:
+            return total
+        divisor = shown_value(self.divisor)
+        return None if not divisor else total / divisor
+
+    def checks(self) -> bool:
+        """Whether the operands as shown give the result as shown: exactly when it is exact, else once rounded
+        half-up to its decimals. A line whose texts are not plain decimals (10^{n}, fractions) is not judged."""
+        result = shown_value(self.result)
+        if not self.terms or result is None:
+            return True
+        places = decimals_shown(self.result.text)
+        recomputed = self.recomputed()
+        if recomputed is None:
+            radicand = None if self.divisor is None else surd_radicand(self.divisor.value)
+            if radicand is None:
+                return True
+            total = self.recomputed_numerator()
+            if total is None:
+                return True
+            return round_over_root(total, radicand, places) == result
+        if self.result.exact:
+            return recomputed == result
+        return round_half_up(recomputed, places) == result
+
+    def recomputed_numerator(self) -> Fraction | None:
+        """recomputed() of the terms alone (a quotient's numerator)."""
+        return Line(self.what, self.result, self.terms).recomputed()
+
+
+def shown_value(operand: Operand) -> Fraction | None:
+    """The exact value of an operand's text: a plain decimal or integer, or \\tfrac{p}{q}; else None."""
+    text = operand.text
+    if text.startswith(r"\tfrac") or text.startswith(r"-\tfrac"):
+        sign = -1 if text.startswith("-") else 1
+        p, q = text[text.index("{") + 1:-1].split("}{")
+        return sign * Fraction(int(p), int(q))
+    try:
+        return Fraction(Decimal(text))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def surd_radicand(value: Expr) -> int | None:
+    """m when the value is √m (an integer m), else None."""
+    if value.is_Pow and value.base.is_Integer and value.exp == Fraction(1, 2):
+        return int(value.base)
+    return None
+
+
+def decimals_shown(text: str) -> int:
+    """The decimals of a number's text (of its mantissa: 1.2447 \\times 10^{30} has 4)."""
+    match = _NUMBER.match(text)
+    return len(match[1] or "") if match else 0
+
+
+def round_half_up(x: Fraction, places: int) -> Fraction:
+    """x rounded half-up (ties away from zero) to `places` decimals, exactly."""
+    scale = 10**places
+    whole = int(abs(x) * scale + Fraction(1, 2))
+    return Fraction(-whole if x < 0 else whole, scale)
+
+
+def round_over_root(x: Fraction, radicand: int, places: int) -> Fraction:
+    """x/√m rounded half-up to `places` decimals, exactly (from squares: no irrational number is evaluated)."""
+    square = (abs(x) * 10**places) ** 2 / radicand  # (|x|·10^places/√m)², whose root y rounds to floor(y + 1/2)
+    whole = isqrt(square.numerator // square.denominator)
+    if square >= (whole + Fraction(1, 2)) ** 2:
+        whole += 1
+    return Fraction(-whole if x < 0 else whole, 10**places)
+
+
+def operand(value: Expr, default: Number, places: int, known: Numbers | None = None) -> Operand:
+    """An operand shown as `default` (its text elsewhere on the page) when that is exact, else rounded to
+    `places` decimals (exact when it fits them)."""
+    if default.exact:
+        return Operand(default, value)
+    return Operand(format_number(value, places, known=known), value)
+
+
+def settle(candidates: Iterable[Callable[[], list[Line]]]) -> list[Line]:
+    """The first candidate's lines that all check (the candidates come with ever more guard decimals); the last
+    candidate's when none does."""
+    lines: list[Line] = []
+    for candidate in candidates:
+        lines = candidate()
+        if all(line.checks() for line in lines):
+            return lines
+    return lines
+
+
+def guarded(lines_at: Callable[[int], list[Line]], digits: int) -> list[Line]:
+    """settle() over operands with digits, digits + 1, ... digits + GUARD_CAP decimals."""
+    return settle(lambda p=p: lines_at(p) for p in range(digits, digits + GUARD_CAP + 1))
