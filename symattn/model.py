@@ -9,24 +9,17 @@ from typing import Any, Literal
 from sympy import Expr, ImmutableMatrix
 
 from .engine import MatrixForm, Numbers, flat_entries
+
+# The sentence parameters, re-exported: steps and renderers import them from here with the steps.
+from .phrases import Eq as Eq
+from .phrases import Facts, Formula, Name, Param
+from .phrases import Num as Num
+from .phrases import Phrase as Phrase
+from .phrases import Phrases as Phrases
+from .phrases import SqrtDk as SqrtDk
+from .phrases import Token as Token
+from .phrases import Tokens as Tokens
 from .spec.model import GivenMatrix, Scale, Section, Written
-
-
-@dataclass(frozen=True)
-class Name:
-    """A mathematical name: base symbol (W_Q, Q, x, z ...), optional token or fixed subscript, head index."""
-
-    base: str
-    token: str | None = None
-    label: str | None = None
-    head: int | None = None
-
-
-@dataclass(frozen=True)
-class Token:
-    """A token name used inside a sentence (user text)."""
-
-    name: str
 
 
 @dataclass(frozen=True)
@@ -66,86 +59,6 @@ class Shown:
         # values[i, :] slices the matrix's domain storage; a matrix built from the entries would search a domain
         return tuple(Shown(self.values[i, :], self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
                            self.known) for i in range(self.values.rows))
-
-
-@dataclass(frozen=True)
-class Eq:
-    """`name = value` inside a sentence (d_k = 2)."""
-
-    name: Name
-    value: int
-
-
-@dataclass(frozen=True)
-class SqrtDk:
-    """√d_k with its value inside a sentence (√d_k = √2, or √d_k = √4 = 2)."""
-
-    d_k: int
-
-
-@dataclass(frozen=True)
-class Num:
-    """An exact number inside a sentence (a given scale such as 2.5)."""
-
-    value: Expr
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """Several token names inside a sentence, joined as the language joins a list ("I and machine"); the one equal
-    to `itself` (the query, in self-attention) is written as the word for "itself"."""
-
-    names: tuple[str, ...]
-    itself: str | None = None
-
-
-@dataclass(frozen=True)
-class Formula:
-    """A formula inside a sentence, typeset as math by every format: `key` names it in the renderer's table of
-    formulas (render/math.py FORMULAS), `names` fill its name slots ($z, $q ...)."""
-
-    key: str
-    names: tuple[tuple[str, Name], ...] = ()
-
-
-@dataclass(frozen=True)
-class Phrase:
-    """A language string with its own parameters, inside a sentence."""
-
-    key: str
-    params: tuple[tuple[str, Any], ...] = ()
-
-
-@dataclass(frozen=True)
-class Phrases:
-    """Several phrases joined as the language joins a list ("a little to I, about equally to …, and most to …")."""
-
-    items: tuple[Phrase, ...]
-
-
-Param = Token | Tokens | Name | Eq | SqrtDk | Num | Formula | Phrase | Phrases | int
-
-
-@dataclass(frozen=True)
-class Facts:
-    """What is true of a section, or of one of its queries, that decides which sentences may be said of it
-    (kinds/sentences.py CONDITIONS maps each conditional sentence to its condition over these facts).
-
-    `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
-    the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
-    `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
-    derives step by step."""
-
-    kind: str
-    token: str | None = None
-    keys: tuple[str, ...] = ()
-    visible: tuple[str, ...] = ()
-    weights: tuple[Any, ...] = ()
-    masked: bool = False
-    positional: bool = False
-    scaling: str = "sqrt_d_k"
-    symbolic: bool = False
-    first: bool = True
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ from ..errors import RenderError
 from ..model import Derivation, Phrase, Phrases, Step, Token, Tokens
 from ..numfmt import DEFAULT_DIGITS
 
+# How a token is quoted in a sentence of a language (Japanese: 「が」 is a token, not the particle); tables and
+# subscripts show tokens unquoted.
+TOKEN_QUOTES = {"ja": ("「", "」")}
 
 class Renderer:
     """Walks a Derivation's steps: `_print_<Step class>` for each, found along the step's class hierarchy.
@@ -51,15 +54,32 @@ class Renderer:
     # ------------------------------------------------------------ language strings
 
     def text(self, key: str, params: dict[str, Any] | None = None) -> str:
-        """A language string with its literal parts escaped and its {params} rendered."""
+        """A language string with its literal parts escaped and its {params} rendered; in a language that quotes
+        tokens (「が」), the spaces its literals set beside a token go, as the quotes bring their own."""
         out = []
+        quotes = self.lang in TOKEN_QUOTES
+        after_token = False
         for literal, field in self.template(key):
-            out.append(literal)
+            value = None
             if field is not None:
                 if params is None or field not in params:
                     raise RenderError(f"string {key!r} needs parameter {field!r}")
-                out.append(self.param(params[field]))
+                value = params[field]
+            token = quotes and isinstance(value, (Token, Tokens))
+            if after_token:
+                literal = literal.lstrip(" ")
+            out.append(literal.rstrip(" ") if token else literal)
+            if field is not None:
+                out.append(self.param(value))
+            after_token = token
         return "".join(out)
+
+    def sentence_token(self, name: str) -> str:
+        """A token in running text: in 「」 in Japanese, where a token が would read as the particle."""
+        if self.lang in TOKEN_QUOTES:
+            opening, closing = TOKEN_QUOTES[self.lang]
+            return opening + self.token(name) + closing
+        return self.token(name)
 
     def template(self, key: str) -> list[tuple[str, str | None]]:
         """A language string as (escaped literal, parameter name or None) pieces, parsed once per renderer."""
@@ -72,9 +92,9 @@ class Renderer:
     def param(self, value: Any) -> str:
         """A parameter of a sentence in the output format (MathRenderer adds the mathematical ones)."""
         if isinstance(value, Token):
-            return self.token(value.name)
+            return self.sentence_token(value.name)
         if isinstance(value, Tokens):
-            return self.joined([self.text("list.itself") if name == value.itself else self.token(name)
+            return self.joined([self.text("list.itself") if name == value.itself else self.sentence_token(name)
                                 for name in value.names], "list.and")
         if isinstance(value, Phrase):
             return self.text(value.key, dict(value.params))

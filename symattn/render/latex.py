@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from pylatex import Document, NoEscape
 from sympy import Rational
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable, Token
+from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..numfmt import format_number
 from .escape import escape
 from .flow import caption, geometry, layout
@@ -35,10 +35,6 @@ _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 # A sentence ending in a colon introduces what follows, as the sentence before a heatmap introduces it; no page
 # break between them (\keepwithnext of the preamble: after the paragraph, where it holds).
 _LEAD_IN = (":", "：")
-# How a token is quoted in a sentence of a language (Japanese: 「が」 is a token, not the particle).
-TOKEN_QUOTES = {"ja": ("「", "」")}
-# The space beside such a quoted token (the quotes bring their own).
-_QUOTED_TOKEN_SPACE = re.compile(r" ?(「\\tok\{)|(\}」) ?")
 # The room (in lines of text) a heading needs below its own line to stay on a page: its space above and below and
 # about three lines of what it introduces.
 HEADING_ROOM = {"section": 8, "subsection": 7, "subsubsection": 6}
@@ -81,17 +77,21 @@ class LatexRenderer(DerivationRenderer):
         """All steps, in order."""
         self.notes_said.clear()  # a note said once is said once per document (each version of an exam)
         chunks: list[str] = []
-        previous = None
+        previous = before = None
         for step in derivation.steps:
             latex = self.render(step)
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
-                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap))
+                # (a sentence ending in a colon, the sentence before a heatmap, or a heading's one sentence before
+                # a table: the heading would be left at the foot with it)
+                opens = isinstance(before, Heading) and isinstance(previous, Paragraph) and not isinstance(
+                    step, (Paragraph, Heading))
+                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap) or opens)
                 chunks.append(("\\keepwithnext\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
             else:  # a display continues the paragraph that introduces it
                 chunks.append("\n" + latex)
-            previous = step
+            previous, before = step, previous
         return "".join(chunks).lstrip()
 
     def document(self, derivation: Derivation) -> str:
@@ -120,19 +120,8 @@ class LatexRenderer(DerivationRenderer):
         return escape(text)
 
     def token(self, name: str) -> str:
-        """A token name in a table cell (and, quoted as the language quotes it, in running text: param)."""
+        """A token name (in running text quoted as the language quotes it: sentence_token)."""
         return rf"\tok{{{escape(name)}}}"
-
-    def text(self, key: str, params: dict[str, Any] | None = None) -> str:
-        """A language string; the spaces its literal sets beside a token go where the token is quoted (「が」)."""
-        return _QUOTED_TOKEN_SPACE.sub(lambda m: m.group(1) or m.group(2), super().text(key, params))
-
-    def param(self, value: Any) -> str:
-        """A sentence's parameter; a token in Japanese text in 「」, where a token が would read as a particle."""
-        if isinstance(value, Token) and self.lang in TOKEN_QUOTES:
-            opening, closing = TOKEN_QUOTES[self.lang]
-            return opening + self.token(value.name) + closing
-        return super().param(value)
 
     def matrix_frame(self, cols: int) -> tuple[str, str]:
         """bmatrix, whose columns the preamble right-aligns."""

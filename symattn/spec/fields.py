@@ -135,7 +135,8 @@ def check_keys(data: dict[str, Any], allowed: set[str], field: str,
         if key not in allowed:
             owners = (elsewhere or {}).get(key)
             if owners:
-                raise SpecError(key_field(field, key), f"applies to {' and '.join(owners)} sections only "
+                kinds = owners[0] if len(owners) == 1 else f"{', '.join(owners[:-1])} and {owners[-1]}"
+                raise SpecError(key_field(field, key), f"applies to {kinds} sections only "
                                                        f"(this section is {data.get('kind')})")
             raise SpecError(key_field(field, key), f"unknown key{suggest(str(key), allowed)}")
 

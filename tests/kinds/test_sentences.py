@@ -79,7 +79,7 @@ def test_a_causal_document_never_says_a_query_sees_what_it_cannot():
     assert "for all tokens (itself included)" in cats_en and "from the whole sentence" in cats_en
     assert "文全体" in cats_ja
     assert "`I` may see only itself: its weight is exactly 1." in en
-    assert "`I` が参照できるのは自分自身だけなので、その重みはちょうど 1 である。" in ja
+    assert "「`I`」が参照できるのは自分自身だけなので、その重みはちょうど 1 である。" in ja
     assert "Step 3: Attention scores of the token `I` for the tokens it may see" in en
     assert "information from the tokens `love` may see (`I` and itself)" in en
 
@@ -94,8 +94,8 @@ def test_the_decoder_example_calls_x_plus_p_the_input_not_the_embedding():
 def test_the_article_list_after_the_softmax():
     assert ("So `love` attends a little to `I`, about equally to itself and `machine`, and most to `learning`."
             in _md("mt-en"))
-    assert ("したがって `love` は、`I` には少しだけ、自分自身と`machine` にはほぼ同程度に、"
-            "`learning` に最も強く注意を向ける。") in _md("mt-ja")
+    assert ("したがって「`love`」は、「`I`」には少しだけ、自分自身と「`machine`」にはほぼ同程度に、"
+            "「`learning`」に最も強く注意を向ける。") in _md("mt-ja")
     assert "Here `learning` receives the largest attention weight" in _md("mt-en")
 
 

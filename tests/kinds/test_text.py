@@ -55,7 +55,9 @@ def error(section) -> str:
     ({"kind": "text", "paragraphs": [{"ja": "あ", "en": "a", "fr": "à"}]},
      "sections[0].paragraphs[0].fr: unknown language (a table by language gives ja, en)"),
     ({"kind": "text", "paragraphs": ["a\x00b"]}, "sections[0].paragraphs[0]: expected text without control"),
-    ({"kind": "text", "focus": "A", "paragraphs": ["a"]}, "sections[0].focus: unknown key"),
+    ({"kind": "text", "focus": "A", "paragraphs": ["a"]},
+     "sections[0].focus: applies to self_attention, cross_attention and multi_head sections only "
+     "(this section is text)"),
     ({"kind": "text", "paragraphs": ["ok", "fine", r"x $\input{/etc/passwd}$"]},
      r"sections[0].paragraphs[2]: unknown math command \input (allowed: the Greek letters \alpha ... \Omega, "),
     ({"kind": "text", "paragraphs": [r"$\write18{rm -rf}$"]}, r"unknown math command \write (allowed: "),
@@ -117,7 +119,7 @@ def test_latex_prints_user_text_literally_and_inlines_the_math():
     tex = symattn.render_latex(derive(TEXT, ATTENTION))
     assert r"\input{/etc/passwd}" not in tex
     assert tex.count(r"\textbackslash{}input\{/etc/passwd\}") == 6  # heading, paragraph, note, 2 cells, reference
-    assert r"\section*{Introduction \textbackslash{}input" in tex
+    assert r"\section*{\headingwords Introduction \textbackslash{}input" in tex
     assert r"100\% \& \textasciitilde{} \textasciicircum{}" in tex
     assert r"An English paragraph, $a < b$." in tex and r"$\frac{1}{2}$" in tex and r"$\alpha_{ij}$" in tex
     assert r"\note{N1 " in tex and r"\item Vaswani, A." in tex and r"\toprule" in tex
@@ -183,7 +185,7 @@ def test_an_attention_section_may_write_its_own_heading(section, replaced):
     assert "## My own heading $d_k$" in md and f"## {replaced}\n" not in md
     assert f"## {replaced}\n" in symattn.render_markdown(derive(section))
     ja = symattn.render_latex(derive({**section, "heading": heading}, lang="ja"))
-    assert r"\section*{自前の見出し $d_k$}" in ja
+    assert r"\section*{\headingwords 自前の見出し $d_k$}" in ja
 
 
 def test_a_text_section_has_no_answers_and_json_leaves_it_out():

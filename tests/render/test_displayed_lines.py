@@ -125,7 +125,7 @@ def test_exact_values_are_shown_with_equals(specs):
     weights = {line.result.text for line in lines if line.what.startswith("{w}") and not line.terms}
     assert weights == {"0.5", "0"}
     decoder = displayed_lines(derive("decoder", lang="en"))
-    first = [line for line in decoder if line.what.startswith(r"{w}_{\text{私は}}")]
+    first = [line for line in decoder if line.what.startswith(r"{w}_{\cjksub{私は}}")]
     assert first[0].result.text == "1" and first[0].relation == "="
 
 

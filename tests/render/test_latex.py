@@ -157,7 +157,8 @@ def test_a_sentence_introducing_what_follows_stays_on_its_page(mt_tex):
     assert "射影後のベクトル：\\keepwithnext\n\n\\begin{center}" in tex
     assert "Scale them by $\\sqrt{d_k} = \\sqrt{2}$:\\keepwithnext\n\n" in mt_tex["en"]
     assert "セルの色が濃いほど重みが大きい。\\keepwithnext\n\n\\begin{center}" in tex  # and a heatmap
-    assert tex.split("\\begin{document}")[1].count("\\keepwithnext") == 6
+    assert "を生成したと仮定する。\\keepwithnext\n\n" in tex  # a heading's one sentence before a table
+    assert tex.split("\\begin{document}")[1].count("\\keepwithnext") == 8
 
 
 def test_wide_rows_break_across_lines():
