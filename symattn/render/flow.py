@@ -81,16 +81,16 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     if step.flavour == "multi":
         return _multi_head(step)
     cross = step.flavour == "cross"
-    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'X' if cross else _source(step, encoder)} W_Q"),)),
+    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'Y' if cross else _source(step, encoder)} W_Q"),)),
              Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
              Box("V", 1, Fraction(2), (math(f"V = {_source(step, encoder)} W_V"),)),
              Box("S", 2, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
     if cross:
-        sources = [Box("X", 0, Fraction(0), (math("X"), text("decoder"))),
+        sources = [Box("X", 0, Fraction(0), (math("Y"), text("decoder"))),  # the decoder states Y, rows y_t
                    Box("H", 0, Fraction(3, 2), (math(encoder), text("encoder")))]
         arrows = [Arrow("right", ("X",), ("Q",), ("W_Q",)), Arrow("fork", ("H",), ("K", "V"), ("W_K", "W_V"))]
     else:
-        sources = [Box("X", 0, Fraction(1), (math("X + P"), text("with_positions")) if step.positions
+        sources = [Box("X", 0, Fraction(1), (math(r"\tilde{X} = X + P"), text("with_positions")) if step.positions
                        else (math("X"), text("embeddings")))]
         arrows = [Arrow("fork", ("X",), ("Q", "K", "V"), ("W_Q", "W_K", "W_V"))]
     chain = ["S"]
@@ -103,7 +103,7 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
         chain.append("M")
     last = 2 + len(chain)
     boxes += [Box("A", last, Fraction(1), (math(r"\mathrm{softmax}"), text("weights"))),
-              Box("Z", last, Fraction(2), (math(r"\sum_j w_j V_j"), text("sum"))),
+              Box("Z", last, Fraction(2), (math(r"\sum_j w_j v_j"), text("sum"))),
               Box("O", last, Fraction(3), (math("z"), text("output")), "output")]
     chain.append("A")
     arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)),
@@ -116,7 +116,7 @@ def _source(step: FlowFigure, encoder: str) -> str:
     """What the keys and values are computed from."""
     if step.flavour == "cross":
         return encoder
-    return "(X + P)" if step.positions else "X"
+    return r"\tilde{X}" if step.positions else "X"
 
 
 def _multi_head(step: FlowFigure) -> Flow:

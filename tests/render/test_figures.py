@@ -45,11 +45,12 @@ def test_a_cross_attention_document_draws_cross_attention_only():
         assert r"\flowcontent{H}" in latex and r"\flowcontent{M}{$+\,M$" in latex and r"$\div 2.5$" in latex
 
 
-def test_the_english_caption_has_one_colon_and_the_values_are_V_rows():
+def test_the_english_caption_has_one_colon_and_the_values_are_v_rows():
     latex = render_latex(derive("mt", lang="en"))
     for caption in re.findall(r"\\figurecaption\{(.*)\}", latex):
         assert caption.count(":") == 1
-    assert r"$\sum_j w_j V_j$" in latex and "v_j" not in latex
+    assert r"$\sum_j w_j v_j$" in latex and "V_j" not in latex  # the rows v_j of V, as the text writes them
+    assert r"$Q = Y W_Q$" in latex  # the decoder states Y, as the cross-attention text names them
 
 
 def test_the_multi_head_caption_says_whether_heads_are_given():
@@ -103,7 +104,7 @@ def test_each_box_is_true_for_its_section():
     assert names(FlowFigure("masked", Scale("number"), mask="causal")).index("D") < names(
         FlowFigure("masked", mask="causal")).index("M")
     boxes = {b.name: b for b in flow(FlowFigure("self", Scale("number"), positions=True), "2.5").boxes}
-    assert boxes["D"].lines[0].content == r"\div 2.5" and boxes["X"].lines[0].content == "X + P"
-    assert boxes["K"].lines[0].content == "K = (X + P) W_K"
+    assert boxes["D"].lines[0].content == r"\div 2.5" and boxes["X"].lines[0].content == r"\tilde{X} = X + P"
+    assert boxes["K"].lines[0].content == r"K = \tilde{X} W_K"
     many = flow(FlowFigure("multi", heads=8), "").boxes
     assert [b.name for b in many][:4] == ["h1", "h2", "dots", "h8"] and many[2].tint == "none"
