@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from math import isqrt
 
+import mpmath
 from sympy import Expr
 
 from ..engine import Numbers
@@ -108,6 +109,31 @@ class Line:
     def recomputed_numerator(self) -> Fraction | None:
         """recomputed() of the terms alone (a quotient's numerator)."""
         return Line(self.what, self.result, self.terms).recomputed()
+
+
+def exponent_shown(logit: Expr, power: str, start: int, known: Numbers | None) -> Number | None:
+    """The logit a of a line e^{a} ≈ power, with the fewest decimals from `start` (up to GUARD_CAP + 4 more) such
+    that e to the shown logit, rounded half-up to the power's decimals, is the power as shown: a student checks
+    e^{a_I} ≈ e^{0.81883} ≈ 2.26784 with a calculator, where e^{0.8188} gives 2.26778. None when the power is not
+    a plain decimal (×10^n) or no such count exists."""
+    target = shown_value(Operand(Number(power, False), logit))
+    if target is None:
+        return None
+    places = decimals_shown(power)
+    for decimals in range(start, start + GUARD_CAP + 5):
+        shown = format_number(logit, decimals, decimals, known=known)
+        a = shown_value(Operand(shown, logit))
+        if a is not None and round_half_up(_exp(a, places), places) == target:
+            return shown
+    return None
+
+
+def _exp(a: Fraction, places: int) -> Fraction:
+    """e^a to enough digits to round it to `places` decimals (mpmath, 30 digits beyond them)."""
+    with mpmath.workdps(places + 30 + max(0, int(abs(a)) // 2)):
+        value = mpmath.exp(mpmath.mpf(a.numerator) / a.denominator)
+        return Fraction(mpmath.nstr(value, mpmath.mp.dps, strip_zeros=False, min_fixed=-mpmath.inf,
+                                    max_fixed=mpmath.inf))
 
 
 def shown_value(operand: Operand) -> Fraction | None:

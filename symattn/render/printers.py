@@ -30,7 +30,7 @@ from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
 from .layout import column_groups, visible_width, wrap
-from .lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, settle
+from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
 
 
@@ -245,10 +245,21 @@ class DerivationRenderer(MathRenderer):
         # one count of decimals for every e^{a} (and one for Z), the fewest with which every line checks
         candidates = [(p, q) for p in range(digits, digits + GUARD_CAP + 1) for q in range(digits, p + 1)]
         lines = self.checked_lines(settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates))
-        for logit, line in zip(sm.logits, lines, strict=False):  # e^{a}, in exact mode after its exact form
-            masked = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
-            text, exact = self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
-            out.append(rf"{line.what}{masked} &{self.relation(exact)} {text}")
+        powers = [self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
+                  for line in lines[:len(step.tokens)]]
+        # each logit as its power needs it, with one count of decimals for all of them where that checks too
+        # (e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e^{0.8188} gives 2.26778)
+        exponents = [None if exact or self.exact or logit == S.NegativeInfinity
+                     else exponent_shown(logit, text, digits, known)
+                     for logit, (text, exact) in zip(sm.logits, powers, strict=True)]
+        common = max((decimals_shown(e.text) for e in exponents if e is not None), default=digits)
+        exponents = [e if e is None else exponent_shown(logit, text, common, known) or e
+                     for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)]
+        for logit, line, (text, exact), shown in zip(sm.logits, lines, powers, exponents, strict=False):
+            power = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
+            if shown is not None:
+                power = rf" {self.relation(shown.exact)} e^{{{shown.text}}}"
+            out.append(rf"{line.what}{power} &{self.relation(exact)} {text}")
         total = lines[len(step.tokens)]
         out += self.continued(f"{total.what} &{self.relation(total.lead == '=')} ",
                               [*self.operation(total), f"{self.relation(total.relation == '=')} {total.result.text}"],

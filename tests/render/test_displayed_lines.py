@@ -8,7 +8,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 import pytest
-from sympy import N, Rational, sqrt
+from sympy import N, Rational, exp, sqrt
 
 from symattn import derive
 from symattn.render.checked import displayed_lines
@@ -136,3 +136,24 @@ def test_the_weighted_sum_of_tied_keys_is_exact(specs):
     assert r"\approx [1.0000" not in text
     decoder = render_markdown(derive("decoder", lang="en"))
     assert r"{z}_{\text{私は}} &= [0.38,\  2.25,\  0.82]" in decoder
+
+
+_POWER_LINE = re.compile(r"e\^\{\{a\}_\{[^$]*?\}\} (\\approx|=) e\^\{(-?\d+(?:\.\d+)?)\} &(\\approx|=) (-?\d+\.\d+)")
+
+
+@pytest.mark.parametrize("digits", [None, 3])
+@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal"])
+def test_each_power_line_checks_with_a_calculator(specs, name, digits):
+    """e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e to the logit shown, rounded half-up to the power's decimals, is the
+    power shown (e^{0.8188}, the logit to the document's 4 decimals, gives 2.26778)."""
+    from symattn import render_markdown
+
+    text = render_markdown(derive(specs[name], lang="en", digits=digits))
+    found = _POWER_LINE.findall(text)
+    assert found, "no e^{a} ≈ e^{x} ≈ y line"
+    for _, logit, _, power in found:
+        places = len(power.split(".")[1])
+        with localcontext() as context:
+            context.prec = 60
+            value = Decimal(str(N(exp(Rational(logit)), 60)))
+            assert value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP) == Decimal(power), (logit, power)
