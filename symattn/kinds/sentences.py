@@ -167,7 +167,8 @@ def weight_sentences(facts: Facts, itself: bool) -> list[Paragraph]:
         # the smallest group gets "a little" when below half the largest weight (the article's 0.1688 of 0.3383)
         little = 2 * max(facts.weights[facts.visible.index(k)] for k in members) < top_weight
         place = "most" if i == len(g) - 1 else ("little" if little else "less") if i == 0 else "middle"
-        suffix = "_together" if len(members) > 1 else ""
+        shares = {facts.weights[facts.visible.index(k)] for k in members}
+        suffix = "" if len(members) == 1 else "_tied" if len(shares) == 1 else "_together"  # tied: exactly equal
         phrases.append(Phrase(f"attend.{place}{suffix}", (("tokens", Tokens(members, me)),)))
     steps = [say("attend.pattern", facts, {**token, "parts": Phrases(tuple(phrases))})]
     top = strongest(facts)

@@ -213,9 +213,9 @@ class DerivationRenderer(MathRenderer):
                 out.append(f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]} "
                            f"{self.relation(line.relation == '=')} {line.result.text}")
         if not any_symbolic(step.scaled):
-            numbers = format_numbers(step.scaled, self.digits, known=step.known)
-            out += self.continued(f"&{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
-                                  self.width - 4)
+            numbers = format_numbers(step.scaled, self.digits, known=step.known)  # the vector a, named
+            out += self.continued(f"a &{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
+                                  self.width - 6)
         return self.align(out)
 
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
@@ -265,6 +265,9 @@ class DerivationRenderer(MathRenderer):
                               [*self.operation(total), f"{self.relation(total.relation == '=')} {total.result.text}"],
                               self.width - 20)
         for line in lines[len(step.tokens) + 1:]:
+            if self.exact and r"\approx" in line.result.text:  # w = e^{a}/Z = its exact form ≈ the decimal
+                out.append(f"{line.what} = {line.result.text}")
+                continue
             middle = f"{self.relation(line.lead == '=')} {self.operation(line)[0]} " if line.terms else ""
             out.append(f"{line.what} {middle}{self.relation(line.relation == '=')} {line.result.text}")
         logits = format_numbers(sm.logits, digits, known=known)
@@ -308,7 +311,8 @@ class DerivationRenderer(MathRenderer):
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
         form, known = step.form, step.known
-        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, known=step.K.known)
+        # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
+        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole, known=step.K.known)
         parts = []
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]

@@ -74,6 +74,9 @@ def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
     value = data["mask"]
     if value == "causal":
         return Mask.causal(n)
+    if isinstance(value, str):  # "casual": the one word a mask may be
+        raise SpecError(f"{field}.mask", f"expected \"causal\" or a matrix of 0 and 1 ({n} × {n}), got {value!r}"
+                                         f"{suggest(value, ['causal'])}")
     given = matrix(value, f"{field}.mask")
     if given.shape != (n, n):
         raise SpecError(f"{field}.mask", f"{given.shape[0]} × {given.shape[1]}, but there are {n} tokens "

@@ -4,6 +4,7 @@ document's language picks from. Every renderer escapes the plain text and sets t
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from typing import Any
@@ -30,6 +31,9 @@ COMMANDS = frozenset({*GREEK, *SYMBOLS, *ARGUMENTS})
 # The list an error message gives.
 ALLOWED = "the Greek letters \\alpha ... \\Omega, " + ", ".join(
     "\\" + c for c in sorted(COMMANDS - set(GREEK), key=str.lower))
+# What the one-line error names of them: a few, and where the whole list is (ALLOWED, the README).
+ALLOWED_SHORT = (f"Greek letters and {len(COMMANDS - set(GREEK))} commands such as \\frac, \\sqrt, \\cdot, \\sum, "
+                 "\\text; all: symattn.spec.textmath.COMMANDS")
 # Control symbols: thin, medium, negative and normal spaces, braces, a double bar, a percent sign.
 CONTROL_SYMBOLS = frozenset(",;! {}|%")
 # What \left and \right may size.
@@ -44,6 +48,19 @@ _SPACES = re.compile(r"\s+")
 # Characters no text may hold: control characters but tab and line breaks (which are spaces), lone surrogates.
 _FORBIDDEN = {"Cc": "control characters", "Cs": "lone surrogates"}
 
+
+
+def _hint(command: str) -> str:
+    """' (did you mean \\frac?)' for a near miss; for another word, how a function name is written."""
+    close = difflib.get_close_matches(command, sorted(COMMANDS), n=1, cutoff=0.8)
+    if close:
+        return f" (did you mean \\{close[0]}?)"
+    return f" (a function name: \\operatorname{{{command}}})" if command.lower() in FUNCTION_NAMES else ""
+
+
+# Names of functions a text may mean as commands (\softmax), which LaTeX writes with \operatorname.
+FUNCTION_NAMES = frozenset({"softmax", "argmax", "argmin", "relu", "gelu", "sigmoid", "tanh", "diag", "tr",
+                            "concat", "attention", "layernorm", "norm", "sgn", "softplus", "mean", "var"})
 
 def written(value: Any, field: str) -> Written:
     """A string, or a table by language giving every language (ja, en); SpecError naming the field otherwise."""
@@ -139,7 +156,8 @@ def math(source: str, field: str) -> Math:
                 continue
             if command not in COMMANDS:
                 shown = f"\\{command}" if command else "\\ at the end"
-                raise SpecError(field, f"unknown math command {shown} (allowed: {ALLOWED})")
+                close = _hint(command) if command else ""
+                raise SpecError(field, f"unknown math command {shown}{close} (allowed: {ALLOWED_SHORT})")
             if command == "text":
                 content, i = _text_argument(source, i, field)
                 parts.append(MathText(content))

@@ -80,7 +80,7 @@ def test_a_causal_document_never_says_a_query_sees_what_it_cannot():
     assert "文全体" in cats_ja
     assert "`I` may see only itself: its weight is exactly 1." in en
     assert "「`I`」が参照できるのは自分自身だけなので、その重みはちょうど 1 である。" in ja
-    assert "Step 3: Attention scores of the token `I` for the tokens it may see" in en
+    assert "Step 3: Attention scores of the token `I`, with a mask" in en
     assert "information from the tokens `love` may see (`I` and itself)" in en
 
 
@@ -169,3 +169,18 @@ def test_masked_keys_are_listed_as_not_attended():
     assert parts == ["attend.masked_part", "attend.little", "attend.most"]
     assert [p.key for p in weight_sentences(facts(["0.45", "0.55"], ("a", "b")), True)[0].params["parts"].items] == [
         "attend.less", "attend.most"]  # 0.45 is not "a little" beside 0.55
+
+
+def test_keys_that_tie_exactly_are_attended_to_equally_not_about_equally(tmp_path):
+    """Two encoder outputs alike give the same weight: 'equally' (同じ重みで), not 'about equally', and no key is
+    said to receive the largest weight; a masked key in Japanese is 注意を向けず, a whole clause."""
+    spec = tmp_path / "tie.toml"
+    spec.write_text('[[sections]]\nkind = "cross_attention"\ntokens = ["q"]\nX = [[1.0, 0.0]]\n'
+                    'memory_tokens = ["the", "cat", "sat"]\nmemory = [[1.0, 2.0], [1.0, 2.0], [0.5, 0.5]]\n'
+                    'W_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\nW_V = [[1, 0], [0, 1]]\nfocus = "q"\n',
+                    encoding="utf-8")
+    en, ja = (render_markdown(derive(spec, lang=lang)) for lang in ("en", "ja"))
+    assert "So `q` attends less to `sat`, and most, and equally, to `the` and `cat`." in en
+    assert "largest attention weight" not in en
+    assert "「`the`」と「`cat`」に最も強く、同じ重みで注意を向ける。" in ja
+    assert "には（マスクにより）まったく注意を向けず、" in _md("causal-ja")

@@ -59,7 +59,10 @@ def error(section) -> str:
      "sections[0].focus: applies to self_attention, cross_attention and multi_head sections only "
      "(this section is text)"),
     ({"kind": "text", "paragraphs": ["ok", "fine", r"x $\input{/etc/passwd}$"]},
-     r"sections[0].paragraphs[2]: unknown math command \input (allowed: the Greek letters \alpha ... \Omega, "),
+     r"sections[0].paragraphs[2]: unknown math command \input (allowed: Greek letters and "),
+    ({"kind": "text", "paragraphs": [r"$\softmax(x)$"]},
+     r"unknown math command \softmax (a function name: \operatorname{softmax}) (allowed: "),
+    ({"kind": "text", "paragraphs": [r"$\frc{1}{2}$"]}, r"unknown math command \frc (did you mean \frac?) (allowed: "),
     ({"kind": "text", "paragraphs": [r"$\write18{rm -rf}$"]}, r"unknown math command \write (allowed: "),
     ({"kind": "text", "paragraphs": [r"$\def\x{1}$"]}, r"unknown math command \def (allowed: "),
     ({"kind": "text", "paragraphs": [r"$\catcode`\$=11$"]}, r"unknown math command \catcode (allowed: "),
