@@ -116,7 +116,8 @@ class Renderer:
                  else self.text("doc.untitled"))
         # the decimals of every stage: "4", or "3–4" when a stage has its own (digits = { default = 4, result = 3 })
         digits = {self.digits, *(step.digits for step in derivation.steps if step.digits is not None)}
-        shown = str(min(digits)) if len(digits) == 1 else f"{min(digits)}–{max(digits)}"
+        shown = str(min(digits)) if len(digits) == 1 else self.text("doc.range", {"low": min(digits),
+                                                                                   "high": max(digits)})
         subtitle = self.text("doc.subtitle_symbolic" if derivation.symbolic else "doc.subtitle", {"digits": shown})
         return title, subtitle
 

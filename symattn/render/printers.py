@@ -160,7 +160,9 @@ class DerivationRenderer(MathRenderer):
         exact = all(line.relation == "=" for line in lines)
         out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         dropped = any(len(k) < len(row) for k in kept)
-        return self.align(out) + (self.note_once("numbers.zero_terms") if dropped else "") + self.guard_note(lines)
+        # the note on left-out zero terms before the first product that leaves one out, where it is read
+        note = self.note_once("numbers.zero_terms").lstrip("\n") if dropped else ""
+        return (note + "\n\n" if note else "") + self.align(out) + self.guard_note(lines)
 
     def _print_DotProducts(self, step: DotProducts) -> str:
         query = self.numbers(step.query)

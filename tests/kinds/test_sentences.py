@@ -104,7 +104,7 @@ def test_near_equal_cross_attention_weights_name_no_winner():
     en = _md("mt-en")
     cross = en[en.index("## Cross-Attention"):en.index("## Multi-head")]
     assert "receives the largest attention weight" not in cross
-    assert ("The weights are nearly equal (each is at least 95 % of the largest): `私は` attends about equally to "
+    assert ("The weights are nearly equal (each is at least 95% of the largest): `私は` attends about equally to "
             "`I`, `love`, `machine` and `learning`, and no key stands out.") in cross
     assert "最も大きい attention 重みを受け取る" not in _md("mt-ja").split("Cross-Attention")[1].split("Multi-head")[0]
 
