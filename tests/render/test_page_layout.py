@@ -139,7 +139,8 @@ def test_japanese_text_quotes_its_tokens(pdfs):
     """A token in Japanese text is in 「」, so that the token が is not read as the particle; English text does not
     quote tokens."""
     ja = re.sub(r"\s", "", " ".join(" ".join(lines) for lines in pages(pdfs[("decoder", "ja")])))
-    assert "トークン「が」についても" in ja and "「機械学習」が最も大きい" in ja and "「好き」には（マスクにより）まったく" in ja
+    assert "トークン「が」についても" in ja and "「機械学習」が最も大きい" in ja
+    assert "「好き」には（マスクにより）まったく" in ja
     assert "「" not in " ".join(" ".join(lines) for lines in pages(pdfs[("mt", "en")]))
 
 
