@@ -78,8 +78,11 @@ class LatexRenderer(DerivationRenderer):
         self.notes_said.clear()  # a note said once is said once per document (each version of an exam)
         chunks: list[str] = []
         previous = before = None
-        for step in derivation.steps:
-            latex = self.render(step)
+        steps = derivation.steps
+        rendered = [self.render(step) for step in steps]
+        for i, step in enumerate(steps):
+            latex = rendered[i] if not isinstance(step, Heading) else _whole_section_room(rendered[i], rendered[i + 1:],
+                                                                                           steps[i + 1:], self.lang)
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
                 # (a sentence ending in a colon, the sentence before a heatmap, or a heading's one sentence before
                 # a table: the heading would be left at the foot with it)
@@ -333,6 +336,37 @@ class TexDims:
         if "(" not in value.text:
             return value
         return self.fix(f"c{len(self.statements)}", value)
+
+
+# A section at most this many lines long (a result: a sentence, x, a sentence, z, a sentence) moves to the next
+# page whole rather than leave its heading and first lines at a page's foot.
+SHORT_SECTION = 14
+_ROOM = re.compile(r"\\headingroom\{(\d+)\\baselineskip\}")
+
+
+def _whole_section_room(heading: str, after: list[str], steps: tuple, lang: str) -> str:
+    """The heading, asking for room for its whole section when that is short (SHORT_SECTION lines at most)."""
+    lines = 0.0
+    for latex, step in zip(after, steps, strict=False):
+        if isinstance(step, Heading):
+            break
+        lines += _lines_of(latex, lang)
+        if lines > SHORT_SECTION:
+            return heading
+    match = _ROOM.search(heading)
+    if match is None or lines + 2 <= int(match[1]):
+        return heading
+    return heading[:match.start(1)] + str(round(lines + 2)) + heading[match.end(1):]
+
+
+def _lines_of(latex: str, lang: str) -> float:
+    """About how many lines of text a rendered step takes: a display by its rows, a table by its rows, a sentence
+    by its length (80 characters to an English line, 40 to a Japanese one)."""
+    if latex.startswith(_DISPLAY_STARTS):
+        return display_rows(latex.split("\\\\\n")) + 1
+    if "\\begin{tabular}" in latex or "\\begin{longtable}" in latex:
+        return latex.count("\\\\") + 3
+    return len(latex) / (40 if lang == "ja" else 80) + 0.5
 
 
 def render_latex(derivation: Derivation, **settings: Any) -> str:
