@@ -68,6 +68,27 @@ def visible_width(latex: str) -> int:
     return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
 
 
+def set_width(latex: str) -> int:
+    """visible_width() of math as TeX sets it: a fraction as wide as its wider part, not both side by side."""
+    start = latex.find(r"\frac{")
+    if start < 0:
+        return visible_width(latex)
+    numerator, after = _group(latex, start + 5)
+    denominator, end = _group(latex, after)
+    return (visible_width(latex[:start]) + max(set_width(numerator), set_width(denominator))
+            + set_width(latex[end:]))
+
+
+def _group(latex: str, at: int) -> tuple[str, int]:
+    """The contents of the brace group opening at `at`, and where it ends."""
+    depth = 0
+    for i in range(at, len(latex)):
+        depth += {"{": 1, "}": -1}.get(latex[i], 0)
+        if depth == 0:
+            return latex[at + 1:i], i + 1
+    return latex[at + 1:], len(latex)
+
+
 def matrix_columns(latex: str) -> int:
     """The most columns of any matrix in `latex` (0 without one)."""
     return max((row.count("&") + 1 for m in _MATRIX.finditer(latex) for row in m.group(1).split("\\\\")), default=0)

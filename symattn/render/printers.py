@@ -29,7 +29,7 @@ from ..model import (
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
-from .layout import column_groups, visible_width, wrap
+from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
 
@@ -212,8 +212,12 @@ class DerivationRenderer(MathRenderer):
                 out.append(rf"{self.name(Name('a', token))} &= \frac{{{numerator.text}}}{{{denominator}}}")
             else:
                 line = next(lines)
-                out.append(f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]} "
-                           f"{self.relation(line.relation == '=')} {line.result.text}")
+                quotient = f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]}"
+                result = f"{self.relation(line.relation == '=')} {line.result.text}"
+                # a fraction is as wide as its wider part; a line too wide for the page (30 digits, an exact
+                # form) puts its result on a line of its own
+                wide = set_width(f"{quotient} {result}") + 4
+                out += [quotient, f"&{result}"] if wide > self.width else [f"{quotient} {result}"]
         if not any_symbolic(step.scaled):
             numbers = format_numbers(step.scaled, self.digits, known=step.known)  # the vector a, named
             out += self.continued(f"a &{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -14,6 +15,7 @@ from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
+from symattn.spec.files import load_example
 
 
 @pytest.fixture(scope="module")
@@ -412,3 +414,11 @@ def test_the_page_geometry_is_defined_once_in_layout():
     assert rf"\usepackage[{geometry_options()}]{{geometry}}" in shared_preamble("en", "")[0]
     assert TEXT_WIDTH_PT == pytest.approx(472.3, abs=0.1) and LINE_CHARACTERS == LatexRenderer().width
     assert CHARACTER_PT == pytest.approx(5.9, abs=0.01)
+
+
+def test_a_scaling_line_too_wide_for_the_page_puts_its_result_below():
+    """--digits 30 with --exact: a score of 30 digits over √2, then its 30-digit quotient, ran 117 pt into the
+    margin; the result goes on a line of its own, the article's lines stay as they were."""
+    wide = render_latex(derive_spec(load_example("decoder"), digits=30), exact=True)
+    assert re.search(r"\\frac\{2\.607844776901044072498813166295\}\{\\sqrt\{2\}\} \\\\\n&\\approx 1\.8440247", wide)
+    assert r"\frac{1.158}{\sqrt{2}} \approx 0.8188 \\" in render_latex(derive_spec(load_example("mt"), lang="en"))
