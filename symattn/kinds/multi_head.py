@@ -120,6 +120,9 @@ class MultiHeadKind(Kind):
         outputs: list[Shown] = []
         if any(head.output is not None for head in section.heads):
             steps.append(Paragraph("multi.assume", {"token": Token(token)}))
+        if any(head.output is None for head in section.heads):  # the query the computed heads derive
+            steps.append(Paragraph("multi.computed_for", {"token": Token(token), "a": Name("a"), "w": Name("w"),
+                                                          "z": Name("z")}))
         for h, (head, result) in enumerate(zip(section.heads, mh.attentions, strict=True), start=1):
             if result is None:
                 output = Shown.input(head.output)
