@@ -220,7 +220,11 @@ class MathRenderer(Renderer):
         terms = [r" \cdot ".join(self.num(o.number, len(term) > 1) for o in term) for term in line.terms]
         if line.divisor is not None:
             return [rf"\frac{{{' + '.join(terms)}}}{{{line.divisor.text}}}"]
-        return [terms[0], *[f"+ {t}" for t in terms[1:]]] if terms else []
+        pieces = [terms[0], *[f"+ {t}" for t in terms[1:]]] if terms else []
+        # a product of long numbers (30 digits) wider than half a line may break after its dot
+        return [part for piece in pieces for part in (
+            [f"{p} \\cdot" for p in piece.split(r" \cdot ")[:-1]] + [piece.split(r" \cdot ")[-1]]
+            if visible_width(piece) > self.width // 2 else [piece])]
 
     def checked_lines(self, lines: list[Line]) -> list[Line]:
         """Lines about to be written: recorded for render.checked."""

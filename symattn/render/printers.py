@@ -164,6 +164,13 @@ class DerivationRenderer(MathRenderer):
         note = self.note_once("numbers.zero_terms").lstrip("\n") if dropped else ""
         return (note + "\n\n" if note else "") + self.align(out) + self.guard_note(lines)
 
+    def fitted(self, computation: str, result: str) -> list[str]:
+        """`computation result` as one aligned line, or, when wider than the page as TeX sets it (30 digits, an
+        exact form), the result on a line of its own."""
+        if set_width(f"{computation} {result}") + 4 > self.width:
+            return [computation, f"&{result}"]
+        return [f"{computation} {result}"]
+
     def _print_DotProducts(self, step: DotProducts) -> str:
         query = self.numbers(step.query)
         keys = [self.numbers(key) for key in step.keys]
@@ -212,12 +219,8 @@ class DerivationRenderer(MathRenderer):
                 out.append(rf"{self.name(Name('a', token))} &= \frac{{{numerator.text}}}{{{denominator}}}")
             else:
                 line = next(lines)
-                quotient = f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]}"
-                result = f"{self.relation(line.relation == '=')} {line.result.text}"
-                # a fraction is as wide as its wider part; a line too wide for the page (30 digits, an exact
-                # form) puts its result on a line of its own
-                wide = set_width(f"{quotient} {result}") + 4
-                out += [quotient, f"&{result}"] if wide > self.width else [f"{quotient} {result}"]
+                out += self.fitted(f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]}",
+                                   f"{self.relation(line.relation == '=')} {line.result.text}")
         if not any_symbolic(step.scaled):
             numbers = format_numbers(step.scaled, self.digits, known=step.known)  # the vector a, named
             out += self.continued(f"a &{self.relation(all(n.exact for n in numbers))} ", self.vector_pieces(numbers),
@@ -262,10 +265,11 @@ class DerivationRenderer(MathRenderer):
         exponents = [e if e is None else exponent_shown(logit, text, common, known) or e
                      for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)]
         for logit, line, (text, exact), shown in zip(sm.logits, lines, powers, exponents, strict=False):
-            power = r" = e^{-\infty}" if logit == S.NegativeInfinity else ""
+            # the power right of the alignment, where long logits have room: e^{a_t} &≈ e^{0.818830} ≈ 2.26784
+            power = r"= e^{-\infty} " if logit == S.NegativeInfinity else ""
             if shown is not None:
-                power = rf" {self.relation(shown.exact)} e^{{{shown.text}}}"
-            out.append(rf"{line.what}{power} &{self.relation(exact)} {text}")
+                power = rf"{self.relation(shown.exact)} e^{{{shown.text}}} "
+            out.append(rf"{line.what} &{power}{self.relation(exact)} {text}")
         total = lines[len(step.tokens)]
         out += self.continued(f"{total.what} &{self.relation(total.lead == '=')} ",
                               [*self.operation(total), f"{self.relation(total.relation == '=')} {total.result.text}"],
@@ -274,8 +278,8 @@ class DerivationRenderer(MathRenderer):
             if self.exact and r"\approx" in line.result.text:  # w = e^{a}/Z = its exact form ≈ the decimal
                 out.append(f"{line.what} = {line.result.text}")
                 continue
-            middle = f"{self.relation(line.lead == '=')} {self.operation(line)[0]} " if line.terms else ""
-            out.append(f"{line.what} {middle}{self.relation(line.relation == '=')} {line.result.text}")
+            middle = f" {self.relation(line.lead == '=')} {self.operation(line)[0]}" if line.terms else ""
+            out += self.fitted(f"{line.what}{middle}", f"{self.relation(line.relation == '=')} {line.result.text}")
         logits = format_numbers(sm.logits, digits, known=known)
         weights = format_numbers(sm.weights, digits, known=known)
         out += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],

@@ -138,7 +138,7 @@ def test_the_weighted_sum_of_tied_keys_is_exact(specs):
     assert r"{z}_{\text{私は}} &= [0.38,\  2.25,\  0.82]" in decoder
 
 
-_POWER_LINE = re.compile(r"e\^\{\{a\}_\{[^$]*?\}\} (\\approx|=) e\^\{(-?\d+(?:\.\d+)?)\} &(\\approx|=) (-?\d+\.\d+)")
+_POWER_LINE = re.compile(r"e\^\{\{a\}_\{[^$]*?\}\} &(\\approx|=) e\^\{(-?\d+(?:\.\d+)?)\} (\\approx|=) (-?\d+\.\d+)")
 
 
 @pytest.mark.parametrize("digits", [None, 3])

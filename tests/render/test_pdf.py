@@ -183,6 +183,17 @@ def test_nothing_runs_off_the_page(example, lang, exact):
     assert overfull_boxes(log) == []
 
 
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_thirty_digits_with_exact_forms_stay_on_the_page(lang):
+    """--example decoder --digits 30 --exact ran 117 pt off the page: quotients and weights put their results on
+    lines of their own, long products break after a dot, powers e^{x} stand right of the alignment."""
+    from symattn.derivation import derive
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    _, log = compile_with_log(render_latex(derive("decoder", lang=lang, digits=30), exact=True), jobname="d30")
+    assert overfull_boxes(log) == []
+
+
 def test_long_token_names_and_fractions_stay_on_the_page():
     from symattn.render.pdf import compile_with_log, overfull_boxes
 
