@@ -67,7 +67,7 @@ def test_mask_and_positional_encoding_in_the_document():
     tex = render_latex(derive("decoder", lang="en"))
     assert r"M = \begin{bmatrix}" in tex and "1 & 0 & 0 & 0" in tex
     assert r"-\infty \qquad (M = 0)" in tex
-    assert r"e^{{a}_{\cjksub{が}}} = e^{-\infty} &= 0" in tex
+    assert r"e^{{a}_{\cjksub{が}}} &= e^{-\infty} = 0" in tex
     assert r"\sin{\left(1 \right)} & \cos{\left(1 \right)}" in tex and "0.8415 & 0.5403" in tex
     assert "Embedding + position" in tex and r"[0.8000,\ 2.5000]" in tex  # X + P for position 0: [0.8, 1.5 + 1]
 
