@@ -120,20 +120,21 @@ def exponent_shown(logit: Expr, power: str, start: int, known: Numbers | None) -
     if target is None:
         return None
     places = decimals_shown(power)
+    half = Fraction(1, 2 * 10**places)  # e^{a} rounds half-up to the power when it lies in [power - half, power + half)
+    low, high = target - half, target + half  # (e^{a} > 0: half-up is half-away from zero)
     for decimals in range(start, start + GUARD_CAP + 5):
         shown = format_number(logit, decimals, decimals, known=known)
         a = shown_value(Operand(shown, logit))
-        if a is not None and round_half_up(_exp(a, places), places) == target:
+        if a is not None and _exp_within(a, low, high, places):
             return shown
     return None
 
 
-def _exp(a: Fraction, places: int) -> Fraction:
-    """e^a to enough digits to round it to `places` decimals (mpmath, 30 digits beyond them)."""
+def _exp_within(a: Fraction, low: Fraction, high: Fraction, places: int) -> bool:
+    """low ≤ e^a < high, decided with mpmath at 30 digits beyond `places` (the bounds are exact rationals)."""
     with mpmath.workdps(places + 30 + max(0, int(abs(a)) // 2)):
         value = mpmath.exp(mpmath.mpf(a.numerator) / a.denominator)
-        return Fraction(mpmath.nstr(value, mpmath.mp.dps, strip_zeros=False, min_fixed=-mpmath.inf,
-                                    max_fixed=mpmath.inf))
+        return mpmath.mpf(low.numerator) / low.denominator <= value < mpmath.mpf(high.numerator) / high.denominator
 
 
 def shown_value(operand: Operand) -> Fraction | None:
