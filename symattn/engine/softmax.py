@@ -186,15 +186,11 @@ def _evaluate(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> RowN
 # The most digits an output may lose to cancellation (|Σ_j e^{a_j} v_j| far below max_j |v_j| · Z) with its number
 # still holding the 30 significant digits of an answer and 10 more: WORKING_DIGITS − 40.
 CANCELLED_DIGITS = WORKING_DIGITS - 40
+_CANCELLED = mpmath.mpf(10) ** -CANCELLED_DIGITS
 
 
 def _without_cancelled(outputs: list[mpmath.mpf], V: Values) -> list[mpmath.mpf | None]:
     """The outputs, None where terms cancelled past CANCELLED_DIGITS (their exact forms are evaluated instead:
     inputs of 50 digits can make an output 10^-100 of its terms, whose number then had wrong digits)."""
-    if V.integers is not None:
-        largest = [mpmath.mpf(max(map(abs, numerators), default=0)) / denominator
-                   for denominator, numerators in V.integers]
-    else:
-        largest = [max(map(abs, column), default=mpmath.mpf(0)) for column in V.numeric]
-    floor = mpmath.mpf(10) ** -CANCELLED_DIGITS
-    return [None if top and abs(value) <= top * floor else value for value, top in zip(outputs, largest, strict=True)]
+    return [None if top and abs(value) <= top * _CANCELLED else value
+            for value, top in zip(outputs, V.largest, strict=True)]

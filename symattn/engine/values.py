@@ -56,6 +56,14 @@ class Values:
             return tuple(not any(numerators) for _, numerators in self.integers)
         return tuple(all(v is S.Zero for v in column) for column in self.columns)
 
+    @cached_property
+    def largest(self) -> list[mpmath.mpf]:
+        """Each numeric column's largest |v| (read once for every query's cancellation check)."""
+        if self.integers is not None:
+            return [mpmath.mpf(max(map(abs, numerators), default=0)) / denominator
+                    for denominator, numerators in self.integers]
+        return [max(map(abs, column), default=mpmath.mpf(0)) for column in self.numeric]
+
     @property
     def is_numeric(self) -> bool:
         return self.integers is not None or self.numeric is not None
