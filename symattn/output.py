@@ -58,13 +58,13 @@ def _replace_all(temps: dict[Path, Path]) -> None:
     backups: dict[Path, Path | None] = {}  # target -> its old file's backup (None: there was none)
     try:
         for path, temp in temps.items():
-            backups[path] = _backup(path)
+            backups[path] = _backup(path, temp)
             os.replace(temp, path)
     except OSError:
         for path, backup in backups.items():
             if backup is not None:
                 os.replace(backup, path)
-            elif path not in temps or not temps[path].exists():  # renamed into place: a new file to take away
+            elif not temps[path].exists():  # renamed into place: a new file to take away
                 path.unlink(missing_ok=True)
         raise
     finally:
@@ -73,12 +73,12 @@ def _replace_all(temps: dict[Path, Path]) -> None:
                 backup.unlink(missing_ok=True)
 
 
-def _backup(path: Path) -> Path | None:
+def _backup(path: Path, temp: Path) -> Path | None:
     """A second name for the file at `path` (a hard link, or a copy where links are not allowed), or None if there
-    is no file."""
+    is no file; named after its unique temporary file, so that a killed run's backup is swept with it."""
     if not path.exists():
         return None
-    backup = Path(tempfile.mktemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{path.name}.old.", dir=path.parent))
+    backup = temp.with_name(temp.name + ".old")
     try:
         os.link(path, backup)
     except OSError:
