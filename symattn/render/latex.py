@@ -4,6 +4,7 @@ notes, booktabs tables, the picture-mode figure, the shaded heatmap); the math i
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -38,6 +39,7 @@ _LEAD_IN = (":", "：")
 # The room (in lines of text) a heading needs below its own line to stay on a page: its space above and below and
 # about three lines of what it introduces.
 HEADING_ROOM = {"section": 8, "subsection": 7, "subsubsection": 6}
+_SECTIONING = defaultdict(lambda: "subsubsection", {1: "section", 2: "subsection"})  # the command of a level
 # A run of katakana (ー included, ・ not: a line may break after it), which Japanese setting would break anywhere.
 _KATAKANA_RUN = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]{2,}")
 # The heatmaps' colour for the largest weight, in percent of blue (of \\cellcolor and \\heatscale).
@@ -81,8 +83,11 @@ class LatexRenderer(DerivationRenderer):
         steps = derivation.steps
         rendered = [self.render(step) for step in steps]
         for i, step in enumerate(steps):
-            latex = rendered[i] if not isinstance(step, Heading) else _whole_section_room(rendered[i], rendered[i + 1:],
-                                                                                           steps[i + 1:], self.lang)
+            latex = rendered[i]
+            if isinstance(step, Heading):  # never at a page's foot: room for a few lines, or its whole short section
+                room = max(self.heading_room(step.level), _short_section_lines(rendered[i + 1:], steps[i + 1:],
+                                                                               self.lang))
+                latex = rf"\headingroom{{{room}\baselineskip}}" + latex
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
                 # (a sentence ending in a colon, the sentence before a heatmap, or a heading's one sentence before
                 # a table: the heading would be left at the foot with it)
@@ -165,13 +170,16 @@ class LatexRenderer(DerivationRenderer):
     # ------------------------------------------------------------ steps with a LaTeX form of their own
 
     def heading(self, level: int, text: str) -> str:
-        """A section, or in an exam's solution a bold run-in line; never at a page's foot (\\headingroom: room for
-        a few lines under it, else a new page) and never broken inside a word (\\headingwords, unbroken_words)."""
+        """A section, or in an exam's solution a bold run-in line; never broken inside a word (\\headingwords,
+        unbroken_words). body() puts the room it needs before it (\\headingroom)."""
         title = unbroken_words(text)
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
-            return rf"\headingroom{{4\baselineskip}}\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}"
-        command = {1: "section", 2: "subsection"}.get(level, "subsubsection")
-        return rf"\headingroom{{{HEADING_ROOM[command]}\baselineskip}}\{command}*{{\headingwords {title}}}"
+            return rf"\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}"
+        return rf"\{_SECTIONING[level]}*{{\headingwords {title}}}"
+
+    def heading_room(self, level: int) -> int:
+        """The lines a heading of this level keeps below it, else it starts a new page."""
+        return 4 if self.settings["compact_headings"] else HEADING_ROOM[_SECTIONING[level]]
 
     def paragraph(self, text: str, note: bool = False) -> str:
         return rf"\note{{{text}}}" if note else text
@@ -341,22 +349,17 @@ class TexDims:
 # A section at most this many lines long (a result: a sentence, x, a sentence, z, a sentence) moves to the next
 # page whole rather than leave its heading and first lines at a page's foot.
 SHORT_SECTION = 14
-_ROOM = re.compile(r"\\headingroom\{(\d+)\\baselineskip\}")
-
-
-def _whole_section_room(heading: str, after: list[str], steps: tuple, lang: str) -> str:
-    """The heading, asking for room for its whole section when that is short (SHORT_SECTION lines at most)."""
+def _short_section_lines(after: list[str], steps: tuple, lang: str) -> int:
+    """The lines of the section that follows a heading, and two for the heading, when it is short
+    (SHORT_SECTION lines at most); else 0."""
     lines = 0.0
     for latex, step in zip(after, steps, strict=False):
         if isinstance(step, Heading):
             break
         lines += _lines_of(latex, lang)
         if lines > SHORT_SECTION:
-            return heading
-    match = _ROOM.search(heading)
-    if match is None or lines + 2 <= int(match[1]):
-        return heading
-    return heading[:match.start(1)] + str(round(lines + 2)) + heading[match.end(1):]
+            return 0
+    return round(lines + 2)
 
 
 def _lines_of(latex: str, lang: str) -> float:
