@@ -16,6 +16,11 @@ class Terminated(KeyboardInterrupt):
     path (temporary files removed, TeX killed); the exit status is 143 rather than 130."""
 
 
+def interrupt_status(exc: KeyboardInterrupt) -> int:
+    """The exit status of an interrupted command: 143 for SIGTERM, 130 for Ctrl-C (128 + the signal)."""
+    return 143 if isinstance(exc, Terminated) else 130
+
+
 def terminate(signum: int, frame: object) -> None:
     """A SIGTERM handler: raise Terminated in the main thread."""
     raise Terminated()
@@ -113,7 +118,7 @@ def run() -> None:
     try:
         status = main()
     except KeyboardInterrupt as exc:
-        status = 143 if isinstance(exc, Terminated) else 130
+        status = interrupt_status(exc)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     sys.exit(status)
 
@@ -134,9 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _exam(args)
             return _render(args)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
-        terminated = isinstance(exc, Terminated)
-        print(f"{PROG}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-        return 143 if terminated else 130
+        print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
+        return interrupt_status(exc)
     except Exception as exc:  # user errors are one line; anything else is a bug with a traceback
         from .errors import SymattnError
 
