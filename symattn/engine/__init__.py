@@ -9,12 +9,14 @@ Modules, each with one job, each importing only those above it:
     matrices   projections over QQ, matrix storage and entries, numbers of irrational products
     values     the value matrix read once for all queries
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
-    pipeline   scores, scaling, attend, attention(), masks, encodings, matrix form, multi-head
+    pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
+    rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n
 Other modules import from this package, not from its modules.
 """
 
 from __future__ import annotations
 
+from . import rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
 from .matrices import Fraction, entries, flat_entries, project
@@ -26,6 +28,7 @@ from .pipeline import (
     QueryAttention,
     attend,
     attention,
+    attention_of,
     concat,
     dot,
     matrix_form,
@@ -52,6 +55,7 @@ __all__ = [
     "any_symbolic",
     "attend",
     "attention",
+    "attention_of",
     "binary_parts",
     "concat",
     "decimal",
@@ -65,6 +69,7 @@ __all__ = [
     "matrix_form",
     "multi_head",
     "project",
+    "rope",
     "scores",
     "weighted_sum",
 ]

@@ -182,6 +182,25 @@ def attention(
     mask[i, j] = 1 lets query i attend to key j, 0 masks it (None: every key is visible).
     """
     stored = {"Q": projection(X, W_Q), "K": projection(source, W_K), "V": projection(source, W_V)}
+    return attention_of(stored, divisor, focus, mask, inputs=(X, source, W_Q, W_K, W_V))
+
+
+def attention_of(
+    stored: dict[str, ImmutableMatrix | DomainMatrix],
+    divisor: Expr,
+    focus: tuple[int, ...],
+    mask: ImmutableMatrix | None = None,
+    inputs: tuple[ImmutableMatrix, ...] | None = None,
+    raw: dict[int, tuple[Expr, ...]] | None = None,
+) -> Attention:
+    """Attention of given projections `stored` ("Q", "K", "V": SymPy matrices, rational ones possibly as
+    DomainMatrices over QQ): what attention() does once X is projected, and what a section that gives Q, K and V
+    (or rotates them, or appends a cache) starts from. Query i uses row i of Q; mask is queries × keys.
+
+    `inputs` (X, source, W_Q, W_K, W_V), when Q, K and V are their products, lets irrational products (X + P with
+    sines) be evaluated from the inputs once. `raw` gives the raw scores of the focus queries (then Q and K are
+    not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j.
+    """
     queries: dict[int, QueryAttention] = {}
     known = Numbers()
     result = Attention(stored, queries, known)
@@ -189,7 +208,7 @@ def attention(
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
-    left, right = (rational_storage(stored[name]) for name in "QK")
+    left, right = (None, None) if raw is not None else (rational_storage(stored[name]) for name in "QK")
     rational = left is not None and right is not None
     # Rational scores: the logits are c·√m for a rational or surd divisor, kept as fractions c and the radicand m.
     logit = _reciprocal(divisor) if rational else None
@@ -201,10 +220,10 @@ def attention(
         else:
             rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
             raw = {i: tuple(rows[i]) for i in focus}
-    else:
+    elif raw is None:
         raw = {i: scores(result.Q.row(i), result.K) for i in focus}
-        if not any(any_symbolic(M) for M in (X, source, W_Q, W_K, W_V)):  # irrational numbers (encodings)
-            _file_numbers((X, source, W_Q, W_K, W_V), (result.Q, result.K, result.V), raw, known)
+        if inputs is not None and not any(any_symbolic(M) for M in inputs):  # irrational numbers (encodings)
+            _file_numbers(inputs, (result.Q, result.K, result.V), raw, known)
     value_fractions = result.fractions("V")
     values = (Values.of(result.V, known) if value_fractions is None
               else Values.of_fractions(value_fractions, lambda: result.V))

@@ -12,7 +12,7 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix, Symbol
 
 from ..errors import SpecError
-from .model import LANGUAGES, MAX_DIGITS, WRITTEN_NAME, Focus, GivenMatrix, Mask, Positions, Scale
+from .model import LANGUAGES, MAX_DIGITS, WRITTEN_NAME, Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale
 from .numbers import matrix_of, parse_number
 
 SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
@@ -106,6 +106,76 @@ def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | N
             raise SpecError(f"{field}.P", f"{P.shape[0]} × {P.shape[1]}, but X is {X.shape[0]} × {X.shape[1]}")
         return Positions("given", P)
     return None
+
+
+ROPE_KEYS = frozenset({"base", "pairing", "positions"})
+PAIRINGS = ("interleaved", "half")
+
+
+def rope(data: dict[str, Any], d: int, n: int, field: str) -> Rope | None:
+    """rope = true (base 10000, interleaved pairs, positions from 0), false, or a table of base, pairing and
+    positions (n whole numbers from 0); d, the width of q and k, must be even: RoPE rotates pairs of dimensions."""
+    value = data.get("rope", False)
+    if value is False:
+        return None
+    where = f"{field}.rope"
+    if value is not True and not isinstance(value, dict):
+        raise SpecError(where, f"expected true, false or a table of base, pairing and positions, got {value!r}")
+    if d % 2:
+        raise SpecError(where, f"RoPE rotates pairs of dimensions, but q and k have {d} (an odd number)")
+    if value is True:
+        return Rope()
+    check_keys(value, set(ROPE_KEYS), where)
+    base = Rope.base
+    if "base" in value:
+        base, _ = parse_number(value["base"], f"{where}.base")
+        if base <= 1:
+            raise SpecError(f"{where}.base", f"expected a number greater than 1, got {value['base']!r}")
+    pairing = value.get("pairing", "interleaved")
+    if pairing not in PAIRINGS:
+        raise SpecError(f"{where}.pairing", f"expected \"interleaved\" or \"half\", got {pairing!r}"
+                                           f"{suggest(str(pairing), PAIRINGS)}")
+    at = None
+    if "positions" in value:
+        at = value["positions"]
+        if not isinstance(at, list) or len(at) != n:
+            raise SpecError(f"{where}.positions", f"expected a list of {n} positions, one per token, got {at!r}")
+        at = tuple(whole(p, f"{where}.positions[{i}]") for i, p in enumerate(at))
+    return Rope(base, pairing, at)
+
+
+def whole(value: Any, field: str, most: int = 10**6) -> int:
+    """A whole number from 0 to `most` (a position)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise SpecError(field, f"expected a whole number from 0 to {most}, got {value!r}")
+    return value
+
+
+CACHE_KEYS = frozenset({"past_tokens", "past_K", "past_V"})
+
+
+def cache(data: dict[str, Any], field: str, d_k: int, d_v: int, new: tuple[str, ...] = ()) -> Cache | None:
+    """past_tokens, past_K and past_V, all three or none: the cached keys (d_k wide) and values (d_v wide) of the
+    earlier positions, one row per past token; a past token's name may not repeat one of the `new` tokens."""
+    given = [key for key in ("past_tokens", "past_K", "past_V") if key in data]
+    if not given:
+        return None
+    missing = [key for key in ("past_tokens", "past_K", "past_V") if key not in data]
+    if missing:
+        raise SpecError(f"{field}.{missing[0]}", f"missing: a KV cache gives past_tokens, past_K and past_V "
+                                                 f"together (this one gives {', '.join(given)})")
+    past = tokens(data["past_tokens"], f"{field}.past_tokens")
+    for i, token in enumerate(past):
+        if token in new:
+            raise SpecError(f"{field}.past_tokens[{i}]", f"token {token!r} is also one of the new tokens")
+    K, V = matrix(data["past_K"], f"{field}.past_K"), matrix(data["past_V"], f"{field}.past_V")
+    for key, given_matrix, width in (("past_K", K, d_k), ("past_V", V, d_v)):
+        rows_match(given_matrix, len(past), f"{field}.{key}", "past_tokens")
+        if given_matrix.shape[1] != width:
+            what = "keys are" if key == "past_K" else "values are"
+            raise SpecError(f"{field}.{key}", f"{given_matrix.shape[1]} columns, but the section's {what} "
+                                              f"{width} wide")
+    return Cache(past, K, V)
 
 
 def name(value: Any, field: str, what: str = "a name") -> str:

@@ -85,9 +85,11 @@ class Mask:
     values: ImmutableMatrix
 
     @classmethod
-    def causal(cls, n: int) -> Mask:
-        """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal)."""
-        return cls("causal", ImmutableMatrix(n, n, lambda i, j: 1 if j <= i else 0))
+    def causal(cls, n: int, past: int = 0) -> Mask:
+        """The decoder's mask: token i sees tokens 0..i (ones on and below the diagonal). With `past` cached
+        positions before the n new ones, n × (past + n): new token t, at absolute position past + t, sees
+        positions 0 … past + t."""
+        return cls("causal", ImmutableMatrix(n, past + n, lambda i, j: 1 if j <= past + i else 0))
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,32 @@ class Positions:
             return sin(angle) if column % 2 == 0 else cos(angle)
 
         return cls("sinusoidal", GivenMatrix(ImmutableMatrix(n, d, entry), 0, (0,) * (n * d)))
+
+
+@dataclass(frozen=True)
+class Rope:
+    """Rotary position embeddings (RoFormer): each pair of dimensions of q and k is rotated by the angle m·θ_i at
+    position m, θ_i = base^(−2i/d). `pairing` "interleaved" pairs (0, 1), (2, 3), … as the paper does; "half" pairs
+    (i, i + d/2) as GPT-NeoX and LLaMA do. `positions` are the tokens' positions (None: 0, 1, … after any cached
+    ones)."""
+
+    base: Expr = Integer(10000)
+    pairing: Literal["interleaved", "half"] = "interleaved"
+    positions: tuple[int, ...] | None = None
+
+    def at(self, n: int, past: int = 0) -> tuple[int, ...]:
+        """The positions of n tokens that follow `past` cached ones."""
+        return self.positions if self.positions is not None else tuple(range(past, past + n))
+
+
+@dataclass(frozen=True)
+class Cache:
+    """A KV cache: the keys and values of earlier positions as a model stores them (with RoPE, keys already
+    rotated); the section's own tokens follow them."""
+
+    tokens: tuple[str, ...]
+    K: GivenMatrix
+    V: GivenMatrix
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,58 @@
+"""Rotary position embeddings (RoPE), exactly: the pairs of dimensions, their frequencies θ_i = base^(−2i/d), the
+rotation of q and k by the angles m·θ_i, and the score written in m − n alone.
+
+Conventions (where frameworks differ): pair i is (2i, 2i + 1) with "interleaved" pairing (RoFormer, Meta's
+original LLaMA code) and (i, i + d/2) with "half" (GPT-NeoX, Hugging Face's rotate_half); either way pair i turns by
+m·θ_i: (x_a, x_b) ↦ (x_a cos φ − x_b sin φ, x_a sin φ + x_b cos φ).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sympy import Expr, ImmutableMatrix, Integer, Rational, cos, sin
+
+if TYPE_CHECKING:  # the engine reads a Rope's base and pairing; it does not import the spec
+    from ..spec.model import Rope
+
+
+def pairs(d: int, pairing: str) -> tuple[tuple[int, int], ...]:
+    """The (a, b) dimension pairs (0-based) that rotate together, pair i first."""
+    if pairing == "half":
+        return tuple((i, i + d // 2) for i in range(d // 2))
+    return tuple((2 * i, 2 * i + 1) for i in range(d // 2))
+
+
+def theta(i: int, d: int, base: Expr) -> Expr:
+    """θ_i = base^(−2i/d), exact (10000^(−1/2) = 1/100)."""
+    return base ** Rational(-2 * i, d)
+
+
+def angles(m: int, d: int, rope: Rope) -> tuple[Expr, ...]:
+    """The angle m·θ_i of each pair at position m."""
+    return tuple(m * theta(i, d, rope.base) for i in range(d // 2))
+
+
+def rotate_row(row: ImmutableMatrix, m: int, rope: Rope) -> ImmutableMatrix:
+    """A row vector q or k rotated for position m: each pair (x_a, x_b) turned by m·θ_i."""
+    d = row.cols
+    out = list(row)
+    for (a, b), phi in zip(pairs(d, rope.pairing), angles(m, d, rope), strict=True):
+        c, s = cos(phi), sin(phi)
+        out[a], out[b] = row[a] * c - row[b] * s, row[a] * s + row[b] * c
+    return ImmutableMatrix(1, d, out)
+
+
+def rotate(M: ImmutableMatrix, positions: tuple[int, ...], rope: Rope) -> ImmutableMatrix:
+    """Each row t of M rotated for its position positions[t]."""
+    return ImmutableMatrix.vstack(*(rotate_row(M.row(t), m, rope) for t, m in enumerate(positions)))
+
+
+def relative_score(q: ImmutableMatrix, k: ImmutableMatrix, delta: int, rope: Rope) -> Expr:
+    """(R_m q)·(R_n k) from the unrotated q and k and δ = m − n alone:
+    Σ_i (q_a k_a + q_b k_b) cos(δθ_i) + (q_a k_b − q_b k_a) sin(δθ_i)."""
+    d = q.cols
+    total = Integer(0)
+    for (a, b), phi in zip(pairs(d, rope.pairing), angles(delta, d, rope), strict=True):
+        total += (q[a] * k[a] + q[b] * k[b]) * cos(phi) + (q[a] * k[b] - q[b] * k[a]) * sin(phi)
+    return total
