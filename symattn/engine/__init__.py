@@ -10,7 +10,7 @@ Modules, each with one job, each importing only those above it:
     values     the value matrix read once for all queries
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
-    rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n
+    rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
 Other modules import from this package, not from its modules.
 """
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from sympy import Expr, ImmutableMatrix, Integer, Rational, cos, sin
 
+from .pipeline import Attention, attention_of, dot
+
 if TYPE_CHECKING:  # the engine reads a Rope's base and pairing; it does not import the spec
     from ..spec.model import Rope
 
@@ -56,3 +58,20 @@ def relative_score(q: ImmutableMatrix, k: ImmutableMatrix, delta: int, rope: Rop
     for (a, b), phi in zip(pairs(d, rope.pairing), angles(delta, d, rope), strict=True):
         total += (q[a] * k[a] + q[b] * k[b]) * cos(phi) + (q[a] * k[b] - q[b] * k[a]) * sin(phi)
     return total
+
+
+def rotary_attention(stored: dict[str, ImmutableMatrix], q_positions: tuple[int, ...], k_positions: tuple[int, ...],
+                     rope: Rope, divisor: Expr, focus: tuple[int, ...], mask: ImmutableMatrix | None = None,
+                     rotated: int = 0) -> Attention:
+    """Attention after RoPE: Q's row i rotated for q_positions[i], K's row j for k_positions[j], V unchanged; the
+    result's Q and K are the rotated matrices. The first `rotated` rows of K are rotated already (a KV cache's
+    keys, as a model stores them): their scores are the dot products of the rotated vectors; every other score is
+    written in m − n (relative_score), the same exact value in its simplest form."""
+    Q, K = stored["Q"], stored["K"]
+    Q_rot = rotate(Q, q_positions, rope)
+    K_rot = ImmutableMatrix.vstack(*(K.row(j) if j < rotated else rotate_row(K.row(j), k_positions[j], rope)
+                                     for j in range(K.rows)))
+    raw = {i: tuple(dot(Q_rot.row(i), K_rot.row(j)) if j < rotated
+                    else relative_score(Q.row(i), K.row(j), q_positions[i] - k_positions[j], rope)
+                    for j in range(K.rows)) for i in focus}
+    return attention_of({"Q": Q_rot, "K": K_rot, "V": stored["V"]}, divisor, focus, mask, raw=raw)
