@@ -238,11 +238,12 @@ class WeightedSum(Step):
 
 @dataclass(frozen=True)
 class MatrixFormStep(Step):
-    """All tokens at once: S = QKᵀ, S / √d_k (or / c), A = softmax row by row, A·V."""
+    """All tokens at once: S = QKᵀ, S / √d_k (or / c), A = softmax row by row, A·V. Q and K are None when the
+    scores were given (S is then that matrix), V None when no values were (the form ends at A)."""
 
-    Q: Shown
-    K: Shown
-    V: Shown
+    Q: Shown | None
+    K: Shown | None
+    V: Shown | None
     form: MatrixForm
     scale: Scale
     d_k: int

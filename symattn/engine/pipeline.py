@@ -40,7 +40,7 @@ class QueryAttention:
     raw: tuple[Expr, ...] | None  # the raw scores as SymPy numbers, or None when given as score_fractions
     divisor: Expr  # what the scores are divided by: √d_k, 1 or a given number
     softmax: Softmax
-    values: Values = field(repr=False, compare=False)
+    values: Values | None = field(repr=False, compare=False)  # None: no values given
     score_fractions: FractionRow | None = None
 
     @cached_property
@@ -59,9 +59,10 @@ class QueryAttention:
         return self.row()
 
     @cached_property
-    def output(self) -> ImmutableMatrix:
-        """Σ_j w_j v_j (built when first read, like the softmax's SymPy forms)."""
-        return weighted_sum(self.softmax, self.values)
+    def output(self) -> ImmutableMatrix | None:
+        """Σ_j w_j v_j (built when first read, like the softmax's SymPy forms); None without values (given scores
+        alone: the attention ends at the weights)."""
+        return None if self.values is None else weighted_sum(self.softmax, self.values)
 
 
 class Attention:
@@ -88,26 +89,29 @@ class Attention:
         return as_matrix(self._projections["K"])
 
     @cached_property
-    def V(self) -> ImmutableMatrix:
-        return as_matrix(self._projections["V"])
+    def V(self) -> ImmutableMatrix | None:
+        """V, or None when no values were given (scores alone)."""
+        return as_matrix(self._projections["V"]) if "V" in self._projections else None
 
     def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
         """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None
         (read once: V's are read by the engine and again by an answer key)."""
         if name not in self._fraction_rows:
-            stored = self._projections[name]
-            self._fraction_rows[name] = None if isinstance(stored, ImmutableMatrix) else fractions(stored)
+            stored = self._projections.get(name)
+            rational = stored is not None and not isinstance(stored, ImmutableMatrix)
+            self._fraction_rows[name] = fractions(stored) if rational else None
         return self._fraction_rows[name]
 
 
 @dataclass(frozen=True)
 class MatrixForm:
-    """All queries at once: S = QKᵀ, the scaled scores, the row-wise softmax A and the output A·V."""
+    """All queries at once: S = QKᵀ, the scaled scores, the row-wise softmax A and the output A·V (None without
+    values)."""
 
     scores: ImmutableMatrix
     scaled: ImmutableMatrix
     weights: ImmutableMatrix
-    output: ImmutableMatrix
+    output: ImmutableMatrix | None
 
 
 @dataclass(frozen=True)
@@ -135,12 +139,13 @@ def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
 
 
 def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
-           V: ImmutableMatrix | Values, divisor: Expr, allowed: tuple[bool, ...] | None = None,
+           V: ImmutableMatrix | Values | None, divisor: Expr, allowed: tuple[bool, ...] | None = None,
            raw: tuple[Expr, ...] | None = None, known: Numbers | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `divisor` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
-    `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given.
+    `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given;
+    V None: no values (the weights are the end, the output None).
     The numbers of irrational values are filed in `known` (a new table if none is given).
     """
     known = Numbers() if known is None else known
@@ -199,7 +204,8 @@ def attention_of(
 
     `inputs` (X, source, W_Q, W_K, W_V), when Q, K and V are their products, lets irrational products (X + P with
     sines) be evaluated from the inputs once. `raw` gives the raw scores of the focus queries (then Q and K are
-    not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j.
+    not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j. Without
+    "V" in `stored` (scores given alone) the queries end at their weights: their outputs are None.
     """
     queries: dict[int, QueryAttention] = {}
     known = Numbers()
@@ -225,7 +231,7 @@ def attention_of(
         if inputs is not None and not any(any_symbolic(M) for M in inputs):  # irrational numbers (encodings)
             _file_numbers(inputs, (result.Q, result.K, result.V), raw, known)
     value_fractions = result.fractions("V")
-    values = (Values.of(result.V, known) if value_fractions is None
+    values = (None if "V" not in stored else Values.of(result.V, known) if value_fractions is None
               else Values.of_fractions(value_fractions, lambda: result.V))
     if kept:
         queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, divisor, tuple(raw[i]),
@@ -281,7 +287,7 @@ def matrix_form(queries: list[QueryAttention]) -> MatrixForm:
         scores=stack([q.scores for q in queries]),
         scaled=stack([q.scaled for q in queries]),
         weights=stack([q.softmax.weights for q in queries]),
-        output=ImmutableMatrix.vstack(*[q.output for q in queries]),
+        output=None if queries[0].output is None else ImmutableMatrix.vstack(*[q.output for q in queries]),
     )
 
 

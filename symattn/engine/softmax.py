@@ -123,9 +123,9 @@ class Softmax:
         return weights
 
 
-def is_numeric_row(logits: tuple[Expr, ...], V: Values) -> bool:
-    """Whether a row's softmax and the values are numbers (else formulas: nothing to evaluate)."""
-    return V.is_numeric and not any_symbolic(logits)
+def is_numeric_row(logits: tuple[Expr, ...], V: Values | None) -> bool:
+    """Whether a row's softmax and the values (if any) are numbers (else formulas: nothing to evaluate)."""
+    return (V is None or V.is_numeric) and not any_symbolic(logits)
 
 
 def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
@@ -152,9 +152,9 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     return output
 
 
-def row_numbers(logits: tuple[Expr, ...], V: Values, known: Numbers) -> RowNumbers | None:
-    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs, filing irrational logits in
-    `known`; None for formulas."""
+def row_numbers(logits: tuple[Expr, ...], V: Values | None, known: Numbers) -> RowNumbers | None:
+    """Evaluate a row's softmax once (Z once, not once per weight) and its outputs (none without values), filing
+    irrational logits in `known`; None for formulas."""
     if not is_numeric_row(logits, V):
         return None
     approximations = [None if a is S.NegativeInfinity else known.number(a) for a in logits]
@@ -167,14 +167,17 @@ def row_numbers(logits: tuple[Expr, ...], V: Values, known: Numbers) -> RowNumbe
 def rational_row_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNumbers | None:
     """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as to_mpf gives
     it)."""
-    if not V.is_numeric:
+    if V is not None and not V.is_numeric:
         return None
     return _evaluate(fraction_numbers(list(logits), radicand), V, distinct=len(set(logits) - {None}))
 
 
-def _evaluate(logits: list[mpmath.mpf | None], V: Values, distinct: int) -> RowNumbers:
-    """A row's softmax and outputs from its logits' numbers (None: masked), at the working precision."""
+def _evaluate(logits: list[mpmath.mpf | None], V: Values | None, distinct: int) -> RowNumbers:
+    """A row's softmax and outputs (none without values) from its logits' numbers (None: masked), at the working
+    precision."""
     exps, total, weights = softmax_numbers(logits, PRECISION)
+    if V is None:
+        return RowNumbers(logits, exps, total, weights, [], irrational=distinct > 1)
     if V.integers is None:
         with mpmath.workdps(WORKING_DIGITS + 10):
             outputs = [mpmath.fdot(exps, column) / total for column in V.numeric]

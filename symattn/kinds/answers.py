@@ -70,11 +70,14 @@ def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str
     (scores, scaled), (exact_scores, exact_scaled), terms = score_texts(query)
     answer: dict[str, Any] = {"scores": scores, "scaled_scores": scaled}
     answer["weights"], answer["output"] = softmax_texts(query)
+    values = query.values is not None  # without (given scores alone), the answers end at the weights
     # The softmax forms, in token order: Z = Σ_k e^{a_k}, e^{a_j} / Z and (Σ_j v_j e^{a_j}) / Z; beyond
     # EXPLICIT_TERMS keys an output entry refers to the scaled scores and V instead of repeating n terms.
-    if query.softmax.tied and query.values.is_numeric:  # the common e^{a} cancels: weights 1/k, the mean of values
-        total = exact_latex(query.softmax.total, decimals=False)
-        weights, outputs = exact_texts(query.softmax.weights), exact_texts(tuple(query.output))
+    if query.softmax.tied and (not values or query.values.is_numeric):  # the common e^{a} cancels: weights 1/k,
+        total = exact_latex(query.softmax.total, decimals=False)  # the mean of the values
+        weights, outputs = exact_texts(query.softmax.weights), exact_texts(tuple(query.output or ()))
+    elif not values:
+        (total, weights), outputs = normaliser_latex(terms), []
     elif len(terms) <= EXPLICIT_TERMS:
         total, weights, outputs = softmax_latex(terms, coefficients)
     else:
@@ -82,6 +85,8 @@ def query_answers(query: QueryAttention, coefficients: Coefficients) -> dict[str
             output_reference_latex(c + 1, len(terms)) for c in range(len(coefficients.columns))]
     answer["exact"] = {"scores": exact_scores, "scaled_scores": exact_scaled, "Z": total, "weights": weights,
                        "output": outputs}
+    if not values:
+        del answer["output"], answer["exact"]["output"]
     return answer
 
 
@@ -110,18 +115,21 @@ def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | N
     numbers = query.softmax.numbers
     if numbers is None or not numbers.irrational:
         known = query.softmax.known
-        return row_texts(query.softmax.weights, known), row_texts(tuple(query.output), known)
+        return row_texts(query.softmax.weights, known), row_texts(tuple(query.output or ()), known)
     weights = [ZERO if masked else significant_approximation(w, FIGURES)
                for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
+    if query.values is None:
+        return weights, []
     outputs = [ZERO if zero else number_text(entry) if value is None else significant_approximation(value, FIGURES)
                for zero, value, entry in zip(query.values.zero_columns, numbers.outputs, query.output, strict=True)]
     return weights, outputs
 
 
-def attention_answers(result: Attention, tokens: tuple[str, ...]) -> dict[str, Any]:
-    """Q, K, V and the focus queries of one attention computation."""
+def attention_answers(result: Attention, tokens: tuple[str, ...], names: str = "QKV") -> dict[str, Any]:
+    """Q, K, V (those of `names` the section has: given scores have no Q and K, perhaps no V) and the focus
+    queries of one attention computation."""
     numbers, exact, columns = {}, {}, None
-    for name in "QKV":
+    for name in names:
         fractions = result.fractions(name)  # a rational projection's entries, without building SymPy numbers
         if fractions is None:
             rows = entries(getattr(result, name))

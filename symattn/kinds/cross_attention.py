@@ -25,7 +25,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
-from . import sentences
+from . import given, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -53,13 +53,24 @@ class CrossAttentionSpec(Section):
     scale: Scale = Scale()
 
 
+@dataclass(frozen=True)
+class GivenCrossAttentionSpec(given.GivenSpec):
+    """Cross-attention of given Q (for the tokens), K and V (for the memory tokens), or of given scores
+    (kinds/given.py)."""
+
+    kind = CrossAttentionSpec.kind
+    cross = True
+
+
 class CrossAttentionKind(Kind):
     name = CrossAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
-                      *fields.SIZE_KEYS, "heading"})
+                      *fields.SIZE_KEYS, "heading", *given.KEYS})
     examinable = True
 
-    def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec:
+    def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec | GivenCrossAttentionSpec:
+        if given.gives(data):
+            return given.parse(GivenCrossAttentionSpec, data, field)
         tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
         memory_tokens = fields.tokens(fields.require(data, "memory_tokens", field), f"{field}.memory_tokens")
         m = fields.matrices(data, field, {"X": ("n", "d", "x"), "memory": ("m", "dm", "h"),
@@ -74,15 +85,19 @@ class CrossAttentionKind(Kind):
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field))
 
     def compute(self, section: CrossAttentionSpec) -> engine.Attention:
+        if isinstance(section, given.GivenSpec):
+            return given.compute(section)
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         return engine.attention(section.X.values, section.memory.values, section.W_Q.values,
                                    section.W_K.values, section.W_V.values, section.scale.divisor(section.d_k),
                                    focus)
 
     def symbolic(self, result: engine.Attention) -> bool:
-        return any_symbolic(result.V)
+        return any_symbolic(result.V) if result.V is not None else given.symbolic(result)
 
     def steps(self, section: CrossAttentionSpec, result: engine.Attention) -> list[Step]:
+        if isinstance(section, given.GivenSpec):
+            return given.steps(section, result, self.name)
         # the decoder's representations are Y (rows y_t), the encoder's outputs H (rows h_j): X names the
         # encoder's embeddings in a document that has self-attention too
         y, memory = Shown.input(section.X), Shown.input(section.memory)
@@ -141,15 +156,21 @@ class CrossAttentionKind(Kind):
         steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
         return steps
 
-    def figure(self, section: CrossAttentionSpec) -> FlowFigure:
+    def figure(self, section: CrossAttentionSpec) -> FlowFigure | None:
+        if isinstance(section, given.GivenSpec):
+            return given.figure(section)
         return FlowFigure("cross", section.scale)
 
     def size(self, section: CrossAttentionSpec) -> Size:
+        if isinstance(section, given.GivenSpec):
+            return given.size(section)
         n, m = len(section.tokens), len(section.memory_tokens)
         d = max(section.X.shape[1], section.memory.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
         return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: CrossAttentionSpec, result: engine.Attention) -> dict[str, Any]:
+        if isinstance(section, given.GivenSpec):
+            return given.answers(section, result, self.name)
         return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),
                 **scale_answers(section), **attention_answers(result, section.tokens)}
 

@@ -18,7 +18,6 @@ from ..model import (
     FlowFigure,
     Formula,
     Heading,
-    MatrixEquation,
     Name,
     Paragraph,
     Shown,
@@ -30,7 +29,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
-from . import sentences
+from . import given, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -63,13 +62,22 @@ class SelfAttentionSpec(Section):
         return self.X.values if self.positions is None else ImmutableMatrix(self.X.values + self.positions.P.values)
 
 
+@dataclass(frozen=True)
+class GivenSelfAttentionSpec(given.GivenSpec):
+    """Self-attention of given Q, K and V, or of given scores (kinds/given.py)."""
+
+    kind = SelfAttentionSpec.kind
+
+
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading"})
+                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS})
     examinable = True
 
-    def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
+    def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec | GivenSelfAttentionSpec:
+        if given.gives(data):
+            return given.parse(GivenSelfAttentionSpec, data, field)
         tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
         m = fields.matrices(data, field, {"X": ("n", "d", "x"), "W_Q": ("d", "k", "w^Q"), "W_K": ("d", "k", "w^K"),
                                           "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
@@ -82,6 +90,8 @@ class SelfAttentionKind(Kind):
             mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
+        if isinstance(section, given.GivenSpec):
+            return given.compute(section)
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         mask = None if section.mask is None else section.mask.values
@@ -89,9 +99,11 @@ class SelfAttentionKind(Kind):
                                    section.scale.divisor(section.d_k), focus, mask)
 
     def symbolic(self, result: engine.Attention) -> bool:
-        return any_symbolic(result.V)
+        return any_symbolic(result.V) if result.V is not None else given.symbolic(result)
 
     def steps(self, section: SelfAttentionSpec, result: engine.Attention) -> list[Step]:
+        if isinstance(section, given.GivenSpec):
+            return given.steps(section, result, self.name)
         P = section.positions
         # the rows the projections use: x_t of X, or x̃_t of X̃ = X + P with positional encodings
         x = (Shown.input(section.X) if P is None
@@ -140,10 +152,7 @@ class SelfAttentionKind(Kind):
                        (QKV["Q"], QKV["K"], QKV["V"])),
         ]
         if section.mask is not None:
-            steps += [Heading(2, "mask.heading"),
-                      Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
-                      MatrixEquation(Name("M"), Shown(section.mask.values)),
-                      Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
+            steps += common.mask_steps(section.mask)
         several = len(focus.stepwise) > 1
         for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
@@ -179,16 +188,22 @@ class SelfAttentionKind(Kind):
         return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
                                        self.symbolic(result))
 
-    def figure(self, section: SelfAttentionSpec) -> FlowFigure:
+    def figure(self, section: SelfAttentionSpec) -> FlowFigure | None:
+        if isinstance(section, given.GivenSpec):
+            return given.figure(section)
         mask = section.mask.mode if section.mask is not None else None
         return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask)
 
     def size(self, section: SelfAttentionSpec) -> Size:
+        if isinstance(section, given.GivenSpec):
+            return given.size(section)
         n = len(section.tokens)
         d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
         return Size("focus", len(section.focus.stepwise), n, d, n * n if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
+        if isinstance(section, given.GivenSpec):
+            return given.answers(section, result, self.name)
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
                 **attention_answers(result, section.tokens)}
 

@@ -85,6 +85,8 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.weighted_sum": lambda f: not f.symbolic,
     "attend.weighted_sum_symbolic": lambda f: f.symbolic,
     "attend.symbolic_result": lambda f: f.symbolic,
+    "given.strongest": lambda f: strongest(f) not in (None, f.token),
+    "given.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
     "cross.decoder_state": lambda f: f.first,
     "cross.decoder_state_next": lambda f: not f.first,
 }
@@ -135,7 +137,7 @@ def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine
     if numbers is not None:  # mpmath numbers: a weight may be far below a Decimal's least exponent
         weights = tuple(w for w, hidden in zip(numbers.weights, masked, strict=True) if not hidden)
     return Facts(section.kind, token, keys, visible, weights, section.masked, section.positional, section.scaling,
-                 section.symbolic or any_symbolic(query.output), first)
+                 section.symbolic or any_symbolic(query.scaled if query.output is None else query.output), first)
 
 
 def masked_keys(facts: Facts) -> tuple[str, ...]:
@@ -145,11 +147,12 @@ def masked_keys(facts: Facts) -> tuple[str, ...]:
 # ------------------------------------------------------------ the sentences after the softmax
 
 
-def weight_sentences(facts: Facts, itself: bool) -> list[Paragraph]:
+def weight_sentences(facts: Facts, itself: bool, values: bool = True) -> list[Paragraph]:
     """What the weights say, as the article lists it after the softmax: how much the query attends to each key
     (from the least to the most, nearly equal weights together, masked keys not at all), then the key that
     stands out; or that the only visible key has weight 1, or that the weights are (nearly) equal. `itself`:
-    the query is among the keys (self-attention), and is then written as "itself"."""
+    the query is among the keys (self-attention), and is then written as "itself"; `values`: the weights go on
+    to weight values (else the key that stands out is named without what its value does)."""
     if not facts.weights:
         return []
     me = facts.token if itself else None
@@ -174,6 +177,7 @@ def weight_sentences(facts: Facts, itself: bool) -> list[Paragraph]:
     top = strongest(facts)
     if top is not None:
         key = "attend.strongest_itself" if top == facts.token else "attend.strongest"
+        key = key if values else key.replace("attend.", "given.")
         steps.append(say(key, facts, {**token, "strongest": _token(top)}))
     return steps
 

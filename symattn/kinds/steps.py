@@ -35,7 +35,7 @@ from ..model import (
     WeightedSum,
     WrittenHeading,
 )
-from ..spec.model import Scale, Section
+from ..spec.model import Mask, Scale, Section
 from .sentences import heading, say, weight_sentences
 
 
@@ -83,17 +83,19 @@ def projection_steps(token: str, row_name: Name, row: Shown, weights: dict[str, 
 
 
 def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens: tuple[str, ...],
-                  facts: Facts) -> list[Step]:
-    """Why and how the scores are scaled, then the scaling of each score."""
+                  facts: Facts, why: str | None = None) -> list[Step]:
+    """Why and how the scores are scaled, then the scaling of each score; `why`: the sentence on d_k when no query
+    vector gives its length (given scores)."""
     if scale.mode == "none":
         return [say("attend.no_scaling", facts, {"a": Name("a"), "s": Name("s")})]
     if scale.mode == "number":
         intro = [say("attend.scale_by_number", facts, {"c": Num(result.divisor)})]
     else:
         # d_k is the length of q and k unless the spec sets it.
-        why = "attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given"
+        width = {} if why else {"d": result.query.cols}
+        why = why or ("attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given")
         intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
-                 Paragraph(why, {"d": result.query.cols, "d_k": Eq(Name("d_k"), d_k), "q": Name("q", facts.token),
+                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name("q", facts.token),
                                  "k": Name("k", label="j")})]
     return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
@@ -126,9 +128,8 @@ def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Show
     Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...)."""
     focus = facts.token
     key_names = tuple(Name("k", t) for t in key_tokens)
-    value_names = tuple(Name("v", t) for t in key_tokens)
     query_name = Name("q", focus)
-    weights, known = result.softmax.weights, result.softmax.known
+    known = result.softmax.known
     steps: list[Step] = [
         heading(2, step_keys["scores"], facts, {"token": Token(focus), "n": number}),
         Paragraph("attend.query_is", {"token": Token(focus)}),
@@ -138,28 +139,49 @@ def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Show
         DotProducts(query_name, key_names, query, K.rows, result.scores, known),
         *raw_scores(result.scores, known),
         *scaling_steps(scale, d_k, result, key_tokens, facts),
-        heading(2, step_keys["softmax"], facts, {"token": Token(focus), "n": number + 1}),
-        softmax_step(result.softmax, key_tokens),
-        Paragraph("attend.softmax_note", note=True),
-        *weight_sentences(facts, itself=focus in key_tokens),
-        heading(2, step_keys["sum"], facts, {"token": Token(focus), "n": number + 2}),
-        Paragraph("attend.values"),
-        VectorList(value_names, V.rows),
-        say("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum", facts),
-        WeightedSum(weights, V.rows, result.output, key_tokens, known),
+        *softmax_steps(key_tokens, result, step_keys["softmax"], facts, number + 1),
+        *sum_steps(key_tokens, V, result, step_keys["sum"], facts, number + 2),
     ]
     return steps
 
 
-def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
-                      V: Shown) -> list[Step]:
-    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V."""
+def softmax_steps(key_tokens: tuple[str, ...], result: engine.QueryAttention, key: str, facts: Facts,
+                  number: int) -> list[Step]:
+    """Step `number` (heading `key`): the softmax of the query of `facts.token`, and what its weights say."""
+    return [heading(2, key, facts, {"token": Token(facts.token), "n": number}),
+            softmax_step(result.softmax, key_tokens),
+            Paragraph("attend.softmax_note", note=True),
+            *weight_sentences(facts, itself=facts.token in key_tokens, values=result.values is not None)]
+
+
+def sum_steps(key_tokens: tuple[str, ...], V: Shown, result: engine.QueryAttention, key: str, facts: Facts,
+              number: int) -> list[Step]:
+    """Step `number` (heading `key`): the weighted sum of the values with the query's weights."""
+    return [heading(2, key, facts, {"token": Token(facts.token), "n": number}),
+            Paragraph("attend.values"),
+            VectorList(tuple(Name("v", t) for t in key_tokens), V.rows),
+            say("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum", facts),
+            WeightedSum(result.softmax.weights, V.rows, result.output, key_tokens, result.softmax.known)]
+
+
+def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown | None, K: Shown | None,
+                      V: Shown | None, intro: str = "matrix.intro") -> list[Step]:
+    """All n queries at once: S = QKᵀ (the given S when Q and K are None), its scaling, the row-wise softmax A and
+    A·V (not without V)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
         Heading(2, "matrix.heading"),
-        Paragraph("matrix.intro"),
+        Paragraph(intro, {"S": Name("S")}),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
     ]
+
+
+def mask_steps(mask: Mask) -> list[Step]:
+    """The mask M, causal or given, and its effect: a masked score becomes −∞, its weight exactly 0."""
+    return [Heading(2, "mask.heading"),
+            Paragraph("mask.causal" if mask.mode == "causal" else "mask.given", {"M": Name("M")}),
+            MatrixEquation(Name("M"), Shown(mask.values)),
+            Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
 
 
 def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Attention,

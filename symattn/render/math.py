@@ -39,11 +39,12 @@ NOTATION = {
     "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
-    "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+    "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
     "t": "t",
+    "j": "j",
     "w_j": "w_{j}",
     "v_j": "v_{j}",
     "pos": r"\mathit{pos}",

@@ -321,12 +321,16 @@ class DerivationRenderer(MathRenderer):
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
         form, known = step.form, step.known
-        # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
-        transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole, known=step.K.known)
         parts = []
-        if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
+        if step.Q is None:  # the scores were given: S is that matrix
+            given = self.matrix_relation(Shown(form.scores, uniform=False, known=known), lead="S")
+            lines = [f"S {given[0]}", *given[1:]]
+        elif any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
         else:
+            # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
+            transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole,
+                               known=step.K.known)
             scores = Shown(form.scores, uniform=False, known=known)
             product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
             lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
@@ -345,6 +349,8 @@ class DerivationRenderer(MathRenderer):
         if not any_symbolic(form.weights):
             lines += self.matrix_relation(Shown(form.weights, known=known))
         parts.append(self.align(lines))
+        if step.V is None:  # no values given: the matrix form ends at A
+            return "\n".join(parts)
         lead = r"\operatorname{Attention}(Q, K, V)"
         lines = [rf"{lead} &= A V"]
         if not any_symbolic(form.output):
