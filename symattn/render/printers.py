@@ -320,22 +320,18 @@ class DerivationRenderer(MathRenderer):
         return self.align(out) + self.guard_note(lines)
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
-        form, known = step.form, step.known
-        parts = []
+        form, known, K = step.form, step.known, step.K
+        scores = Shown(form.scores, uniform=False, known=known)
         if step.Q is None:  # the scores were given: S is that matrix
-            given = self.matrix_relation(Shown(form.scores, uniform=False, known=known), lead="S")
-            lines = [f"S {given[0]}", *given[1:]]
+            lines = [("S " if i == 0 else "") + line for i, line in enumerate(self.matrix_relation(scores, lead="S"))]
         elif any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
-        else:
-            # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
-            transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole,
-                               known=step.K.known)
-            scores = Shown(form.scores, uniform=False, known=known)
+        else:  # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
+            transposed = Shown(K.values.T, K.decimals, K.uniform, whole=K.whole, known=K.known)
             product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
             lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
                      *self.matrix_relation(scores, exact)]
-        parts.append(self.align(lines))
+        parts = [self.align(lines)]
         if step.scale.mode != "none":
             denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k"
                            else self.divisor(step.scale, step.d_k, step.divisor))
