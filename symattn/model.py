@@ -274,6 +274,9 @@ class FlowFigure(Step):
     heads: int = 0
     computed: bool = False
     number: int = 1  # Figure 1, 2, ... in the document's order
+    # the given forms (kinds/given.py): the flow starts at given Q, K and V, or at given scores (with values or not)
+    given: Literal["qkv", "scores"] | None = None
+    values: bool = True
 
 
 @dataclass(frozen=True)

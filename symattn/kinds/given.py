@@ -10,7 +10,19 @@ from typing import Any, ClassVar
 from .. import engine
 from ..engine import any_symbolic
 from ..errors import SpecError
-from ..model import Formula, Heading, Name, Paragraph, Shown, Step, Token, Tokens, TokenTable, VectorEquation
+from ..model import (
+    FlowFigure,
+    Formula,
+    Heading,
+    Name,
+    Paragraph,
+    Shown,
+    Step,
+    Token,
+    Tokens,
+    TokenTable,
+    VectorEquation,
+)
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Scale, Section
 from . import sentences
@@ -161,7 +173,7 @@ def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]
         else:
             out += [Heading(2, "given.step_scores", {"token": Token(token), "n": n}),
                     Paragraph("given.scores_of", {"token": Token(token), "S": Name("S")}),
-                    VectorEquation(None, shown["scores"].row(i)),
+                    VectorEquation(Name("s"), shown["scores"].row(i)),
                     *common.scaling_steps(section.scale, section.d_k, query, keys, facts, why="given.d_k"),
                     *common.softmax_steps(keys, query, step_keys["softmax"], facts, n + 1)]
             if section.V is not None:
@@ -251,6 +263,9 @@ def _result_steps(token: str, facts, query: engine.QueryAttention, result: engin
                                  "v": Name("v", facts.visible[0])})]
 
 
-def figure(section: GivenSpec) -> None:
-    """No flow figure yet for the given forms (the figures start at X)."""
-    return None
+def figure(section: GivenSpec) -> FlowFigure:
+    """The flow from what is given: Q, K and V, or the scores (and V)."""
+    mask = None if section.mask is None else section.mask.mode
+    flavour = "cross" if section.cross else "masked" if mask else "self"
+    return FlowFigure(flavour, section.scale, mask=mask, given="qkv" if section.scores is None else "scores",
+                      values=section.V is not None)

@@ -71,6 +71,8 @@ def layout(renderer, step: FlowFigure) -> Flow:
 def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
+    if step.given is not None:
+        key = _given_caption(step)
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     return renderer.text(key, {"number": step.number, **names})
 
@@ -80,6 +82,8 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     `encoder`: the symbol of the encoder outputs."""
     if step.flavour == "multi":
         return _multi_head(step)
+    if step.given is not None:
+        return _given(step, divisor)
     cross = step.flavour == "cross"
     boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'Y' if cross else _source(step, encoder)} W_Q"),)),
              Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
@@ -93,23 +97,57 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
         sources = [Box("X", 0, Fraction(1), (math(r"\tilde{X} = X + P"), text("with_positions")) if step.positions
                        else (math("X"), text("embeddings")))]
         arrows = [Arrow("fork", ("X",), ("Q", "K", "V"), ("W_Q", "W_K", "W_V"))]
+    chain, last = _scores_to_sum(step, divisor, boxes, 2, 1)
+    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)), *chain]
+    return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
+
+
+def _scores_to_sum(step: FlowFigure, divisor: str, boxes: list[Box], col: int, row: int) -> tuple[list[Arrow], int]:
+    """From the scores box S (at `col`, `row`): the scaling, the mask, the softmax, then (with values) the weighted
+    sum of V and the output below it. Adds the boxes after S; returns the arrows and the last column."""
     chain = ["S"]
     if step.scale.mode != "none":
         scaling = r"\div \sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else rf"\div {divisor}"
-        boxes.append(Box("D", 2 + len(chain), Fraction(1), (math(scaling), text("scaling"))))
+        boxes.append(Box("D", col + len(chain), Fraction(row), (math(scaling), text("scaling"))))
         chain.append("D")
     if step.mask is not None:
-        boxes.append(Box("M", 2 + len(chain), Fraction(1), (math(r"+\,M"), text(f"mask_{step.mask}"))))
+        boxes.append(Box("M", col + len(chain), Fraction(row), (math(r"+\,M"), text(f"mask_{step.mask}"))))
         chain.append("M")
-    last = 2 + len(chain)
-    boxes += [Box("A", last, Fraction(1), (math(r"\mathrm{softmax}"), text("weights"))),
-              Box("Z", last, Fraction(2), (math(r"\sum_j w_j v_j"), text("sum"))),
-              Box("O", last, Fraction(3), (math("z"), text("output")), "output")]
+    last = col + len(chain)
+    boxes.append(Box("A", last, Fraction(row), (math(r"\mathrm{softmax}"), text("weights")),
+                     "step" if step.values else "output"))
     chain.append("A")
-    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)),
-               *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)),
-               Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
-    return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
+    arrows = [Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)]
+    if step.values:
+        boxes += [Box("Z", last, Fraction(row + 1), (math(r"\sum_j w_j v_j"), text("sum"))),
+                  Box("O", last, Fraction(row + 2), (math("z"), text("output")), "output")]
+        arrows += [Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
+    return arrows, last
+
+
+def _given(step: FlowFigure, divisor: str) -> Flow:
+    """The given forms: given Q, K, V → scores QKᵀ → …, or given scores S → … (V given beside the weighted sum)."""
+    if step.given == "qkv":
+        boxes = [*(Box(name, 0, Fraction(r), (math(name), text("given"))) for r, name in enumerate("QKV")),
+                 Box("S", 1, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
+        arrows, last = _scores_to_sum(step, divisor, boxes, 1, 1)
+        arrows = [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)), *arrows]
+    else:
+        boxes = [Box("S", 0, Fraction(0), (math("S"), text("given_scores")))]
+        if step.values:
+            boxes.append(Box("V", 0, Fraction(1), (math("V"), text("given"))))
+        arrows, last = _scores_to_sum(step, divisor, boxes, 0, 0)
+    return Flow(tuple(boxes), tuple(arrows), tuple([GAP] * last))
+
+
+def _given_caption(step: FlowFigure) -> str:
+    """The caption of a given form's figure: of given Q, K and V (cross-attention's, or masked) or of given scores
+    (with values or without: then the weights are the end; masked or not)."""
+    if step.given == "qkv":
+        form = "given_cross" if step.flavour == "cross" else "given_qkv"
+    else:
+        form = "given_scores" if step.values else "given_weights"
+    return f"figure.caption_{form}" + ("_masked" if step.mask is not None else "")
 
 
 def _source(step: FlowFigure, encoder: str) -> str:

@@ -120,12 +120,16 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         else:
             if "H" in boxes:  # cross-attention: Q from the decoder, K and V from the encoder
                 start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
-            else:
+            elif "X" in boxes:
                 start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
-            first = rf"{start} \longrightarrow {part('S')}"
+            else:  # the given forms: from given Q, K and V, or from given scores (and V)
+                start = rf"\underbrace{{Q,\ K,\ V}}_{{\text{{{words('figure.given', {})}}}}}" if "Q" in boxes else ""
+            first = rf"{start} \longrightarrow {part('S')}" if start else part("S")
+            first += rf",\quad {part('V')}" if "V" in boxes and not start else ""
             steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]
             second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "
-            second += rf"{part('A')} \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}"
+            second += part("A") + (rf" \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}" if "Z" in boxes
+                                   else "")
         chain = self.align([f"& {first} {second}"] if "C" in boxes else [f"& {first}", f"& {second}"])
         text = caption(self, step)
         return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")

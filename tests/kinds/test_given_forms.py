@@ -294,3 +294,16 @@ def test_the_cli_exits_2_with_one_line(tmp_path):
     assert run.stderr.strip().splitlines() == [
         "symattn: error: sections[0].d_k: missing: scores scaled by √d_k need d_k (or give scale = false, or a "
         "number)"]
+
+
+def test_the_readme_example_of_given_qkv_gives_the_articles_answers():
+    from pathlib import Path
+
+    from symattn import derive, read_spec_text
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "\nQ = [[" in b)
+    given = answers(derive_spec(parse_spec(read_spec_text(block, "toml", "readme.toml"))))["sections"][0]
+    article = next(s for s in answers(derive("mt"))["sections"] if s["kind"] == "self_attention")
+    assert given["queries"]["love"] == article["queries"]["love"]
+    assert given["Q"] == article["Q"] and given["V"] == article["V"]
