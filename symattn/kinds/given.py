@@ -56,10 +56,6 @@ class GivenSpec(Section):
     scale: Scale = Scale()
     mask: Mask | None = None
 
-    @property
-    def memory_tokens(self) -> tuple[str, ...]:
-        return self.keys
-
 
 def gives(data: dict[str, Any]) -> bool:
     """Whether a section's data is in a given form (it gives Q, K, V or scores)."""
