@@ -10,19 +10,8 @@ from typing import Any, ClassVar
 from .. import engine
 from ..engine import any_symbolic
 from ..errors import SpecError
-from ..model import (
-    FlowFigure,
-    Formula,
-    Heading,
-    Name,
-    Paragraph,
-    Shown,
-    Step,
-    Token,
-    Tokens,
-    TokenTable,
-    VectorEquation,
-)
+from ..model import FlowFigure, Heading, Paragraph, Shown, Step, TokenTable, VectorEquation
+from ..phrases import Formula, Name, Token, Tokens
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Scale, Section
 from . import sentences
