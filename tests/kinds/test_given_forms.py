@@ -29,6 +29,7 @@ from symattn.kinds.sentences import CONDITIONS
 from symattn.model import Heading, Paragraph
 from symattn.render.checked import displayed_lines
 from tests.render.test_displayed_lines import check
+from tests.render.test_html_page import fonts, measure  # noqa: F401 (fonts: a fixture)
 
 
 def random_matrix(rng: random.Random, rows: int, cols: int) -> list[list[str]]:
@@ -307,3 +308,17 @@ def test_the_readme_example_of_given_qkv_gives_the_articles_answers():
     article = next(s for s in answers(derive("mt"))["sections"] if s["kind"] == "self_attention")
     assert given["queries"]["love"] == article["queries"]["love"]
     assert given["Q"] == article["Q"] and given["V"] == article["V"]
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_figures_of_the_given_forms_lay_out_in_chromium(lang, fonts, tmp_path):  # noqa: F811 (the fixture)
+    """Every given form's figure (Q, K, V; cross; scores with and without V, masked or not) in one page: each text
+    inside its box, measured by Chromium."""
+    spec = parse_spec({"sections": list(SPECS.values())})
+    d = derive_spec(spec, lang=lang)
+    figures = [step for step in d.steps if type(step).__name__ == "FlowFigure"]
+    assert len(figures) == 7 and {f.given for f in figures} == {"qkv", "scores"}
+    result = measure(render_html(d), tmp_path, fonts)
+    assert result["boxes"] and all(b["fits"] for b in result["boxes"]), [b for b in result["boxes"] if not b["fits"]]
+    texts = {b["text"] for b in result["boxes"]}
+    assert ("given scores" if lang == "en" else "与えられたスコア") in texts and "X" not in texts
