@@ -11,7 +11,7 @@ from .. import engine
 from ..engine import any_symbolic
 from ..errors import SpecError
 from ..model import FlowFigure, Heading, Paragraph, Shown, Step, TokenTable, VectorEquation
-from ..phrases import Formula, Name, Token, Tokens
+from ..phrases import Facts, Formula, Name, Token, Tokens
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Scale, Section
 from . import sentences
@@ -143,7 +143,7 @@ def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]
                                         first=t == focus.stepwise[0]) for t in focus.stepwise}
     shown = {name: Shown.input(getattr(section, name)) for name in ("Q", "K", "V", "scores")
              if getattr(section, name) is not None}
-    out: list[Step] = [*_opening(section, whole, queries, result, kind), *_given_steps(section, shown)]
+    out: list[Step] = [*_opening(section, whole, queries, result), *_given_steps(section, shown, whole)]
     if section.mask is not None:
         out += common.mask_steps(section.mask)
     several = len(focus.stepwise) > 1
@@ -174,7 +174,7 @@ def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]
     return out + common.heatmap(focus.tokens, keys, result, rows)
 
 
-def _opening(section: GivenSpec, whole, queries, result: engine.Attention, kind: str) -> list[Step]:
+def _opening(section: GivenSpec, whole: Facts, queries: dict[str, Facts], result: engine.Attention) -> list[Step]:
     """The part's heading, what the attention does, and what the computation below shows."""
     focus = section.focus
     if section.cross:
@@ -194,7 +194,7 @@ def _opening(section: GivenSpec, whole, queries, result: engine.Attention, kind:
     return [*out, say(sentences.first_true(first, "self.goal", "self.goal_visible"), first, {"token": Token(token)})]
 
 
-def _given_steps(section: GivenSpec, shown: dict[str, Shown]) -> list[Step]:
+def _given_steps(section: GivenSpec, shown: dict[str, Shown], whole: Facts) -> list[Step]:
     """Step 1: the given Q, K and V, or the given scores (and V), in tables by token."""
     key_header = "table.encoder_token" if section.cross else "table.token"
     rows = {"q": Name("q", label="t"), "k": Name("k", label="j"), "v": Name("v", label="j"), "t": Formula("t"),
@@ -211,7 +211,8 @@ def _given_steps(section: GivenSpec, shown: dict[str, Shown]) -> list[Step]:
                 TokenTable((key_header, names["K"], names["V"]), section.keys, (shown["K"], shown["V"]))]
     out: list[Step] = [
         Heading(2, "given.step1_scores"),
-        Paragraph("given.scores", {"S": Name("S"), "s": Name("s", label="j"), "keys": Tokens(section.keys)}),
+        say(sentences.first_true(whole, "given.scores", "given.scores_unscaled"), whole,
+            {"S": Name("S"), "s": Name("s", label="j"), "keys": Tokens(section.keys)}),
         TokenTable(("table.query", "given.scores_column"), section.tokens, (shown["scores"],)),
     ]
     if section.V is None:
@@ -220,7 +221,7 @@ def _given_steps(section: GivenSpec, shown: dict[str, Shown]) -> list[Step]:
             TokenTable((key_header, names["V"]), section.keys, (shown["V"],))]
 
 
-def _step_keys(facts, cross: bool, several: bool) -> dict[str, str]:
+def _step_keys(facts: Facts, cross: bool, several: bool) -> dict[str, str]:
     """The headings of one query's steps: its scores, its softmax, its weighted sum."""
     if cross:
         return {part: f"{key}_of" if several else key
@@ -230,7 +231,7 @@ def _step_keys(facts, cross: bool, several: bool) -> dict[str, str]:
             "sum": "self.step5_of" if several else "self.step5"}
 
 
-def _result_steps(token: str, facts, query: engine.QueryAttention, result: engine.Attention, cross: bool,
+def _result_steps(token: str, facts: Facts, query: engine.QueryAttention, result: engine.Attention, cross: bool,
                   several: bool, sum_step: int) -> list[Step]:
     """The query's output, the weighted sum of its Step `sum_step`, and what it carries."""
     z = Name("z", token)

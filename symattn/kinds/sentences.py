@@ -85,6 +85,8 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.weighted_sum": lambda f: not f.symbolic,
     "attend.weighted_sum_symbolic": lambda f: f.symbolic,
     "attend.symbolic_result": lambda f: f.symbolic,
+    "given.scores": lambda f: f.scaling != "none",
+    "given.scores_unscaled": lambda f: f.scaling == "none",
     "given.strongest": lambda f: strongest(f) not in (None, f.token),
     "given.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
     "cross.decoder_state": lambda f: f.first,
