@@ -31,6 +31,7 @@ from ..model import (
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
 from . import sentences
+from . import online
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -56,6 +57,7 @@ class SelfAttentionSpec(Section):
     scale: Scale = Scale()
     mask: Mask | None = None
     positions: Positions | None = None
+    online: int | None = None  # keys per block of the online softmax (softmax = "online"), None: direct
 
     @property
     def inputs(self) -> ImmutableMatrix:
@@ -66,7 +68,7 @@ class SelfAttentionSpec(Section):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading"})
+                      "P", *fields.SIZE_KEYS, "heading", *online.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
@@ -79,7 +81,8 @@ class SelfAttentionKind(Kind):
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
+            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field),
+            online=online.parse(data, field, m))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         X = section.inputs
@@ -153,7 +156,7 @@ class SelfAttentionKind(Kind):
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
             steps += common.attention_steps(section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
-                                            section.d_k, section.scale, keys, facts, n)
+                                            section.d_k, section.scale, keys, facts, n, section.online)
             steps += [
                 Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
                 say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
@@ -167,6 +170,7 @@ class SelfAttentionKind(Kind):
                      "v": Name("v", facts.visible[0])}),
             ]
         if focus.matrix_form(len(section.tokens)):
+            steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
                                               QKV["Q"], QKV["K"], QKV["V"])
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
@@ -190,7 +194,8 @@ class SelfAttentionKind(Kind):
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
-                **attention_answers(result, section.tokens)}
+                **online.add_answers(attention_answers(result, section.tokens), result, section.tokens,
+                                     section.tokens, section.online)}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)
