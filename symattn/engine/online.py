@@ -107,6 +107,8 @@ def online_softmax(logits: Sequence[Expr], values: Sequence[Sequence[Expr]], siz
 def _file(known: Numbers, numbers: list, maximum: Expr, previous: Expr, rescale: Expr | None, exps: dict,
           total: Expr, partial: tuple[Expr, ...], values: Sequence[Sequence[Expr]]) -> None:
     """File the numbers of a block's exponentials, ℓ and o (each e^{x} evaluated once, from the logits' numbers)."""
+    if maximum is S.NegativeInfinity:  # no visible key yet: ℓ and o are exactly 0
+        return
     with mpmath.workprec(PRECISION):
         top = known.number(maximum)
         terms = {j: mpmath.exp(numbers[j] - top) for j in exps}

@@ -10,8 +10,7 @@ from sympy import S
 from .. import engine
 from ..errors import SpecError
 from ..exactfmt import exact_latex
-from ..model import (Formula, Heading, Name, OnlineBlock, OnlineResult, Paragraph, Shown, Step, Token, Tokens,
-                     VectorList)
+from ..model import Formula, Heading, Name, OnlineBlock, OnlineResult, Paragraph, Shown, Step, Token, Tokens, VectorList
 from ..spec import fields
 from ..spec.model import GivenMatrix
 from .answers import row_texts

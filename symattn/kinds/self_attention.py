@@ -30,8 +30,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
-from . import sentences
-from . import online
+from . import online, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size

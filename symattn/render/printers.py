@@ -471,8 +471,8 @@ class DerivationRenderer(MathRenderer):
         for line in lines:
             what = line.what if named else ""
             result = f"{self.relation(line.relation == '=')} {line.result.text}"
-            if not line.terms:
-                out.append(f"{what} &= {line.result.text}")
+            if not line.terms or (not named and len(line.terms) == 1 and len(line.terms[0]) == 1):
+                out.append(f"{what} &{result}")  # nothing to add up: the value itself
                 continue
             out += self.continued(f"{what} &{self.relation(line.lead == '=')} ",
                                   [*self.operation(line), result], self.width - 12)
