@@ -67,7 +67,7 @@ def steps(key_tokens: tuple[str, ...], V: Shown, query: engine.QueryAttention, b
         Paragraph("online.intro" if facts.first else "online.again",
                   {"block": block, "count": len(online.blocks), **names, "start": Formula("online_start")}),
     ]
-    if len(key_tokens) % block:
+    if len(key_tokens) % block and facts.first:
         out.append(Paragraph("online.shorter", {"last": len(online.last.keys)}, note=True))
     out += [Paragraph("attend.values"), VectorList(tuple(Name("v", t) for t in key_tokens), V.rows)]
     total: Any = S.Zero
@@ -75,7 +75,8 @@ def steps(key_tokens: tuple[str, ...], V: Shown, query: engine.QueryAttention, b
     for b, step in enumerate(online.blocks, 1):
         keys = step.keys
         tokens = tuple(key_tokens[j] for j in keys)
-        out.append(Paragraph("online.block", {"b": b, "keys": Tokens(tokens)}))
+        out.append(Paragraph("online.block" if len(tokens) > 1 else "online.block_one",
+                             {"b": b, "keys": Tokens(tokens)}))
         out.append(OnlineBlock(b, tokens, tuple(online.logits[j] for j in keys), step.previous, step.maximum,
                                step.rescale, step.exps, tuple(V.row(j) for j in keys), total, step.total, partial,
                                step.partial, known))
@@ -85,7 +86,7 @@ def steps(key_tokens: tuple[str, ...], V: Shown, query: engine.QueryAttention, b
         Heading(2, "online.result_step", {"token": Token(token), "n": number + 1}),
         Paragraph("online.divide", {"count": len(online.blocks), **names}),
         OnlineResult(len(online.blocks), partial, total, online.output, query.softmax.weights, known),
-        Paragraph("online.same", {"z": Formula("online_z", (("z", Name("z", token)),)),
+        Paragraph("online.same", {"z": Formula("weighted_sum", (("z", Name("z", token)),)),
                                   "split": Formula("online_split"), "identity": Formula("online_identity")}),
         *weight_sentences(facts, itself=token in key_tokens),
     ]

@@ -54,6 +54,14 @@ class OnlinePrinters(MathRenderer):
                 lines.append(Line(f"{o}_{{{c + 1}}}", self.result_operand(value, known), tuple(terms)))
             return lines
 
+        if not visible:  # every key masked: e^{−∞} = 0 adds nothing, m, ℓ and o stay as they were
+            out += [rf"{what} &= e^{{-\infty}} = 0" for what, _, _ in factors[rescaled:]]
+            total = format_number(step.total, digits, known=known)
+            partial = format_numbers(step.partial, digits, known=known)
+            out.append(rf"{ell} &= {ell_prev} {self.relation(total.exact)} {total.text}")
+            out += self.continued(f"{o} &= {o_prev} {self.relation(all(n.exact for n in partial))} ",
+                                  self.vector_pieces(list(partial)), self.width - 12)
+            return self.align(out)
         lines = self.checked_lines(guarded(lines_at, digits))
         for (what, e, exponent), op in zip(factors, ops, strict=True):
             if e is S.Zero:
