@@ -36,12 +36,13 @@ from .pipeline import (
     multi_head,
     scores,
 )
-from .softmax import FractionRow, Softmax, weighted_sum
+from .softmax import CANCELLED_DIGITS, FractionRow, Softmax, weighted_sum
 from .symbols import any_symbolic, is_symbolic
 from .values import Values
 from .weighted import WeightedAverage
 
 __all__ = [
+    "CANCELLED_DIGITS",
     "WORKING_DIGITS",
     "Attention",
     "Fraction",
