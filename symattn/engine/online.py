@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from sympy import Add, Expr, Mul, S, expand
+from sympy import Add, Expr, Mul, S, expand_mul, powsimp
 
 from .canonical import exponential
 from .numbers import PRECISION, WORKING_DIGITS, Numbers
@@ -183,7 +183,14 @@ def matches_direct(online: OnlineSoftmax, values: Sequence[Sequence[Expr]]) -> b
     last = online.last
     factor = exponential(last.maximum)
     exps = [exponential(a) for a in online.logits]
-    if expand(factor * last.total) - Add(*exps) != 0:
+    if _normal(factor * last.total - Add(*exps)) != 0:
         return False
-    return all(expand(factor * o) - Add(*(e * row[c] for e, row in zip(exps, values, strict=True))) == 0
+    return all(_normal(factor * o - Add(*(e * row[c] for e, row in zip(exps, values, strict=True)))) == 0
                for c, o in enumerate(last.partial))
+
+
+def _normal(value: Expr) -> Expr:
+    """A sum of products of exponentials in a normal form: products multiplied out, e^{x} e^{y} made e^{x + y}
+    (SymPy does that by itself only for rational x, y) and every exponent multiplied out, so that equal terms
+    cancel."""
+    return expand_mul(powsimp(expand_mul(value), combine="exp"))

@@ -9,9 +9,10 @@ import random
 
 import numpy as np
 import pytest
-from sympy import Add, S, expand, simplify
+from sympy import Add, S, exp
+from sympy import expand_mul as expand
 
-from symattn import answers, derive_spec, parse_spec, render_html, render_json, render_markdown
+from symattn import answers, derive_spec, engine, parse_spec, render_html, render_json, render_markdown
 from symattn.cli import main
 from symattn.model import OnlineBlock, OnlineResult, Paragraph
 from symattn.render.checked import displayed_lines
@@ -103,6 +104,7 @@ def test_every_step_is_exact_and_the_result_is_the_direct_softmax_exactly():
     derivation = derivation_of()
     section = derivation.sections[0]
     V = section.result.V
+    assert len({len(s.logits) for s in section.steps if isinstance(s, OnlineBlock)}) == 2  # blocks of 2, then 1
     blocks = [s for s in section.steps if isinstance(s, OnlineBlock)]
     results = [s for s in section.steps if isinstance(s, OnlineResult)]
     assert len(results) == 5 and len(blocks) == 15
@@ -113,9 +115,18 @@ def test_every_step_is_exact_and_the_result_is_the_direct_softmax_exactly():
             added = Add(*(e * row.entries[c] for e, row in zip(step.exps, step.values, strict=True)))
             assert expand(factor * before + added - o) == 0
         assert step.maximum == max((a for a in (step.previous, *step.logits)), key=lambda a: float(a))
-    for step in results:
-        direct = [Add(*(w * V[j, c] for j, w in enumerate(step.weights))) for c in range(V.cols)]
-        assert all(simplify(z - d) == 0 for z, d in zip(step.output, direct, strict=True))
+    for step in results:  # z = o⁽ᴮ⁾/ℓ⁽ᴮ⁾ is Σ_j w_j v_j exactly: e^{m⁽ᴮ⁾}ℓ⁽ᴮ⁾ = Z and e^{m⁽ᴮ⁾}o⁽ᴮ⁾ = Σ_j e^{a_j} v_j
+        at = section.steps.index(step)
+        query_blocks = [s for s in section.steps[:at] if isinstance(s, OnlineBlock)][-3:]
+        logits = [a for block in query_blocks for a in block.logits]
+        last = query_blocks[-1]
+        Z = Add(*(exp(a) for a in logits))
+        assert all(w == 0 if a == S.NegativeInfinity else expand(w * Z - exp(a)) == 0
+                   for w, a in zip(step.weights, logits, strict=True))
+        assert expand(exp(last.maximum) * step.total - Z) == 0
+        for c, o in enumerate(step.partial):
+            assert expand(exp(last.maximum) * o - Add(*(exp(a) * V[j, c] for j, a in enumerate(logits)))) == 0
+        assert all(expand(z * step.total - o) == 0 for z, o in zip(step.output, step.partial, strict=True))
 
 
 def test_every_displayed_line_checks():
@@ -184,3 +195,18 @@ def test_every_format_renders(tmp_path):
         path.write_text(json.dumps({"sections": [self_spec(rng, 3, 2, "causal", focus="t2")]}), encoding="utf-8")
         assert main(["render", str(path), "--lang", lang, "--out", str(tmp_path / lang)]) == 0
         assert (tmp_path / lang / f"{lang}.pdf").read_bytes()[:4] == b"%PDF"
+
+
+@pytest.mark.parametrize("extra", [{"positional_encoding": "sinusoidal"}, {"scale": False}, {"scale": "2.5"},
+                                   {"mask": [[1, 0, 1], [0, 1, 1], [0, 0, 1]]}])
+def test_the_engine_proves_the_equality_for_other_scores(extra):
+    rng = random.Random(11)
+    section = {**self_spec(rng, 3, 2), **extra}
+    derivation = derive_spec(parse_spec({"sections": [section]}))
+    result = derivation.sections[0].result
+    rows = [tuple(result.V[j, :]) for j in range(result.V.rows)]
+    for query in result.queries.values():
+        online = engine.online.online_softmax(query.scaled, rows, 2, result.known)
+        assert engine.online.matches_direct(online, rows)
+    assert all(line.checks() for line in displayed_lines(derivation))
+    render_markdown(derivation)
