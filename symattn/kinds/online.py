@@ -64,7 +64,8 @@ def steps(key_tokens: tuple[str, ...], V: Shown, query: engine.QueryAttention, b
     out: list[Step] = [
         Heading(2, "online.step", {"token": Token(token), "n": number}),
         Paragraph("online.intro" if facts.first else "online.again",
-                  {"block": block, "count": len(online.blocks), **names, "start": Formula("online_start")}),
+                  {"block": block, "count": len(online.blocks), **names, "start": Formula("online_start"),
+                   "nn": Formula("online_nn")}),
     ]
     if len(key_tokens) % block and facts.first:
         out.append(Paragraph("online.shorter", {"last": len(online.last.keys)}, note=True))

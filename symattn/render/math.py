@@ -55,6 +55,7 @@ FORMULAS = {
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
     # FlashAttention's online softmax (kinds/online.py)
+    "online_nn": r"n \times n",
     "online_m": r"m^{(b)}",
     "online_l": r"\ell^{(b)}",
     "online_o": r"o^{(b)}",
