@@ -81,7 +81,7 @@ class OnlinePrinters(MathRenderer):
             f"+ e^{{{a[j]} - {m}}}\\, {v[j]}" if k or rescaled else f"e^{{{a[j]} - {m}}}\\, {v[j]}"
             for k, j in enumerate(visible)] or ["0"], self.width - 8)
         out += self._online_lines(lines[1:])
-        partial = [line.result.number for line in lines[1:]]
+        partial = list(format_numbers(step.partial, digits, known=known))
         out += self.continued(f"{o} &{self.relation(all(n.exact for n in partial))} ", self.vector_pieces(partial),
                               self.width - 6)
         return self.align(out) + self.guard_note(lines)
@@ -93,6 +93,9 @@ class OnlinePrinters(MathRenderer):
         for line in lines:
             what = line.what if named else ""
             result = f"{self.relation(line.relation == '=')} {line.result.text}"
+            if self.exact and r"\approx" in line.result.text:  # the exact form, then its decimal
+                out.append(f"{what} &= {line.result.text}")
+                continue
             if not line.terms or (not named and len(line.terms) == 1 and len(line.terms[0]) == 1):
                 out.append(f"{what} &{result}")  # nothing to add up: the value itself
                 continue
@@ -113,9 +116,12 @@ class OnlinePrinters(MathRenderer):
         lines = self.checked_lines(guarded(lines_at, self.digits))
         out = []
         for line in lines:
+            if self.exact and r"\approx" in line.result.text:  # z = its exact form ≈ the decimal
+                out.append(f"{line.what} &= {line.result.text}")
+                continue
             out += self.fitted(f"{line.what} &{self.relation(line.lead == '=')} {self.operation(line)[0]}",
                                f"{self.relation(line.relation == '=')} {line.result.text}")
-        result = [line.result.number for line in lines]
+        result = list(format_numbers(step.output, self.digits, known=known))
         out += self.continued(f"z &{self.relation(all(n.exact for n in result))} ", self.vector_pieces(result),
                               self.width - 6)
         weights = format_numbers(step.weights, self.digits, known=known)
