@@ -99,6 +99,11 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
     masked key, adding 0): Z = Σ_k e^{a_k}, each weight e^{a_j} / Z, and each output entry (Σ_j v_j e^{a_j}) / Z.
     Z is named, not repeated: each form stays n terms long, not 2n."""
     total, weights = normaliser_latex(terms)
+    return total, weights, [rf"\frac{{{numerator or '0'}}}{{Z}}" for numerator in numerators_latex(terms, coefficients)]
+
+
+def numerators_latex(terms: list[str | None], coefficients: Coefficients) -> list[str]:
+    """Each value column's Σ_j v_j e^{a_j} from the terms e^{a_j} (None: adding 0), "" for an empty sum."""
     if coefficients.signed is None or any("+" in term or term.startswith("-") for term in terms if term):
         numerators = [_joined([_times(factor, term) for factor, term in zip(column, terms, strict=True)
                                if factor is not None and term is not None]) for column in coefficients.columns]
@@ -106,7 +111,7 @@ def softmax_latex(terms: list[str | None], coefficients: Coefficients) -> tuple[
         visible, filled = [term is not None for term in terms], [term or "" for term in terms]
         numerators = [_signed_sum(signed, present, filled, visible)
                       for signed, present in zip(coefficients.signed, coefficients.present, strict=True)]
-    return total, weights, [rf"\frac{{{numerator or '0'}}}{{Z}}" for numerator in numerators]
+    return numerators
 
 
 def normaliser_latex(terms: list[str | None]) -> tuple[str, list[str]]:

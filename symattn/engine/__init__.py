@@ -10,13 +10,14 @@ Modules, each with one job, each importing only those above it:
     values     the value matrix read once for all queries
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
+    online     FlashAttention's online softmax: blocks, running maximum, sum and partial output
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
 Other modules import from this package, not from its modules.
 """
 
 from __future__ import annotations
 
-from . import rope
+from . import online, rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
 from .matrices import Fraction, entries, flat_entries, project
@@ -35,12 +36,13 @@ from .pipeline import (
     multi_head,
     scores,
 )
-from .softmax import FractionRow, Softmax, weighted_sum
+from .softmax import CANCELLED_DIGITS, FractionRow, Softmax, weighted_sum
 from .symbols import any_symbolic, is_symbolic
 from .values import Values
 from .weighted import WeightedAverage
 
 __all__ = [
+    "CANCELLED_DIGITS",
     "WORKING_DIGITS",
     "Attention",
     "Fraction",
@@ -69,6 +71,7 @@ __all__ = [
     "matrix_form",
     "multi_head",
     "project",
+    "online",
     "rope",
     "scores",
     "weighted_sum",

@@ -25,7 +25,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
-from . import given, sentences
+from . import given, online, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -51,6 +51,7 @@ class CrossAttentionSpec(Section):
     focus: Focus
     d_k: int
     scale: Scale = Scale()
+    online: int | None = None  # keys per block of the online softmax (softmax = "online"), None: direct
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class GivenCrossAttentionSpec(given.GivenSpec):
 class CrossAttentionKind(Kind):
     name = CrossAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
-                      *fields.SIZE_KEYS, "heading", *given.KEYS})
+                      *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec | GivenCrossAttentionSpec:
@@ -82,7 +83,8 @@ class CrossAttentionKind(Kind):
         return CrossAttentionSpec(
             tokens=tokens, X=m["X"], memory_tokens=memory_tokens, memory=m["memory"], W_Q=m["W_Q"],
             W_K=m["W_K"], W_V=m["W_V"], focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
-            d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field))
+            d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
+            online=online.parse(data, field, m))
 
     def compute(self, section: CrossAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):
@@ -143,7 +145,7 @@ class CrossAttentionKind(Kind):
             query = result.queries[i]
             n = 5 + 3 * number  # each query's Steps continue the numbers: 5-7, then 8-10, ...
             steps += common.attention_steps(section.memory_tokens, Q.row(i), K, V, query, section.d_k,
-                                            section.scale, keys, facts, n)
+                                            section.scale, keys, facts, n, section.online)
             steps += [
                 Heading(2, "cross.result_of" if several else "cross.result", {"token": Token(token)}),
                 Paragraph("cross.result_is", {"token": Token(token)}),
@@ -151,6 +153,7 @@ class CrossAttentionKind(Kind):
                 Paragraph("cross.result_meaning", {"token": Token(token)}),
             ]
         if focus.matrix_form(len(section.tokens)):
+            steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, Q, K, V)
         rows = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.memory_tokens, result, rows)
@@ -172,7 +175,8 @@ class CrossAttentionKind(Kind):
         if isinstance(section, given.GivenSpec):
             return given.answers(section, result, self.name)
         return {"kind": self.name, "tokens": list(section.tokens), "memory_tokens": list(section.memory_tokens),
-                **scale_answers(section), **attention_answers(result, section.tokens)}
+                **scale_answers(section), **online.add_answers(attention_answers(result, section.tokens), result,
+                                                              section.tokens, section.memory_tokens, section.online)}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)

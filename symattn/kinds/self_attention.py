@@ -29,7 +29,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
-from . import given, sentences
+from . import given, online, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -55,6 +55,7 @@ class SelfAttentionSpec(Section):
     scale: Scale = Scale()
     mask: Mask | None = None
     positions: Positions | None = None
+    online: int | None = None  # keys per block of the online softmax (softmax = "online"), None: direct
 
     @property
     def inputs(self) -> ImmutableMatrix:
@@ -72,7 +73,7 @@ class GivenSelfAttentionSpec(given.GivenSpec):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS})
+                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec | GivenSelfAttentionSpec:
@@ -87,7 +88,8 @@ class SelfAttentionKind(Kind):
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
+            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field),
+            online=online.parse(data, field, m))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):
@@ -162,7 +164,7 @@ class SelfAttentionKind(Kind):
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
             steps += common.attention_steps(section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
-                                            section.d_k, section.scale, keys, facts, n)
+                                            section.d_k, section.scale, keys, facts, n, section.online)
             steps += [
                 Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
                 say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
@@ -176,6 +178,7 @@ class SelfAttentionKind(Kind):
                      "v": Name("v", facts.visible[0])}),
             ]
         if focus.matrix_form(len(section.tokens)):
+            steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
                                               QKV["Q"], QKV["K"], QKV["V"])
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
@@ -205,7 +208,8 @@ class SelfAttentionKind(Kind):
         if isinstance(section, given.GivenSpec):
             return given.answers(section, result, self.name)
         return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
-                **attention_answers(result, section.tokens)}
+                **online.add_answers(attention_answers(result, section.tokens), result, section.tokens,
+                                     section.tokens, section.online)}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)

@@ -36,6 +36,7 @@ from ..model import (
     WrittenHeading,
 )
 from ..spec.model import Mask, Scale, Section
+from .online import steps as online_steps
 from .sentences import heading, say, weight_sentences
 
 
@@ -123,9 +124,11 @@ def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxSte
 
 
 def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown, result: engine.QueryAttention,
-                    d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int) -> list[Step]:
+                    d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int,
+                    online: int | None = None) -> list[Step]:
     """Scores, scaling, softmax and weighted sum for the query of `facts.token`: the heart of every attention kind.
-    Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...)."""
+    Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...). `online`:
+    the keys per block of FlashAttention's online softmax, which then replaces the softmax and the weighted sum."""
     focus = facts.token
     key_names = tuple(Name("k", t) for t in key_tokens)
     query_name = Name("q", focus)
@@ -139,10 +142,11 @@ def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Show
         DotProducts(query_name, key_names, query, K.rows, result.scores, known),
         *raw_scores(result.scores, known),
         *scaling_steps(scale, d_k, result, key_tokens, facts),
-        *softmax_steps(key_tokens, result, step_keys["softmax"], facts, number + 1),
-        *sum_steps(key_tokens, V, result, step_keys["sum"], facts, number + 2),
     ]
-    return steps
+    if online is not None:
+        return steps + online_steps(key_tokens, V, result, online, facts, number + 1)
+    return [*steps, *softmax_steps(key_tokens, result, step_keys["softmax"], facts, number + 1),
+            *sum_steps(key_tokens, V, result, step_keys["sum"], facts, number + 2)]
 
 
 def softmax_steps(key_tokens: tuple[str, ...], result: engine.QueryAttention, key: str, facts: Facts,

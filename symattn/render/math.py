@@ -55,6 +55,17 @@ FORMULAS = {
     "x_plus_p": r"$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    # FlashAttention's online softmax (kinds/online.py)
+    "online_nn": r"n \times n",
+    "online_m": r"m^{(b)}",
+    "online_l": r"\ell^{(b)}",
+    "online_o": r"o^{(b)}",
+    "online_term": r"e^{a_{j} - m^{(b)}}",
+    "online_start": r"m^{(0)} = -\infty,\ \ell^{(0)} = 0,\ o^{(0)} = 0",
+    "online_one": r"e^{m^{(b-1)} - m^{(b)}} = e^{0} = 1",
+    "online_factor": r"e^{m^{(b-1)} - m^{(b)}}",
+    "online_identity": r"\ell^{(B)} = e^{-m^{(B)}} Z,\ o^{(B)} = e^{-m^{(B)}} \sum_{j} e^{a_{j}} v_{j}",
+    "online_split": r"e^{a_{j} - m} = e^{a_{j}} e^{-m}",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}

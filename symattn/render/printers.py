@@ -31,10 +31,10 @@ from ..spec.model import Math, Written
 from .escape import escape
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
-from .math import MathRenderer
+from .online import OnlinePrinters
 
 
-class DerivationRenderer(MathRenderer):
+class DerivationRenderer(OnlinePrinters):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -398,3 +398,4 @@ class DerivationRenderer(MathRenderer):
         lines += self.continued(f"&{self.relation(exact and all(n.exact for n in value))} ",
                                 self.vector_pieces(value), self.width - 4)
         return self.align(lines)
+
