@@ -14,7 +14,7 @@ from ..model import FlowFigure, Heading, Paragraph, Shown, Step, TokenTable, Vec
 from ..phrases import Facts, Formula, Name, Token, Tokens
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Scale, Section
-from . import sentences
+from . import online, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Size
@@ -44,6 +44,7 @@ class GivenSpec(Section):
     d_k: int | None
     scale: Scale = Scale()
     mask: Mask | None = None
+    online: int | None = None  # keys per block of the online softmax, None: direct
 
 
 def gives(data: dict[str, Any]) -> bool:
@@ -97,9 +98,13 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
             raise SpecError(f"{field}.K", f"{m['K'].shape[1]} columns, but Q has {m['Q'].shape[1]} "
                                           "(q·k needs equal lengths)")
         d_k = fields.d_k(data, m["K"], field)
+    block = online.parse(data, field, m)
+    if block is not None and "V" not in m:
+        raise SpecError(f"{field}.softmax", "\"online\" computes the output block by block, so it needs V "
+                                            "(without V, use the standard softmax)")
     return spec(tokens=tokens, keys=keys, Q=m.get("Q"), K=m.get("K"), V=m.get("V"), scores=m.get("scores"),
                 focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"), d_k=d_k, scale=scale,
-                mask=fields.mask(data, len(tokens), field))
+                mask=fields.mask(data, len(tokens), field), online=block)
 
 
 def compute(section: GivenSpec) -> engine.Attention:
@@ -123,7 +128,8 @@ def answers(section: GivenSpec, result: engine.Attention, kind: str) -> dict[str
     names = "QKV" if section.scores is None else "V" if section.V is not None else ""
     memory = {"memory_tokens": list(section.keys)} if section.cross else {}
     return {"kind": kind, "tokens": list(section.tokens), **memory, **scale_answers(section),
-            **attention_answers(result, section.tokens, names)}
+            **online.add_answers(attention_answers(result, section.tokens, names), result, section.tokens,
+                                 section.keys, section.online)}
 
 
 def size(section: GivenSpec) -> Size:
@@ -154,20 +160,24 @@ def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]
         step_keys = _step_keys(facts, cross, several)
         if section.scores is None:
             out += common.attention_steps(keys, shown["Q"].row(i), shown["K"], shown["V"], query, section.d_k,
-                                          section.scale, step_keys, facts, n)
+                                          section.scale, step_keys, facts, n, section.online)
         else:
             out += [Heading(2, "given.step_scores", {"token": Token(token), "n": n}),
                     Paragraph("given.scores_of", {"token": Token(token), "S": Name("S")}),
                     VectorEquation(Name("s"), shown["scores"].row(i)),
-                    *common.scaling_steps(section.scale, section.d_k, query, keys, facts, why="given.d_k"),
-                    *common.softmax_steps(keys, query, step_keys["softmax"], facts, n + 1)]
-            if section.V is not None:
-                out += common.sum_steps(keys, shown["V"], query, step_keys["sum"], facts, n + 2)
+                    *common.scaling_steps(section.scale, section.d_k, query, keys, facts, why="given.d_k")]
+            if section.online is not None:  # the blocks replace the softmax and the weighted sum
+                out += online.steps(keys, shown["V"], query, section.online, facts, n + 1)
+            else:
+                out += common.softmax_steps(keys, query, step_keys["softmax"], facts, n + 1)
+                if section.V is not None:
+                    out += common.sum_steps(keys, shown["V"], query, step_keys["sum"], facts, n + 2)
         if section.V is not None:
             out += _result_steps(token, facts, query, result, cross, several, n + 2)
     if focus.matrix_form(len(section.tokens)):
         intro = "matrix.intro" if section.scores is None else "given.matrix_weights" if section.V is None \
             else "given.matrix_scores"
+        out += online.matrix_note(section.online)
         out += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, shown.get("Q"),
                                         shown.get("K"), shown.get("V"), intro)
     rows = tuple(section.tokens.index(t) for t in focus.tokens)

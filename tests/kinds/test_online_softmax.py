@@ -210,3 +210,36 @@ def test_the_engine_proves_the_equality_for_other_scores(extra):
         assert engine.online.matches_direct(online, rows)
     assert all(line.checks() for line in displayed_lines(derivation))
     render_markdown(derivation)
+
+
+@pytest.mark.parametrize("form", ["QKV", "scores"])
+def test_given_forms_take_the_online_softmax_too(form):
+    """A section that gives Q, K, V (or the scores and V) runs the same blocks as the form from X it came from."""
+    rng = random.Random(11)
+    section = self_spec(rng, 4, 2, "causal")
+    from_x = answers(derive_spec(parse_spec({"sections": [section]})))["sections"][0]
+    X, V = floats(section["X"]), floats(section["X"]) @ floats(section["W_V"])
+    Q, K = X @ floats(section["W_Q"]), X @ floats(section["W_K"])
+    exact = {key: [[str(x) for x in row] for row in from_x[key]] for key in ("Q", "K", "V")}
+    given = {"kind": "self_attention", "tokens": section["tokens"], "mask": "causal", "softmax": "online",
+             "block": 2, "V": exact["V"]}
+    if form == "QKV":
+        given |= {"Q": exact["Q"], "K": exact["K"]}
+    else:
+        given |= {"scores": [[str(s) for s in from_x["queries"][t]["scores"]] for t in section["tokens"]], "d_k": 2}
+    data = answers(derive_spec(parse_spec({"sections": [given]})))["sections"][0]
+    for i, token in enumerate(section["tokens"]):
+        blocks, z = flash_numpy(Q[i], K, V, 2, np.tril(np.ones((4, 4), bool))[i])
+        assert [b["block"] for b in data["queries"][token]["online"]] == [["t0", "t1"], ["t2", "t3"]]
+        assert np.allclose([float(x) for x in data["queries"][token]["output"]], z, rtol=1e-12)
+        assert data["queries"][token]["online"] == from_x["queries"][token]["online"]
+
+
+def test_online_softmax_without_values_is_refused(capsys, tmp_path):
+    spec = tmp_path / "s.json"
+    section = {"kind": "self_attention", "tokens": ["a", "b"], "scores": [[1, 2], [0, 1]],
+               "d_k": 2, "softmax": "online"}
+    spec.write_text(json.dumps({"sections": [section]}))
+    assert main(["solve", str(spec)]) == 2
+    assert capsys.readouterr().err.strip() == ('symattn: error: sections[0].softmax: "online" computes the output '
+                                               'block by block, so it needs V (without V, use the standard softmax)')
