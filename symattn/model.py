@@ -248,6 +248,8 @@ class MatrixFormStep(Step):
     d_k: int
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
+    head: int | None = None  # a multi-head section's head h: S^(h) = Q^(h) K^(h)ᵀ, ..., Z^(h) = A^(h) V^(h)
+    rotated: bool = False  # Q and K are rotated by RoPE (written Q̂, K̂)
 
 
 @dataclass(frozen=True)
@@ -272,6 +274,7 @@ class FlowFigure(Step):
     mask: Literal["causal", "matrix"] | None = None
     heads: int = 0
     computed: bool = False
+    rows: bool = False  # multi-head for every token: Z^(h), their concatenation and Z_final are matrices
     number: int = 1  # Figure 1, 2, ... in the document's order
 
 
@@ -298,6 +301,31 @@ class Concat(Step):
 
     name: Name
     parts: tuple[Shown, ...]
+    value: Shown
+
+
+# ------------------------------------------------------------ multi-head attention for every token (issue 17)
+
+
+@dataclass(frozen=True)
+class MatrixConcat(Step):
+    """name = [Z^(1) ‖ … ‖ Z^(h)] = the matrix: the heads' output matrices side by side, one row per token."""
+
+    name: Name
+    parts: tuple[Name, ...]
+    value: Shown
+
+
+@dataclass(frozen=True)
+class MatrixProduct(Step):
+    """name = left right, a product of two matrices: the factors beside it when they fit (every entry checkable
+    from them), then the result."""
+
+    name: Name
+    left_name: Name
+    left: Shown
+    right_name: Name
+    right: Shown
     value: Shown
 
 

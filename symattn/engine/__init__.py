@@ -11,6 +11,7 @@ Modules, each with one job, each importing only those above it:
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
+    heads      multi-head attention of several queries: their rows stacked into matrices
 Other modules import from this package, not from its modules.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from . import rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
+from .heads import MultiHeadRows, multi_head_rows
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
@@ -47,6 +49,7 @@ __all__ = [
     "FractionRow",
     "MatrixForm",
     "MultiHead",
+    "MultiHeadRows",
     "Numbers",
     "QueryAttention",
     "Softmax",
@@ -68,6 +71,7 @@ __all__ = [
     "is_symbolic",
     "matrix_form",
     "multi_head",
+    "multi_head_rows",
     "project",
     "rope",
     "scores",

@@ -13,12 +13,10 @@ from .. import engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
-    ExactMatrix,
     Facts,
     FlowFigure,
     Formula,
     Heading,
-    MatrixEquation,
     Name,
     Paragraph,
     Shown,
@@ -117,7 +115,7 @@ class SelfAttentionKind(Kind):
             TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
-            *_positional_steps(section, x),
+            *common.positional_steps(section.positions, section.tokens, x),
             Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("self.projections"),
             *([] if P is not None else [say("self.no_positional", whole, note=True)]),
@@ -140,10 +138,7 @@ class SelfAttentionKind(Kind):
                        (QKV["Q"], QKV["K"], QKV["V"])),
         ]
         if section.mask is not None:
-            steps += [Heading(2, "mask.heading"),
-                      Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
-                      MatrixEquation(Name("M"), Shown(section.mask.values)),
-                      Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
+            steps += [Heading(2, "mask.heading"), *common.mask_steps(section.mask, Name("M"))]
         several = len(focus.stepwise) > 1
         for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
@@ -227,23 +222,6 @@ class SelfAttentionKind(Kind):
         return Asked(("exam.given_self", {}), given, focus, section.d_k,
                      query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
                      tuple(q.scaled for q in result.queries.values()))
-
-
-def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:
-    """Positional encodings P, exact and in decimals, and X + P: what the projections then use."""
-    P = section.positions
-    if P is None:
-        return []
-    return [
-        Heading(2, "pe.heading"),
-        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given",
-                  {"P": Name("P"), "pos": Formula("pos"), "dims": Formula("pe_dims"), "even": Formula("pe_even"),
-                   "odd": Formula("pe_odd")}),
-        ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
-        Paragraph("pe.sum", {"sum": Formula("x_plus_p", (("Xp", Name("Xp")), ("X", Name("X")), ("P", Name("P")))),
-                             "x": Name("xp", label="t"), "t": Formula("t")}),
-        TokenTable(("table.token", "table.with_position"), section.tokens, (x,)),
-    ]
 
 
 SELF_ATTENTION = SelfAttentionKind()

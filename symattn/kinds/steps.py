@@ -13,6 +13,7 @@ from ..model import (
     Display,
     DotProducts,
     Eq,
+    ExactMatrix,
     Facts,
     Formula,
     Heading,
@@ -30,12 +31,13 @@ from ..model import (
     SqrtDk,
     Step,
     Token,
+    TokenTable,
     VectorEquation,
     VectorList,
     WeightedSum,
     WrittenHeading,
 )
-from ..spec.model import Scale, Section
+from ..spec.model import Mask, Positions, Scale, Section
 from .sentences import heading, say, weight_sentences
 
 
@@ -169,3 +171,27 @@ def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Atte
     if any_symbolic(weights):
         return []
     return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights, result.known)]
+
+
+def positional_steps(P: Positions | None, tokens: tuple[str, ...], x: Shown, titled: bool = True) -> list[Step]:
+    """Positional encodings P, exact and in decimals, and X + P (`x`, as shown): what the projections then use;
+    under a heading of their own unless `titled` is false (inside a multi-head section's Step 1)."""
+    if P is None:
+        return []
+    return [
+        *([Heading(2, "pe.heading")] if titled else []),
+        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given",
+                  {"P": Name("P"), "pos": Formula("pos"), "dims": Formula("pe_dims"), "even": Formula("pe_even"),
+                   "odd": Formula("pe_odd")}),
+        ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
+        Paragraph("pe.sum", {"sum": Formula("x_plus_p", (("Xp", Name("Xp")), ("X", Name("X")), ("P", Name("P")))),
+                             "x": Name("xp", label="t"), "t": Formula("t")}),
+        TokenTable(("table.token", "table.with_position"), tokens, (x,)),
+    ]
+
+
+def mask_steps(mask: Mask, name: Name) -> list[Step]:
+    """The mask (named `name`: M, or a head's M^(h)), what 1 and 0 mean, and that a masked weight is exactly 0."""
+    return [Paragraph("mask.causal" if mask.mode == "causal" else "mask.given", {"M": name}),
+            MatrixEquation(name, Shown(mask.values)),
+            Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]

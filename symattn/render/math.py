@@ -40,6 +40,8 @@ NOTATION = {
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+    # multi-head attention for every token: the heads' output matrices Z^(h), and RoPE's rotated Q, K, q, k
+    "Z": "Z", "Qr": r"\hat{Q}", "Kr": r"\hat{K}", "qr": r"\hat{q}", "kr": r"\hat{k}",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -54,6 +56,7 @@ FORMULAS = {
     "x_plus_p": r"$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    "rope_angle": r"m\,\theta_i,\ \theta_i = b^{-2i/d}",  # RoPE in a multi-head section
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}
@@ -171,6 +174,8 @@ class MathRenderer(Renderer):
             raise RenderError(f"no notation for {name.base!r}")
         if name.token is not None:
             sub = self.subscript_word(name.token)
+            if name.label in LABELS:  # z_{concat, love}: one token's row of a multi-head section's matrix
+                sub = f"{self.subscript_word(LABELS[name.label], user_text=False)},{sub}"
         elif name.label in INDICES:
             sub = name.label
         else:

@@ -12,8 +12,10 @@ from ..model import (
     DotProducts,
     ExactMatrix,
     HeadWeights,
+    MatrixConcat,
     MatrixEquation,
     MatrixFormStep,
+    MatrixProduct,
     Name,
     RowTimesMatrix,
     Scaling,
@@ -321,32 +323,40 @@ class DerivationRenderer(MathRenderer):
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
         form, known = step.form, step.known
+        # a head's matrices carry its index, S^(h) = Q^(h) K^(h)ᵀ; RoPE's rotated Q and K are Q̂, K̂
+        sup = "" if step.head is None else f"^{{({step.head})}}"
+        q, k = (r"{\hat{Q}}", r"{\hat{K}}") if step.rotated else ("Q", "K")
+        S, scaled, A = (f"{{{n}}}{sup}" if sup else n for n in ("S", "S'", "A"))
         # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
         transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole, known=step.K.known)
         parts = []
+        lead = rf"{S} &= {q}{sup} {k}^{{({step.head})\top}}" if sup else rf"S &= {q} {k}^{{\top}}"
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
-            lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
+            lines = [lead + r", \qquad S_{ij} = q_i \cdot k_j"]
         else:
             scores = Shown(form.scores, uniform=False, known=known)
             product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
-            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
+            lines = [lead + (f" {self.relation(factors)} {product}" if product else ""),
                      *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
-            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k"
+            # a head's √d_k is written as its number (√2): no earlier step of the head names its d_k
+            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" and step.head is None
                            else self.divisor(step.scale, step.d_k, step.divisor))
-            lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
+            lines = [rf"{scaled} &= \frac{{{S}}}{{{denominator}}}"]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))
             parts.append(self.align(lines))
-        source = "S'" if step.scale.mode != "none" else "S"
-        lines = [rf"A &= \operatorname{{softmax}}_{{{self.subscript_word('row', user_text=False)}}}({source}), \qquad "
-                 rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
+        source = scaled if step.scale.mode != "none" else S
+        entry = "S'" if step.scale.mode != "none" else "S"
+        row = self.subscript_word("row", user_text=False)
+        lines = [rf"{A} &= \operatorname{{softmax}}_{{{row}}}({source}), \qquad "
+                 rf"A_{{ij}} = \frac{{e^{{{entry}_{{ij}}}}}}{{\sum_k e^{{{entry}_{{ik}}}}}}"]
         if not any_symbolic(form.weights):
             lines += self.matrix_relation(Shown(form.weights, known=known))
         parts.append(self.align(lines))
-        lead = r"\operatorname{Attention}(Q, K, V)"
-        lines = [rf"{lead} &= A V"]
+        lead = rf"{{Z}}{sup}" if sup else r"\operatorname{Attention}(Q, K, V)"
+        lines = [rf"{lead} &= {A} V{sup}"]
         if not any_symbolic(form.output):
             output = Shown(form.output, known=known)
             product, factors, exact = self.product(Shown(form.weights, known=known), step.V, output, self.width - 24)
@@ -380,6 +390,20 @@ class DerivationRenderer(MathRenderer):
             return "", factors, factors and all(n.exact for n in shown_result)
         self.checked_lines(lines)
         return product, all(o.exact for ops in texts for o in ops), all(line.relation == "=" for line in lines)
+
+    # ------------------------------------------------------------ multi-head attention for every token
+
+    def _print_MatrixConcat(self, step: MatrixConcat) -> str:
+        parts = r" \,\Vert\, ".join(self.name(part) for part in step.parts)
+        lead = self.name(step.name)
+        return self.align([rf"{lead} &= \bigl[\, {parts} \,\bigr]", *self.matrix_relation(step.value, True, lead)])
+
+    def _print_MatrixProduct(self, step: MatrixProduct) -> str:
+        lead = self.name(step.name)
+        product, factors, exact = self.product(step.left, step.right, step.value, self.width - 12)
+        first = rf"{lead} &= {self.name(step.left_name)} {self.name(step.right_name)}"
+        return self.align([first + (f" {self.relation(factors)} {product}" if product else ""),
+                           *self.matrix_relation(step.value, exact, lead)])
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
