@@ -248,6 +248,7 @@ class MatrixFormStep(Step):
     d_k: int
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
+    rotated: bool = False  # Q and K are RoPE's rotated Q̂ and K̂: S = Q̂K̂ᵀ
 
 
 @dataclass(frozen=True)
@@ -273,6 +274,7 @@ class FlowFigure(Step):
     heads: int = 0
     computed: bool = False
     number: int = 1  # Figure 1, 2, ... in the document's order
+    rope: bool = False  # q and k are rotated (RoPE) before the scores
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,10 @@ from .escape import escape
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
+from .rope import RopePrinter
 
 
-class DerivationRenderer(MathRenderer):
+class DerivationRenderer(RopePrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -329,7 +330,8 @@ class DerivationRenderer(MathRenderer):
         else:
             scores = Shown(form.scores, uniform=False, known=known)
             product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
-            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
+            QK = r"\hat{Q} \hat{K}^{\top}" if step.rotated else r"Q K^{\top}"  # RoPE: the rotated Q̂ and K̂
+            lines = [rf"S &= {QK}" + (f" {self.relation(factors)} {product}" if product else ""),
                      *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
