@@ -249,7 +249,7 @@ class MatrixFormStep(Step):
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
     head: int | None = None  # a multi-head section's head h: S^(h) = Q^(h) K^(h)ᵀ, ..., Z^(h) = A^(h) V^(h)
-    rotated: bool = False  # Q and K are rotated by RoPE (written Q̂, K̂)
+    rotated: bool = False  # Q and K are RoPE's rotated Q̂ and K̂: S = Q̂K̂ᵀ
 
 
 @dataclass(frozen=True)
@@ -276,6 +276,7 @@ class FlowFigure(Step):
     computed: bool = False
     rows: bool = False  # multi-head for every token: Z^(h), their concatenation and Z_final are matrices
     number: int = 1  # Figure 1, 2, ... in the document's order
+    rope: bool = False  # q and k are rotated (RoPE) before the scores
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from ..model import (
     DotProducts,
     Facts,
     FlowFigure,
-    Formula,
     Heading,
     HeadWeights,
     MatrixConcat,
@@ -28,9 +27,7 @@ from ..model import (
     MatrixFormStep,
     MatrixProduct,
     Name,
-    Num,
     Paragraph,
-    Phrase,
     Result,
     RowTimesMatrix,
     Shown,
@@ -43,6 +40,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
+from . import rope as rotary
 from . import sentences
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
@@ -139,7 +137,7 @@ class MultiHeadKind(Kind):
         heads_data = fields.require(data, "heads", field)
         if not isinstance(heads_data, list) or not heads_data:
             raise SpecError(f"{field}.heads", "expected a non-empty list of heads")
-        heads = tuple(_parse_head(head, f"{field}.heads[{h}]", h + 1, X, data, field)
+        heads = tuple(_parse_head(head, f"{field}.heads[{h}]", h + 1, X, data, field, positions)
                       for h, head in enumerate(heads_data))
         W_O = fields.matrix(fields.require(data, "W_O", field), f"{field}.W_O")
         width = sum(head.output.shape[1] if head.output is not None else head.W_V.shape[1] for head in heads)
@@ -317,7 +315,7 @@ class MultiHeadKind(Kind):
 
 
 def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None, section: dict[str, Any],
-                section_field: str) -> HeadSpec:
+                section_field: str, positions: Positions | None) -> HeadSpec:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table with 'output' or with 'W_Q', 'W_K', 'W_V'")
     fields.check_keys(data, _HEAD_KEYS, field)
@@ -341,7 +339,18 @@ def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None, secti
     (d_k, d_k_at), (mask, mask_at), (rope, rope_at) = where("d_k"), where("mask"), where("rope")
     return HeadSpec(W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"], d_k=fields.d_k(d_k, m["W_K"], d_k_at),
                     scale=fields.scale(*where("scale")), mask=fields.mask(mask, n, mask_at),
-                    rope=fields.rope(rope, m["W_Q"].shape[1], n, rope_at))
+                    rope=_parse_rope(rope, rope_at, section, {"X": X, **m}, positions))
+
+
+def _parse_rope(data: dict[str, Any], field: str, section: dict[str, Any], m: dict[str, GivenMatrix],
+                positions: Positions | None) -> Rope | None:
+    """A head's RoPE (its own or the section's), as a self-attention section's: not with positional encodings,
+    which the section's X would then add as well (kinds/rope.py refuses the pair, and its sentences say so)."""
+    if data.get("rope", False) is not False and positions is not None:
+        other = "P" if "P" in section else "positional_encoding"
+        raise SpecError(f"{field}.rope", f"RoPE gives the positions, so the section's {other} may not be given as "
+                                         "well (RoPE models add no positional encoding to X)")
+    return rotary.parse(data, field, m, m["X"].shape[0], None)
 
 
 def _head_attention(X: ImmutableMatrix, head: HeadSpec, focus: tuple[int, ...]) -> engine.Attention:
@@ -385,7 +394,8 @@ def _shared_mask(section: MultiHeadSpec) -> Mask | None:
 
 def _head_facts(section: MultiHeadSpec, head: HeadSpec) -> Facts:
     masked = head.mask is not None and any(v == 0 for v in head.mask.values)
-    return sentences.section_facts(MultiHeadSpec.kind, masked, section.positions is not None, head.scale.mode)
+    return sentences.section_facts(MultiHeadSpec.kind, masked, section.positions is not None, head.scale.mode,
+                                   rope=head.rope is not None)
 
 
 def _head_start(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.Attention, x: Shown,
@@ -403,15 +413,10 @@ def _head_start(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.A
                                     section.tokens, (plain["Q"], plain["K"], plain["V"]))]
     if head.mask is not None and shared is None:
         steps += common.mask_steps(head.mask, Name("M", head=h))
-    if head.rope is not None:
-        rope = head.rope
-        steps += [Paragraph("multi_rows.rope", {
-            "h": h, "base": Num(rope.base), "d": W["Q"].values.cols, "angle": Formula("rope_angle"),
-            "pairs": Phrase(f"multi_rows.pairs_{rope.pairing}"),
-            "positions": Phrase("multi_rows.positions_given" if rope.positions is not None
-                                else "multi_rows.positions_counted")}),
-            TokenTable(("table.token", Name("Qr", head=h), Name("Kr", head=h)), section.tokens,
-                       (QKV["Q"], QKV["K"]))]
+    if head.rope is not None:  # RoPE's steps (kinds/rope.py), compactly: no token's rotation one by one, and
+        # without their Step heading (they are part of the head's block)
+        steps += rotary.rope_steps(head.rope, section.tokens, plain, QKV, section.focus.tokens,
+                                   _head_facts(section, head), 0, stepwise=False, head=h)[1:]
     return QKV, steps
 
 
@@ -420,7 +425,7 @@ def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec, result: engin
     """A head with its own weights: its projections and its attention for each focus token, compactly; its
     output for each."""
     QKV, steps = _head_start(section, h, head, result, x, shared)
-    q, k = ("qr", "kr") if head.rope is not None else ("q", "k")
+    q, k = (rotary.ROTATED["q"], rotary.ROTATED["k"]) if head.rope is not None else ("q", "k")
     key_names = tuple(Name(k, t, head=h) for t in section.tokens)
     outputs: dict[str, Shown] = {}
     for token in section.focus.tokens:

@@ -34,9 +34,10 @@ from .escape import escape
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
+from .rope import RopePrinter
 
 
-class DerivationRenderer(MathRenderer):
+class DerivationRenderer(RopePrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -325,7 +326,9 @@ class DerivationRenderer(MathRenderer):
         form, known = step.form, step.known
         # a head's matrices carry its index, S^(h) = Q^(h) K^(h)ᵀ; RoPE's rotated Q and K are Q̂, K̂
         sup = "" if step.head is None else f"^{{({step.head})}}"
-        q, k = (r"{\hat{Q}}", r"{\hat{K}}") if step.rotated else ("Q", "K")
+        q, k = (r"\hat{Q}", r"\hat{K}") if step.rotated else ("Q", "K")
+        if sup and step.rotated:  # a superscript on an accented letter: {\hat{Q}}^{(h)}
+            q, k = f"{{{q}}}", f"{{{k}}}"
         S, scaled, A = (f"{{{n}}}{sup}" if sup else n for n in ("S", "S'", "A"))
         # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
         transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole, known=step.K.known)

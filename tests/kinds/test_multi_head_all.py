@@ -143,10 +143,16 @@ def test_every_token_matches_torch_multihead_attention(seed):
     check_queries(data, section, data["sections"][0]["tokens"])
 
 
-def test_the_matrix_form_with_positions_and_a_rope_head_matches():
+def test_the_matrix_form_with_positions_matches():
     data = random_spec(random.Random(11), "matrix", n=3, H=2, positional_encoding="sinusoidal")
-    data["sections"][0]["heads"][0]["rope"] = True
     data["sections"][0]["heads"][1]["mask"] = "causal"
+    check_queries(data, solved(data), data["sections"][0]["tokens"])
+
+
+def test_the_matrix_form_with_a_rope_head_matches():
+    data = random_spec(random.Random(13), "matrix", n=4, H=3)
+    data["sections"][0]["heads"][0]["rope"] = True
+    data["sections"][0]["heads"][2].update(mask="causal", rope=True)
     check_queries(data, solved(data), data["sections"][0]["tokens"])
 
 
@@ -208,6 +214,8 @@ def test_the_pdf_builds(tmp_path, lang):
     (lambda s: s.update(mask="casual"), "sections[0].mask"),
     (lambda s: s.update(P=[["1"]]), "sections[0].P"),
     (lambda s: s.update(focus=["t0", "zz"]), "sections[0].focus"),
+    (lambda s: s.update(positional_encoding="sinusoidal", rope=True), "sections[0].rope"),
+    (lambda s: s.update(P=[["0"] * 4] * 4) or s["heads"][0].update(rope=True), "sections[0].heads[0].rope"),
 ])
 def test_bad_input_names_the_field(change, field):
     data = random_spec(random.Random(1), "all")
