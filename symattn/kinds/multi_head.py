@@ -469,7 +469,7 @@ def _token_rows(section: MultiHeadSpec, result: engine.MultiHeadRows,
     for token, (_, final) in finals.items():
         steps += [Paragraph("multi_rows.result_of", {"token": Token(token)}),
                   Result(Name("z", token, label="final"), final)]
-    return [*steps, Paragraph("multi.result_meaning")]
+    return [*steps, Paragraph("multi_rows.result_meaning")]
 
 
 def _matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown,
@@ -500,7 +500,8 @@ def _matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown
               Heading(2, "multi.step3"),
               Paragraph("multi_rows.project_matrix", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}),
               MatrixEquation(Name("W_O"), W_O)]
-    if section.focus.mode == "all":  # each token's row of the product, term by term
+    symbolic = any_symbolic(result.output)
+    if section.focus.mode == "all" and not symbolic:  # each token's row of the product, term by term
         steps.append(Paragraph("multi_rows.rows_of_product", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}))
         for t, token in enumerate(section.tokens):
             steps.append(RowTimesMatrix(Name("z", token, label="final"), Name("z", token, label="concat"),
@@ -508,11 +509,13 @@ def _matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown
     else:  # the matrix form alone: the product as one matrix
         steps.append(MatrixProduct(Name("Z", label="final"), Name("Z", label="concat"), concat, Name("W_O"), W_O,
                                    output))
-    steps += [Heading(2, "multi.result"),
-              Paragraph("multi_rows.result_matrix", {"Z": Name("Z", label="final")}),
-              MatrixEquation(Name("Z", label="final"), output),
-              Paragraph("multi.result_meaning")]
-    return steps
+    steps.append(Heading(2, "multi.result"))
+    if symbolic:  # the outputs are the product's formula above
+        steps.append(Paragraph("multi_rows.result_symbolic", {"Z": Name("Z", label="final"), "W_O": Name("W_O")}))
+    else:
+        steps += [Paragraph("multi_rows.result_matrix", {"Z": Name("Z", label="final")}),
+                  MatrixEquation(Name("Z", label="final"), output)]
+    return [*steps, Paragraph("multi_rows.result_meaning")]
 
 
 def _row_answers(row: engine.MultiHead) -> dict[str, Any]:

@@ -399,12 +399,17 @@ class DerivationRenderer(RopePrinter, MathRenderer):
     def _print_MatrixConcat(self, step: MatrixConcat) -> str:
         parts = r" \,\Vert\, ".join(self.name(part) for part in step.parts)
         lead = self.name(step.name)
-        return self.align([rf"{lead} &= \bigl[\, {parts} \,\bigr]", *self.matrix_relation(step.value, True, lead)])
+        first = rf"{lead} &= \bigl[\, {parts} \,\bigr]"
+        if any_symbolic(step.value.values):  # symbolic: the entries are the heads' formulas; the form alone
+            return self.align([first])
+        return self.align([first, *self.matrix_relation(step.value, True, lead)])
 
     def _print_MatrixProduct(self, step: MatrixProduct) -> str:
         lead = self.name(step.name)
-        product, factors, exact = self.product(step.left, step.right, step.value, self.width - 12)
         first = rf"{lead} &= {self.name(step.left_name)} {self.name(step.right_name)}"
+        if any_symbolic(step.value.values):  # symbolic: the product's formula alone
+            return self.align([first])
+        product, factors, exact = self.product(step.left, step.right, step.value, self.width - 12)
         return self.align([first + (f" {self.relation(factors)} {product}" if product else ""),
                            *self.matrix_relation(step.value, exact, lead)])
 

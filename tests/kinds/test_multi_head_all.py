@@ -266,3 +266,30 @@ def test_every_displayed_line_checks(focus, digits):
     assert len(lines) > 20
     for line in lines:
         check(line)
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_every_conditional_sentence_is_true(lang):
+    from symattn.kinds.sentences import CONDITIONS
+    from symattn.model import Heading, Paragraph
+
+    said = set()
+    for focus in ("all", "matrix", ["t2", "t1"]):
+        data = random_spec(random.Random(14), focus, n=3, H=3, mask="causal", scale=False)
+        data["sections"][0]["heads"][1].update(rope={"pairing": "half"}, scale=True)
+        data["sections"][0]["heads"][2].update(mask=[[1, 1, 0], [1, 1, 1], [0, 1, 1]], scale="2")
+        for step in derive_spec(parse_spec(data), lang=lang).steps:
+            if isinstance(step, Paragraph | Heading) and step.key in CONDITIONS:
+                assert CONDITIONS[step.key](step.facts), (step.key, step.facts)
+                said.add(step.key)
+    assert {"rope.intro", "rope.pairs_half"} <= said
+
+
+def test_symbolic_embeddings_keep_the_matrices_as_formulas():
+    data = {"sections": [{"kind": "multi_head", "tokens": ["A", "B"], "X": "symbolic", "d_model": 2, "focus": "all",
+                          "heads": [{"W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "0"], ["0", "1"]],
+                                     "W_V": [["1", "0"], ["0", "1"]]}] * 2,
+                          "W_O": [["1", "0"], ["0", "1"], ["1", "0"], ["0", "1"]]}]}
+    md = render_markdown(derive_spec(parse_spec(data), lang="en"))
+    assert "{Z}_{\\text{final}} &= {Z}_{\\text{concat}} W_O\n\\end{aligned}" in md
+    assert "with symbols, each entry is left as that product" in md
