@@ -6,7 +6,6 @@ concatenation [A_1 V_1 | … | A_h V_h], its product with W_O."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +16,10 @@ from ..engine import any_symbolic
 from ..errors import SpecError
 from ..model import (
     Concat,
-    DotProducts,
-    Facts,
     FlowFigure,
     Heading,
     HeadWeights,
-    MatrixConcat,
     MatrixEquation,
-    MatrixFormStep,
-    MatrixProduct,
     Name,
     Paragraph,
     Result,
@@ -33,18 +27,17 @@ from ..model import (
     Shown,
     Step,
     Token,
-    Tokens,
     TokenTable,
     VectorEquation,
-    WeightedSum,
 )
 from ..spec import fields
-from ..spec.model import Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
+from ..spec.model import Focus, GivenMatrix, Positions, Rope
+from . import heads
 from . import rope as rotary
-from . import sentences
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
 from .base import Kind, Size
+from .multi_head_spec import HeadSpec, MultiHeadSpec
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
@@ -55,59 +48,6 @@ _HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "scale", "d_k", "d_v", "mask", "rop
 # changes X, which all heads share).
 _HEAD_SETTINGS = ("scale", "d_k", "mask", "rope")
 _SECTION_SETTINGS = ("positional_encoding", "P")
-
-
-@dataclass(frozen=True)
-class HeadSpec:
-    """One head of multi-head attention: either its output is given, or its own weights are."""
-
-    output: GivenMatrix | None = None
-    W_Q: GivenMatrix | None = None
-    W_K: GivenMatrix | None = None
-    W_V: GivenMatrix | None = None
-    d_k: int | None = None
-    scale: Scale = Scale()
-    mask: Mask | None = None
-    rope: Rope | None = None
-
-
-@dataclass(frozen=True)
-class MultiHeadSpec(Section):
-    """Multi-head attention for its focus tokens: head outputs, concatenation, projection by W_O. Heads with given
-    outputs have one focus token; computed heads any focus (a token, a list, "all" or "matrix")."""
-
-    kind = "multi_head"
-    focus: Focus
-    heads: tuple[HeadSpec, ...]
-    W_O: GivenMatrix
-    tokens: tuple[str, ...] = ()
-    X: GivenMatrix | None = None
-    positions: Positions | None = None
-
-    @property
-    def token(self) -> str:
-        """The first focus token (the only one of a one-token section)."""
-        return self.focus.tokens[0]
-
-    @property
-    def several(self) -> bool:
-        """Whether the section derives more than one token (or the matrix form alone)."""
-        return len(self.focus.tokens) > 1 or self.focus.mode == "matrix"
-
-    @property
-    def matrix_form(self) -> bool:
-        """Whether each head is shown in matrix form, every token at once (focus "all" or "matrix")."""
-        return self.focus.matrix_form(len(self.tokens))
-
-    @property
-    def indices(self) -> tuple[int, ...]:
-        """The focus tokens' indices in tokens (0 for heads with given outputs, which have no tokens)."""
-        return tuple(self.tokens.index(t) for t in self.focus.tokens) if self.tokens else (0,)
-
-    @property
-    def inputs(self) -> ImmutableMatrix:
-        """X, or X + P with positional encodings: what every computed head projects."""
-        return self.X.values if self.positions is None else ImmutableMatrix(self.X.values + self.positions.P.values)
 
 
 class MultiHeadKind(Kind):
@@ -181,12 +121,12 @@ class MultiHeadKind(Kind):
         if any(head.output is not None for head in section.heads):
             steps.append(Paragraph("multi.assume", {"token": Token(token)}))
         if any(head.output is None for head in section.heads):  # the queries the computed heads derive
-            steps.append(_computed_for(section))
-        shared = _shared_mask(section)
+            steps.append(heads.computed_for(section))
+        shared = heads.shared_mask(section)
         if shared is not None:
             steps += [*common.mask_steps(shared, Name("M")), Paragraph("multi_rows.mask_every_head")]
         if section.matrix_form:
-            return steps + _matrix_steps(section, result, x, shared)
+            return steps + heads.matrix_steps(section, result, x, shared)
         outputs: dict[str, list[Shown]] = {t: [] for t in section.focus.tokens}
         for h, (head, attention) in enumerate(zip(section.heads, result.attentions, strict=True), start=1):
             if attention is None:
@@ -194,12 +134,12 @@ class MultiHeadKind(Kind):
                 steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), output)]
                 outputs[token].append(output)
             else:
-                head_outputs, head_steps = _computed_head(section, h, head, attention, x, shared)
+                head_outputs, head_steps = heads.computed_head(section, h, head, attention, x, shared)
                 steps += head_steps
                 for t, output in head_outputs.items():
                     outputs[t].append(output)
         if section.several:
-            return steps + _token_rows(section, result, outputs)
+            return steps + heads.token_rows(section, result, outputs)
         mh = result.first
         concat = Shown(mh.concat, max(o.decimals for o in outputs[token]), known=mh.known)
         W_O = Shown.input(section.W_O)
@@ -363,159 +303,6 @@ def _head_attention(X: ImmutableMatrix, head: HeadSpec, focus: tuple[int, ...]) 
     stored = {c: X * getattr(head, f"W_{c}").values for c in "QKV"}
     positions = head.rope.at(X.rows)
     return engine.rope.rotary_attention(stored, positions, positions, head.rope, divisor, focus, mask)
-
-
-@dataclass(frozen=True)
-class _Projected:
-    """A rotated head's projections before RoPE (its attention's Q and K are the rotated ones)."""
-
-    Q: ImmutableMatrix
-    K: ImmutableMatrix
-    V: ImmutableMatrix
-    known: engine.Numbers
-
-
-def _computed_for(section: MultiHeadSpec) -> Paragraph:
-    """What the computed heads derive: one token's output, several tokens' one after the other, or every token
-    at once in matrix form."""
-    names = {"a": Name("a"), "w": Name("w"), "z": Name("z")}
-    if section.matrix_form:
-        return Paragraph("multi_rows.computed_all", {"X": Name("X" if section.positions is None else "Xp")})
-    if section.several:
-        return Paragraph("multi_rows.computed_for_tokens", {"tokens": Tokens(section.focus.tokens), **names})
-    return Paragraph("multi.computed_for", {"token": Token(section.token), **names})
-
-
-def _shared_mask(section: MultiHeadSpec) -> Mask | None:
-    """The mask every computed head uses, when they all use one (shown once, as M)."""
-    masks = {head.mask for head in section.heads if head.output is None}
-    return masks.pop() if len(masks) == 1 else None
-
-
-def _head_facts(section: MultiHeadSpec, head: HeadSpec) -> Facts:
-    masked = head.mask is not None and any(v == 0 for v in head.mask.values)
-    return sentences.section_facts(MultiHeadSpec.kind, masked, section.positions is not None, head.scale.mode,
-                                   rope=head.rope is not None)
-
-
-def _head_start(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.Attention, x: Shown,
-                shared: Mask | None) -> tuple[dict[str, Shown], list[Step]]:
-    """A computed head's weights, its Q, K, V for every token, its own mask (when the heads' masks differ) and
-    its RoPE rotation; the projections its scores are taken from (the rotated ones with RoPE)."""
-    W = common.given_weights(head)
-    QKV = common.projections(dict.fromkeys("QKV", x), W, result)
-    plain = QKV
-    if head.rope is not None:
-        plain = common.projections(dict.fromkeys("QKV", x), W, _Projected(
-            *(section.inputs * getattr(head, f"W_{c}").values for c in "QKV"), result.known))
-    steps: list[Step] = [Paragraph("multi.head_label", {"h": h}), *common.weight_equations(W, head=h),
-                         TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
-                                    section.tokens, (plain["Q"], plain["K"], plain["V"]))]
-    if head.mask is not None and shared is None:
-        steps += common.mask_steps(head.mask, Name("M", head=h))
-    if head.rope is not None:  # RoPE's steps (kinds/rope.py), compactly: no token's rotation one by one, and
-        # without their Step heading (they are part of the head's block)
-        steps += rotary.rope_steps(head.rope, section.tokens, plain, QKV, section.focus.tokens,
-                                   _head_facts(section, head), 0, stepwise=False, head=h)[1:]
-    return QKV, steps
-
-
-def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.Attention, x: Shown,
-                   shared: Mask | None) -> tuple[dict[str, Shown], list[Step]]:
-    """A head with its own weights: its projections and its attention for each focus token, compactly; its
-    output for each."""
-    QKV, steps = _head_start(section, h, head, result, x, shared)
-    q, k = (rotary.ROTATED["q"], rotary.ROTATED["k"]) if head.rope is not None else ("q", "k")
-    key_names = tuple(Name(k, t, head=h) for t in section.tokens)
-    outputs: dict[str, Shown] = {}
-    for token in section.focus.tokens:
-        i = section.tokens.index(token)
-        query = result.queries[i]
-        outputs[token] = Shown(query.output, known=result.known)
-        if section.several:
-            steps.append(Paragraph("multi_rows.query_of", {"token": Token(token)}))
-        steps += [
-            DotProducts(Name(q, token, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores,
-                        result.known),
-            *common.scaling_steps(head.scale, head.d_k, query, section.tokens, _head_facts(section, head))[-1:],
-            common.softmax_step(query.softmax, section.tokens),
-            WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens, result.known),
-            VectorEquation(Name("z", token, head=h), outputs[token]),
-        ]
-    rows = section.indices
-    steps += common.heatmap(section.focus.tokens, section.tokens, result, rows)[-1:]  # the head's weights
-    return outputs, steps
-
-
-def _token_rows(section: MultiHeadSpec, result: engine.MultiHeadRows,
-                outputs: dict[str, list[Shown]]) -> list[Step]:
-    """Several focus tokens, one after the other: each one's concatenation, its product with W_O, its output."""
-    W_O = Shown.input(section.W_O)
-    steps: list[Step] = [Heading(2, "multi.step2"), Paragraph("multi_rows.concat_tokens")]
-    finals = {}
-    for token, i in zip(section.focus.tokens, section.indices, strict=True):
-        row = result.rows[i]
-        concat = Shown(row.concat, max(o.decimals for o in outputs[token]), known=row.known)
-        finals[token] = (concat, common.product(concat, W_O, row.output, row.known))
-        steps.append(Concat(Name("z", token, label="concat"), tuple(outputs[token]), concat))
-    steps += [Paragraph("multi.concat_size", {"size": result.first.concat.cols}),
-              Heading(2, "multi.step3"),
-              Paragraph("multi.project", {"W_O": Name("W_O")}),
-              MatrixEquation(Name("W_O"), W_O)]
-    for token, (concat, final) in finals.items():
-        steps.append(RowTimesMatrix(Name("z", token, label="final"), Name("z", token, label="concat"), concat,
-                                    Name("W_O"), W_O, final))
-    steps.append(Heading(2, "multi.result"))
-    for token, (_, final) in finals.items():
-        steps += [Paragraph("multi_rows.result_of", {"token": Token(token)}),
-                  Result(Name("z", token, label="final"), final)]
-    return [*steps, Paragraph("multi_rows.result_meaning")]
-
-
-def _matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown,
-                  shared: Mask | None) -> list[Step]:
-    """Every token at once, as torch.nn.MultiheadAttention computes it: each head's matrix form (its output
-    Z^(h) = A^(h) V^(h), one row per token), their concatenation as a matrix, its product with W_O; with focus
-    "all" each token's row of that product written out too."""
-    n = len(section.tokens)
-    steps: list[Step] = []
-    heads = []
-    for h, (head, attention) in enumerate(zip(section.heads, result.attentions, strict=True), start=1):
-        QKV, head_steps = _head_start(section, h, head, attention, x, shared)
-        form = engine.matrix_form([attention.queries[i] for i in range(n)])
-        heads.append(Shown(form.output, known=attention.known))
-        steps += [*head_steps, Paragraph("multi_rows.matrix_form", {"h": h}),
-                  MatrixFormStep(QKV["Q"], QKV["K"], QKV["V"], form, head.scale, head.d_k,
-                                 head.scale.divisor(head.d_k), attention.known, head=h, rotated=head.rope is not None),
-                  *common.heatmap(section.tokens, section.tokens, attention, tuple(range(n)))[-1:]]
-    known = result.known
-    concat = Shown(result.concat, max(z.decimals for z in heads), known=known)
-    W_O = Shown.input(section.W_O)
-    output = common.product(concat, W_O, result.output, known)
-    steps += [Heading(2, "multi.step2"),
-              Paragraph("multi_rows.concat_matrix", {"Z": Name("Z", label="concat")}),
-              MatrixConcat(Name("Z", label="concat"), tuple(Name("Z", head=h) for h in range(1, len(heads) + 1)),
-                           concat),
-              Paragraph("multi.concat_size", {"size": result.concat.cols}),
-              Heading(2, "multi.step3"),
-              Paragraph("multi_rows.project_matrix", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}),
-              MatrixEquation(Name("W_O"), W_O)]
-    symbolic = any_symbolic(result.output)
-    if section.focus.mode == "all" and not symbolic:  # each token's row of the product, term by term
-        steps.append(Paragraph("multi_rows.rows_of_product", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}))
-        for t, token in enumerate(section.tokens):
-            steps.append(RowTimesMatrix(Name("z", token, label="final"), Name("z", token, label="concat"),
-                                        concat.row(t), Name("W_O"), W_O, output.row(t)))
-    else:  # the matrix form alone: the product as one matrix
-        steps.append(MatrixProduct(Name("Z", label="final"), Name("Z", label="concat"), concat, Name("W_O"), W_O,
-                                   output))
-    steps.append(Heading(2, "multi.result"))
-    if symbolic:  # the outputs are the product's formula above
-        steps.append(Paragraph("multi_rows.result_symbolic", {"Z": Name("Z", label="final"), "W_O": Name("W_O")}))
-    else:
-        steps += [Paragraph("multi_rows.result_matrix", {"Z": Name("Z", label="final")}),
-                  MatrixEquation(Name("Z", label="final"), output)]
-    return [*steps, Paragraph("multi_rows.result_meaning")]
 
 
 def _row_answers(row: engine.MultiHead) -> dict[str, Any]:

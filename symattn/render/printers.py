@@ -12,10 +12,8 @@ from ..model import (
     DotProducts,
     ExactMatrix,
     HeadWeights,
-    MatrixConcat,
     MatrixEquation,
     MatrixFormStep,
-    MatrixProduct,
     Name,
     RowTimesMatrix,
     Scaling,
@@ -31,13 +29,14 @@ from ..model import (
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
+from .heads import HeadsPrinter, matrix_form_names, score_product
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
 from .rope import RopePrinter
 
 
-class DerivationRenderer(RopePrinter, MathRenderer):
+class DerivationRenderer(HeadsPrinter, RopePrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -324,16 +323,11 @@ class DerivationRenderer(RopePrinter, MathRenderer):
 
     def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
         form, known = step.form, step.known
-        # a head's matrices carry its index, S^(h) = Q^(h) K^(h)ᵀ; RoPE's rotated Q and K are Q̂, K̂
-        sup = "" if step.head is None else f"^{{({step.head})}}"
-        q, k = (r"\hat{Q}", r"\hat{K}") if step.rotated else ("Q", "K")
-        if sup and step.rotated:  # a superscript on an accented letter: {\hat{Q}}^{(h)}
-            q, k = f"{{{q}}}", f"{{{k}}}"
-        S, scaled, A = (f"{{{n}}}{sup}" if sup else n for n in ("S", "S'", "A"))
+        S, scaled, A, Z, V, source, entry = matrix_form_names(step)  # of a head h: {S}^{(h)}, ...
         # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
         transposed = Shown(step.K.values.T, step.K.decimals, step.K.uniform, whole=step.K.whole, known=step.K.known)
         parts = []
-        lead = rf"{S} &= {q}{sup} {k}^{{({step.head})\top}}" if sup else rf"S &= {q} {k}^{{\top}}"
+        lead = rf"{S} &= {score_product(step)}"
         if any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
             lines = [lead + r", \qquad S_{ij} = q_i \cdot k_j"]
         else:
@@ -343,29 +337,23 @@ class DerivationRenderer(RopePrinter, MathRenderer):
                      *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":
-            # a head's √d_k is written as its number (√2): no earlier step of the head names its d_k
-            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k" and step.head is None
-                           else self.divisor(step.scale, step.d_k, step.divisor))
-            lines = [rf"{scaled} &= \frac{{{S}}}{{{denominator}}}"]
+            lines = [rf"{scaled} &= \frac{{{S}}}{{{self.form_divisor(step)}}}"]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))
             parts.append(self.align(lines))
-        source = scaled if step.scale.mode != "none" else S
-        entry = "S'" if step.scale.mode != "none" else "S"
         row = self.subscript_word("row", user_text=False)
         lines = [rf"{A} &= \operatorname{{softmax}}_{{{row}}}({source}), \qquad "
                  rf"A_{{ij}} = \frac{{e^{{{entry}_{{ij}}}}}}{{\sum_k e^{{{entry}_{{ik}}}}}}"]
         if not any_symbolic(form.weights):
             lines += self.matrix_relation(Shown(form.weights, known=known))
         parts.append(self.align(lines))
-        lead = rf"{{Z}}{sup}" if sup else r"\operatorname{Attention}(Q, K, V)"
-        lines = [rf"{lead} &= {A} V{sup}"]
+        lines = [rf"{Z} &= {A} {V}"]
         if not any_symbolic(form.output):
             output = Shown(form.output, known=known)
             product, factors, exact = self.product(Shown(form.weights, known=known), step.V, output, self.width - 24)
             if product:  # A and V side by side only when they fit
                 lines[0] += f" {self.relation(factors)} " + product
-            lines += self.matrix_relation(output, exact, lead)
+            lines += self.matrix_relation(output, exact, Z)
         parts.append(self.align(lines))
         return "\n".join(parts)
 
@@ -393,25 +381,6 @@ class DerivationRenderer(RopePrinter, MathRenderer):
             return "", factors, factors and all(n.exact for n in shown_result)
         self.checked_lines(lines)
         return product, all(o.exact for ops in texts for o in ops), all(line.relation == "=" for line in lines)
-
-    # ------------------------------------------------------------ multi-head attention for every token
-
-    def _print_MatrixConcat(self, step: MatrixConcat) -> str:
-        parts = r" \,\Vert\, ".join(self.name(part) for part in step.parts)
-        lead = self.name(step.name)
-        first = rf"{lead} &= \bigl[\, {parts} \,\bigr]"
-        if any_symbolic(step.value.values):  # symbolic: the entries are the heads' formulas; the form alone
-            return self.align([first])
-        return self.align([first, *self.matrix_relation(step.value, True, lead)])
-
-    def _print_MatrixProduct(self, step: MatrixProduct) -> str:
-        lead = self.name(step.name)
-        first = rf"{lead} &= {self.name(step.left_name)} {self.name(step.right_name)}"
-        if any_symbolic(step.value.values):  # symbolic: the product's formula alone
-            return self.align([first])
-        product, factors, exact = self.product(step.left, step.right, step.value, self.width - 12)
-        return self.align([first + (f" {self.relation(factors)} {product}" if product else ""),
-                           *self.matrix_relation(step.value, exact, lead)])
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
