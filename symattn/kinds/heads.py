@@ -4,10 +4,6 @@ the concatenation and the product with W_O (by token, or as matrices)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from sympy import ImmutableMatrix
-
 from .. import engine
 from ..engine import any_symbolic
 from ..model import (
@@ -36,16 +32,6 @@ from . import rope as rotary
 from . import sentences
 from . import steps as common
 from .multi_head_spec import HeadSpec, MultiHeadSpec
-
-
-@dataclass(frozen=True)
-class _Projected:
-    """A rotated head's projections before RoPE (its attention's Q and K are the rotated ones)."""
-
-    Q: ImmutableMatrix
-    K: ImmutableMatrix
-    V: ImmutableMatrix
-    known: engine.Numbers
 
 
 def computed_for(section: MultiHeadSpec) -> Paragraph:
@@ -79,8 +65,8 @@ def _head_start(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.A
     QKV = common.projections(dict.fromkeys("QKV", x), W, result)
     plain = QKV
     if head.rope is not None:
-        plain = common.projections(dict.fromkeys("QKV", x), W, _Projected(
-            *(section.inputs * getattr(head, f"W_{c}").values for c in "QKV"), result.known))
+        plain = common.projections(dict.fromkeys("QKV", x), W, rotary.unrotated(
+            section.inputs, head.W_Q.values, head.W_K.values, result))
     steps: list[Step] = [Paragraph("multi.head_label", {"h": h}), *common.weight_equations(W, head=h),
                          TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
                                     section.tokens, (plain["Q"], plain["K"], plain["V"]))]

@@ -184,8 +184,8 @@ class MultiHeadKind(Kind):
         focus tokens, every token's under `queries` too."""
         first = _row_answers(result.first)
         answers = {"kind": self.name, "focus": section.token, "heads": first["heads"],
-                   "head_details": [None if a is None else attention_answers(a, section.tokens)
-                                    for a in result.attentions],
+                   "head_details": [_head_details(section, head, a)
+                                    for head, a in zip(section.heads, result.attentions, strict=True)],
                    "concat": first["concat"], "output": first["output"], "exact": first["exact"]}
         if section.several:
             answers["queries"] = {section.tokens[i]: _row_answers(row) for i, row in result.rows.items()}
@@ -300,9 +300,20 @@ def _head_attention(X: ImmutableMatrix, head: HeadSpec, focus: tuple[int, ...]) 
     mask = None if head.mask is None else head.mask.values
     if head.rope is None:
         return engine.attention(X, X, head.W_Q.values, head.W_K.values, head.W_V.values, divisor, focus, mask)
-    stored = {c: X * getattr(head, f"W_{c}").values for c in "QKV"}
-    positions = head.rope.at(X.rows)
-    return engine.rope.rotary_attention(stored, positions, positions, head.rope, divisor, focus, mask)
+    return rotary.attention(X, head.W_Q.values, head.W_K.values, head.W_V.values, head.rope, divisor, focus, mask)
+
+
+def _head_details(section: MultiHeadSpec, head: HeadSpec, result: engine.Attention | None) -> dict[str, Any] | None:
+    """A computed head's Q, K, V and queries, as a self-attention section's (with RoPE: Q and K before the
+    rotation, Q_rotated, K_rotated and rope)."""
+    if result is None:
+        return None
+    answers = attention_answers(result, section.tokens)
+    if head.rope is not None:
+        plain = attention_answers(rotary.unrotated(section.inputs, head.W_Q.values, head.W_K.values, result),
+                                  section.tokens)
+        answers.update(rotary.rope_answers(head.rope, plain, answers, len(section.tokens), head.W_Q.shape[1]))
+    return answers
 
 
 def _row_answers(row: engine.MultiHead) -> dict[str, Any]:

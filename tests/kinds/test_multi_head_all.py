@@ -161,6 +161,13 @@ def test_a_list_of_tokens_gives_those_queries_in_order():
     section = solved(data)
     check_queries(data, section, ["t3", "t1"])
     assert [sorted(detail["queries"]) for detail in section["head_details"]] == [["t1", "t3"]] * 3
+    s = data["sections"][0]
+    X, W_Q = matrix(s["X"]), matrix(s["heads"][1]["W_Q"])
+    detail = section["head_details"][1]  # a RoPE head: Q before the rotation, Q_rotated after it
+    np.testing.assert_allclose(np.array([floats(row) for row in detail["Q"]]), X @ W_Q, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.array([floats(row) for row in detail["Q_rotated"]]), rope_rows(X @ W_Q),
+                               rtol=1e-10, atol=1e-12)
+    assert detail["rope"]["positions"] == [0, 1, 2, 3]
 
 
 def test_one_token_keeps_its_answers_without_queries():
