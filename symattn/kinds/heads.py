@@ -35,11 +35,12 @@ from .multi_head_spec import HeadSpec, MultiHeadSpec
 
 
 def computed_for(section: MultiHeadSpec) -> Paragraph:
-    """What the computed heads derive: one token's output, several tokens' one after the other, or every token
-    at once in matrix form."""
+    """What the computed heads derive: one token's output, several tokens' one after the other, every token one
+    after the other and then at once in matrix form ("all"), or in matrix form alone ("matrix")."""
     names = {"a": Name("a"), "w": Name("w"), "z": Name("z")}
     if section.matrix_form:
-        return Paragraph("multi_rows.computed_all", {"X": Name("X" if section.positions is None else "Xp")})
+        key = "multi_rows.computed_all" if section.focus.mode == "all" else "multi_rows.computed_matrix"
+        return Paragraph(key, {"X": Name("X" if section.positions is None else "Xp"), **names})
     if section.several:
         return Paragraph("multi_rows.computed_for_tokens", {"tokens": Tokens(section.focus.tokens), **names})
     return Paragraph("multi.computed_for", {"token": Token(section.token), **names})
@@ -84,6 +85,16 @@ def computed_head(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine
     """A head with its own weights: its projections and its attention for each focus token, compactly; its
     output for each."""
     QKV, steps = _head_start(section, h, head, result, x, shared)
+    outputs, token_steps = _token_steps(section, h, head, result, QKV)
+    rows = section.indices
+    steps += [*token_steps, *common.heatmap(section.focus.tokens, section.tokens, result, rows)[-1:]]  # its weights
+    return outputs, steps
+
+
+def _token_steps(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.Attention,
+                 QKV: dict[str, Shown]) -> tuple[dict[str, Shown], list[Step]]:
+    """A head's attention for each focus token, compactly (its scores with the rotated q̂, k̂ under RoPE)."""
+    steps: list[Step] = []
     q, k = (rotary.ROTATED["q"], rotary.ROTATED["k"]) if head.rope is not None else ("q", "k")
     key_names = tuple(Name(k, t, head=h) for t in section.tokens)
     outputs: dict[str, Shown] = {}
@@ -101,8 +112,6 @@ def computed_head(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine
             WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens, result.known),
             VectorEquation(Name("z", token, head=h), outputs[token]),
         ]
-    rows = section.indices
-    steps += common.heatmap(section.focus.tokens, section.tokens, result, rows)[-1:]  # the head's weights
     return outputs, steps
 
 
@@ -134,8 +143,8 @@ def token_rows(section: MultiHeadSpec, result: engine.MultiHeadRows,
 def matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown,
                   shared: Mask | None) -> list[Step]:
     """Every token at once, as torch.nn.MultiheadAttention computes it: each head's matrix form (its output
-    Z^(h) = A^(h) V^(h), one row per token), their concatenation as a matrix, its product with W_O; with focus
-    "all" each token's row of that product written out too."""
+    Z^(h) = A^(h) V^(h), one row per token; with focus "all" after each token's compact steps, as self-attention's
+    "all" derives each token before its matrix form), their concatenation as a matrix, its product with W_O."""
     n = len(section.tokens)
     steps: list[Step] = []
     heads = []
@@ -143,6 +152,8 @@ def matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown,
         QKV, head_steps = _head_start(section, h, head, attention, x, shared)
         form = engine.matrix_form([attention.queries[i] for i in range(n)])
         heads.append(Shown(form.output, known=attention.known))
+        if section.focus.mode == "all":
+            head_steps += _token_steps(section, h, head, attention, QKV)[1]
         steps += [*head_steps, Paragraph("multi_rows.matrix_form", {"h": h}),
                   MatrixFormStep(QKV["Q"], QKV["K"], QKV["V"], form, head.scale, head.d_k,
                                  head.scale.divisor(head.d_k), attention.known, head=h, rotated=head.rope is not None),
@@ -159,17 +170,9 @@ def matrix_steps(section: MultiHeadSpec, result: engine.MultiHeadRows, x: Shown,
               Heading(2, "multi.step3"),
               Paragraph("multi_rows.project_matrix", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}),
               MatrixEquation(Name("W_O"), W_O)]
-    symbolic = any_symbolic(result.output)
-    if section.focus.mode == "all" and not symbolic:  # each token's row of the product, term by term
-        steps.append(Paragraph("multi_rows.rows_of_product", {"Z": Name("Z", label="concat"), "W_O": Name("W_O")}))
-        for t, token in enumerate(section.tokens):
-            steps.append(RowTimesMatrix(Name("z", token, label="final"), Name("z", token, label="concat"),
-                                        concat.row(t), Name("W_O"), W_O, output.row(t)))
-    else:  # the matrix form alone: the product as one matrix
-        steps.append(MatrixProduct(Name("Z", label="final"), Name("Z", label="concat"), concat, Name("W_O"), W_O,
-                                   output))
-    steps.append(Heading(2, "multi.result"))
-    if symbolic:  # the outputs are the product's formula above
+    steps += [MatrixProduct(Name("Z", label="final"), Name("Z", label="concat"), concat, Name("W_O"), W_O, output),
+              Heading(2, "multi.result")]
+    if any_symbolic(result.output):  # the outputs are the product's formula above
         steps.append(Paragraph("multi_rows.result_symbolic", {"Z": Name("Z", label="final"), "W_O": Name("W_O")}))
     else:
         steps += [Paragraph("multi_rows.result_matrix", {"Z": Name("Z", label="final")}),

@@ -176,8 +176,9 @@ class MultiHeadKind(Kind):
             return Size("focus", len(computed) * len(section.focus.tokens), n, d,
                         what="queries of heads derived one by one")
         width, out = section.W_O.shape
-        rows = n * out * (2 if section.focus.mode == "all" else 1)  # "all": each token's row of the product too
-        return Size("focus", 0, n, d, len(computed) * n * n + n * width + rows)
+        stepwise = len(computed) * n if section.focus.mode == "all" else 0  # "all": each token's steps first
+        return Size("focus", stepwise, n, d, len(computed) * n * n + n * (width + out),
+                    what="queries of heads derived one by one")
 
     def answers(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> dict[str, Any]:
         """The first focus token's heads, concatenation and output (a one-token section's answers); with several

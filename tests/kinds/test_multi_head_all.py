@@ -259,6 +259,8 @@ def test_the_size_limit_counts_every_token(tmp_path, capsys):
     tokens = [f"t{i}" for i in range(40)]
     line = refused(random_spec(rng, tokens, n=64, d=4))
     assert line.startswith("symattn: error: sections[0].focus: 80 queries of heads derived one by one over 64 keys")
+    line = refused(random_spec(rng, "all", n=64, d=4))  # every token's steps: too many, its matrix form fits
+    assert "128 queries of heads derived one by one" in line and 'focus = "matrix"' in line
 
 
 @pytest.mark.parametrize("digits", [None, 3])
