@@ -237,40 +237,6 @@ class WeightedSum(Step):
 
 
 @dataclass(frozen=True)
-class OnlineBlock(Step):
-    """One block of FlashAttention's online softmax (block `number`, its key tokens): the running maximum
-    m^(b) = max(m^(b−1), the block's a_j), the factor e^{m^(b−1) − m^(b)} (None for the first block that sees a key:
-    nothing to rescale), the block's e^{a_j − m^(b)}, the running sum ℓ^(b) and the partial output o^(b)."""
-
-    number: int
-    tokens: tuple[str, ...]
-    logits: tuple[Expr, ...]
-    previous: Expr
-    maximum: Expr
-    rescale: Expr | None
-    exps: tuple[Expr, ...]
-    values: tuple[Shown, ...]  # the block's value rows v_j
-    previous_total: Expr
-    total: Expr
-    previous_partial: tuple[Expr, ...]
-    partial: tuple[Expr, ...]
-    known: Numbers | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class OnlineResult(Step):
-    """z = o^(B) / ℓ^(B) entry by entry after the last block (B = `count`), and the direct softmax's weights,
-    whose weighted sum z is exactly."""
-
-    count: int
-    partial: tuple[Expr, ...]
-    total: Expr
-    output: tuple[Expr, ...]
-    weights: tuple[Expr, ...]
-    known: Numbers | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
 class MatrixFormStep(Step):
     """All tokens at once: S = QKᵀ, S / √d_k (or / c), A = softmax row by row, A·V. Q and K are None when the
     scores were given (S is then that matrix), V None when no values were (the form ends at A)."""
@@ -283,6 +249,8 @@ class MatrixFormStep(Step):
     d_k: int
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
+    head: int | None = None  # a multi-head section's head h: S^(h) = Q^(h) K^(h)ᵀ, ..., Z^(h) = A^(h) V^(h)
+    rotated: bool = False  # Q and K are RoPE's rotated Q̂ and K̂: S = Q̂K̂ᵀ
 
 
 @dataclass(frozen=True)
@@ -307,10 +275,12 @@ class FlowFigure(Step):
     mask: Literal["causal", "matrix"] | None = None
     heads: int = 0
     computed: bool = False
+    rows: bool = False  # multi-head for every token: Z^(h), their concatenation and Z_final are matrices
     number: int = 1  # Figure 1, 2, ... in the document's order
     # the given forms (kinds/given.py): the flow starts at given Q, K and V, or at given scores (with values or not)
     given: Literal["qkv", "scores"] | None = None
     values: bool = True
+    rope: bool = False  # q and k are rotated (RoPE) before the scores
 
 
 @dataclass(frozen=True)

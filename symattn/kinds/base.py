@@ -35,6 +35,7 @@ class Size:
     keys: int = 0
     d: int = 0
     matrix: int = 0
+    what: str = ""  # what the stepwise ones are, for the message, if not tokens (or a multi-head's heads)
 
     @property
     def steps(self) -> int:

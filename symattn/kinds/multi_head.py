@@ -1,19 +1,21 @@
-"""Multi-head attention for one focus token: each head's output (given, or computed from its own weights), their
-concatenation, and its projection by W_O. The article's third part."""
+"""Multi-head attention: each head's output (given, or computed from its own weights), their concatenation, and its
+projection by W_O. For one focus token as the article's third part; for several tokens, all of them or the matrix
+form, every token as torch.nn.MultiheadAttention computes it (without biases): each head's attention, the
+concatenation [A_1 V_1 | … | A_h V_h], its product with W_O."""
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from sympy import ImmutableMatrix
 
 from .. import engine
 from ..engine import any_symbolic
 from ..errors import SpecError
 from ..model import (
     Concat,
-    DotProducts,
     FlowFigure,
     Heading,
     HeadWeights,
@@ -27,86 +29,81 @@ from ..model import (
     Token,
     TokenTable,
     VectorEquation,
-    WeightedSum,
 )
 from ..spec import fields
-from ..spec.model import GivenMatrix, Scale, Section
-from . import sentences
+from ..spec.model import Focus, GivenMatrix, Positions, Rope
+from . import heads
+from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
 from .base import Kind, Size
+from .multi_head_spec import HeadSpec, MultiHeadSpec
 
 if TYPE_CHECKING:
     from ..exam.exercise import Asked
     from ..exam.levels import Level
 
-_HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "scale", "d_k", "d_v"}
-
-
-@dataclass(frozen=True)
-class HeadSpec:
-    """One head of multi-head attention: either its output is given, or its own weights are."""
-
-    output: GivenMatrix | None = None
-    W_Q: GivenMatrix | None = None
-    W_K: GivenMatrix | None = None
-    W_V: GivenMatrix | None = None
-    d_k: int | None = None
-    scale: Scale = Scale()
-
-
-@dataclass(frozen=True)
-class MultiHeadSpec(Section):
-    """Multi-head attention for one focus token: head outputs, concatenation, projection by W_O."""
-
-    kind = "multi_head"
-    focus: str
-    heads: tuple[HeadSpec, ...]
-    W_O: GivenMatrix
-    tokens: tuple[str, ...] = ()
-    X: GivenMatrix | None = None
+_HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "scale", "d_k", "d_v", "mask", "rope"}
+# What a section sets for every computed head unless the head sets its own; and what only a section sets (it
+# changes X, which all heads share).
+_HEAD_SETTINGS = ("scale", "d_k", "mask", "rope")
+_SECTION_SETTINGS = ("positional_encoding", "P")
 
 
 class MultiHeadKind(Kind):
     name = MultiHeadSpec.kind
-    keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model"})
+    keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model", *_HEAD_SETTINGS,
+                      *_SECTION_SETTINGS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> MultiHeadSpec:
         tokens: tuple[str, ...] = ()
-        X = None
+        X = positions = None
         if "tokens" in data or "X" in data:
             tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
             X = fields.matrices(data, field, {"X": ("n", "d", "x")}, {"n": len(tokens)})["X"]
             fields.rows_match(X, len(tokens), f"{field}.X", "tokens")
-        focus = fields.name(fields.require(data, "focus", field), f"{field}.focus", "one token name")
-        if tokens and focus not in tokens:
-            raise SpecError(f"{field}.focus", f"no token {focus!r} in tokens{fields.suggest(focus, tokens)}")
+            positions = fields.positions(data, X, field)
+        else:
+            for key in (*_HEAD_SETTINGS, *_SECTION_SETTINGS):
+                if key in data:
+                    raise SpecError(f"{field}.{key}", "applies to heads computed from weights, which need the "
+                                                      "section's 'tokens' and 'X'")
+        focus_data = fields.require(data, "focus", field)
+        if tokens:
+            focus = fields.focus(focus_data, tokens, f"{field}.focus")
+        else:
+            focus = Focus("tokens", (fields.name(focus_data, f"{field}.focus", "one token name"),))
         heads_data = fields.require(data, "heads", field)
         if not isinstance(heads_data, list) or not heads_data:
             raise SpecError(f"{field}.heads", "expected a non-empty list of heads")
-        heads = tuple(_parse_head(head, f"{field}.heads[{h}]", h + 1, X) for h, head in enumerate(heads_data))
+        heads = tuple(_parse_head(head, f"{field}.heads[{h}]", h + 1, X, data, field, positions)
+                      for h, head in enumerate(heads_data))
         W_O = fields.matrix(fields.require(data, "W_O", field), f"{field}.W_O")
         width = sum(head.output.shape[1] if head.output is not None else head.W_V.shape[1] for head in heads)
         if W_O.shape[0] != width:
             raise SpecError(f"{field}.W_O",
                                    f"{W_O.shape[0]} rows, but the concatenated heads have {width} entries")
-        return MultiHeadSpec(focus=focus, heads=heads, W_O=W_O, tokens=tokens, X=X)
+        section = MultiHeadSpec(focus=focus, heads=heads, W_O=W_O, tokens=tokens, X=X, positions=positions)
+        given = next((h for h, head in enumerate(heads) if head.output is not None), None)
+        if section.several and given is not None:
+            raise SpecError(f"{field}.focus", f"heads[{given}] gives its output for one token: a section with "
+                                              "given head outputs derives one token (give focus one token)")
+        return section
 
-    def compute(self, section: MultiHeadSpec) -> engine.MultiHead:
-        i = section.tokens.index(section.focus) if section.tokens else 0
-        heads = [None if head.output is not None else engine.attention(
-                     section.X.values, section.X.values, head.W_Q.values, head.W_K.values, head.W_V.values,
-                     head.scale.divisor(head.d_k), (i,)) for head in section.heads]
-        outputs = tuple(head.output.values if result is None else result.queries[i].output
-                        for head, result in zip(section.heads, heads, strict=True))
-        return engine.multi_head(outputs, section.W_O.values, tuple(heads))
+    def compute(self, section: MultiHeadSpec) -> engine.MultiHeadRows:
+        focus = section.indices
+        attentions = tuple(None if head.output is not None else _head_attention(section.inputs, head, focus)
+                           for head in section.heads)
+        outputs = {i: tuple(head.output.values if a is None else a.queries[i].output
+                            for head, a in zip(section.heads, attentions, strict=True)) for i in focus}
+        return engine.multi_head_rows(focus, outputs, section.W_O.values, attentions)
 
-    def symbolic(self, result: engine.MultiHead) -> bool:
+    def symbolic(self, result: engine.MultiHeadRows) -> bool:
         return any_symbolic(result.output)
 
-    def steps(self, section: MultiHeadSpec, mh: engine.MultiHead) -> list[Step]:
-        token = section.focus
+    def steps(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> list[Step]:
+        token = section.token
         steps: list[Step] = [
             common.part_heading(section, "multi.heading"),
             Paragraph("multi.intro"),
@@ -114,29 +111,42 @@ class MultiHeadKind(Kind):
             Paragraph("multi.each_head"),
             HeadWeights(len(section.heads)),
         ]
+        x = None
         if section.X is not None:  # heads computed from weights work on the section's embeddings
+            x = (Shown.input(section.X) if section.positions is None
+                 else Shown(section.inputs, max(section.X.decimals, section.positions.P.decimals)))
             steps += [Paragraph("multi.embeddings", {"X": Name("X")}),
-                      TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),))]
-        outputs: list[Shown] = []
+                      TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
+                      *common.positional_steps(section.positions, section.tokens, x, titled=False)]
         if any(head.output is not None for head in section.heads):
             steps.append(Paragraph("multi.assume", {"token": Token(token)}))
-        if any(head.output is None for head in section.heads):  # the query the computed heads derive
-            steps.append(Paragraph("multi.computed_for", {"token": Token(token), "a": Name("a"), "w": Name("w"),
-                                                          "z": Name("z")}))
-        for h, (head, result) in enumerate(zip(section.heads, mh.attentions, strict=True), start=1):
-            if result is None:
+        if any(head.output is None for head in section.heads):  # the queries the computed heads derive
+            steps.append(heads.computed_for(section))
+        shared = heads.shared_mask(section)
+        if shared is not None:
+            steps += [*common.mask_steps(shared, Name("M")), Paragraph("multi_rows.mask_every_head")]
+        if section.matrix_form:
+            return steps + heads.matrix_steps(section, result, x, shared)
+        outputs: dict[str, list[Shown]] = {t: [] for t in section.focus.tokens}
+        for h, (head, attention) in enumerate(zip(section.heads, result.attentions, strict=True), start=1):
+            if attention is None:
                 output = Shown.input(head.output)
                 steps += [Paragraph("multi.head_label", {"h": h}), VectorEquation(Name("z", token, head=h), output)]
+                outputs[token].append(output)
             else:
-                output, head_steps = _computed_head(section, h, head, result)
+                head_outputs, head_steps = heads.computed_head(section, h, head, attention, x, shared)
                 steps += head_steps
-            outputs.append(output)
-        concat = Shown(mh.concat, max(o.decimals for o in outputs), known=mh.known)
+                for t, output in head_outputs.items():
+                    outputs[t].append(output)
+        if section.several:
+            return steps + heads.token_rows(section, result, outputs)
+        mh = result.first
+        concat = Shown(mh.concat, max(o.decimals for o in outputs[token]), known=mh.known)
         W_O = Shown.input(section.W_O)
         steps += [
             Heading(2, "multi.step2"),
             Paragraph("multi.concat"),
-            Concat(Name("z", label="concat"), tuple(outputs), concat),
+            Concat(Name("z", label="concat"), tuple(outputs[token]), concat),
             Paragraph("multi.concat_size", {"size": mh.concat.cols}),
             Heading(2, "multi.step3"),
             Paragraph("multi.project", {"W_O": Name("W_O")}),
@@ -151,25 +161,36 @@ class MultiHeadKind(Kind):
         return steps
 
     def figure(self, section: MultiHeadSpec) -> FlowFigure:
-        return FlowFigure("multi", heads=len(section.heads), computed=section.X is not None)
+        return FlowFigure("multi", positions=section.positions is not None, heads=len(section.heads),
+                          computed=section.X is not None, rows=section.matrix_form)
 
     def size(self, section: MultiHeadSpec) -> Size:
-        """Each head with its own weights derives the focus token's query over every token."""
+        """Each head with its own weights derives each focus token's query over every token (one token: as the
+        article), or shows its matrix form (n × n scores, weights and outputs), then the concatenation and W_O."""
         computed = [head for head in section.heads if head.output is None]
         d = max((max(section.X.shape[1], h.W_Q.shape[1], h.W_V.shape[1]) for h in computed), default=0)
-        return Size("heads", len(computed), len(section.tokens), d)
+        n = len(section.tokens)
+        if not section.several:
+            return Size("heads", len(computed), n, d)
+        if not section.matrix_form:
+            return Size("focus", len(computed) * len(section.focus.tokens), n, d,
+                        what="queries of heads derived one by one")
+        width, out = section.W_O.shape
+        stepwise = len(computed) * n if section.focus.mode == "all" else 0  # "all": each token's steps first
+        return Size("focus", stepwise, n, d, len(computed) * n * n + n * (width + out),
+                    what="queries of heads derived one by one")
 
-    def answers(self, section: MultiHeadSpec, result: engine.MultiHead) -> dict[str, Any]:
-        return {
-            "kind": self.name,
-            "focus": section.focus,
-            "heads": [row_texts(head, result.known) for head in result.heads],
-            "head_details": [None if a is None else attention_answers(a, section.tokens) for a in result.attentions],
-            "concat": row_texts(result.concat, result.known),
-            "output": row_texts(result.output, result.known),
-            "exact": {"heads": [exact_texts(head) for head in result.heads], "concat": exact_texts(result.concat),
-                      "output": exact_texts(result.output)},
-        }
+    def answers(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> dict[str, Any]:
+        """The first focus token's heads, concatenation and output (a one-token section's answers); with several
+        focus tokens, every token's under `queries` too."""
+        first = _row_answers(result.first)
+        answers = {"kind": self.name, "focus": section.token, "heads": first["heads"],
+                   "head_details": [_head_details(section, head, a)
+                                    for head, a in zip(section.heads, result.attentions, strict=True)],
+                   "concat": first["concat"], "output": first["output"], "exact": first["exact"]}
+        if section.several:
+            answers["queries"] = {section.tokens[i]: _row_answers(row) for i, row in result.rows.items()}
+        return answers
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)
@@ -195,18 +216,18 @@ class MultiHeadKind(Kind):
         runs = [(X, X, *heads[3 * h:3 * h + 3]) for h in range(len(data["heads"]))]
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
 
-    def friendly(self, section: MultiHeadSpec, result: engine.MultiHead) -> bool:
+    def friendly(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> bool:
         from ..exam import checks
 
         if all(v == 0 for v in section.W_O.values):
             return False
         X = section.X.values
-        return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.focus))
+        return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.token))
 
-    def exercise(self, section: MultiHeadSpec, result: engine.MultiHead, digits: int) -> Asked:
+    def exercise(self, section: MultiHeadSpec, rows: engine.MultiHeadRows, digits: int) -> Asked:
         from ..exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, part, row
 
-        focus = section.focus
+        focus, result = section.token, rows.first
         i = section.tokens.index(focus)
         heads = list(enumerate(result.attentions, start=1))
         params = focus_params(focus)
@@ -234,7 +255,8 @@ class MultiHeadKind(Kind):
                      tuple(a.queries[i].scaled for a in result.attentions))
 
 
-def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None) -> HeadSpec:
+def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None, section: dict[str, Any],
+                section_field: str, positions: Positions | None) -> HeadSpec:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table with 'output' or with 'W_Q', 'W_K', 'W_V'")
     fields.check_keys(data, _HEAD_KEYS, field)
@@ -249,35 +271,58 @@ def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None) -> He
     m = fields.matrices(data, field, {"W_Q": ("d", "k", f"w^{{Q({number})}}"), "W_K": ("d", "k", f"w^{{K({number})}}"),
                                       "W_V": ("d", "v", f"w^{{V({number})}}")}, {"d": X.shape[1]})
     fields.check_projections(m, field, X.shape[1], X.shape[1], "X")
-    return HeadSpec(W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"], d_k=fields.d_k(data, m["W_K"], field),
-                    scale=fields.scale(data, field))
+
+    def where(key: str) -> tuple[dict[str, Any], str]:
+        """The head's own setting, else the section's (for every head), with the field that gave it."""
+        return (data, field) if key in data or key not in section else (section, section_field)
+
+    n = X.shape[0]
+    (d_k, d_k_at), (mask, mask_at), (rope, rope_at) = where("d_k"), where("mask"), where("rope")
+    return HeadSpec(W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"], d_k=fields.d_k(d_k, m["W_K"], d_k_at),
+                    scale=fields.scale(*where("scale")), mask=fields.mask(mask, n, mask_at),
+                    rope=_parse_rope(rope, rope_at, section, {"X": X, **m}, positions))
 
 
-def _computed_head(section: MultiHeadSpec, h: int, head: HeadSpec,
-                   result: engine.Attention) -> tuple[Shown, list[Step]]:
-    """A head with its own weights: its projections and its attention for the focus token, compactly."""
-    i = section.tokens.index(section.focus)
-    x = Shown.input(section.X)
-    W = common.given_weights(head)
-    QKV = common.projections(dict.fromkeys("QKV", x), W, result)
-    query = result.queries[i]
-    steps: list[Step] = [Paragraph("multi.head_label", {"h": h})]
-    steps += common.weight_equations(W, head=h)
-    steps.append(TokenTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)),
-                            section.tokens, (QKV["Q"], QKV["K"], QKV["V"])))
-    key_names = tuple(Name("k", t, head=h) for t in section.tokens)
-    output = Shown(query.output, known=result.known)
-    steps += [
-        DotProducts(Name("q", section.focus, head=h), key_names, QKV["Q"].row(i), QKV["K"].rows, query.scores,
-                    result.known),
-        *common.scaling_steps(head.scale, head.d_k, query, section.tokens,
-                              sentences.section_facts(MultiHeadSpec.kind, scaling=head.scale.mode))[-1:],
-        common.softmax_step(query.softmax, section.tokens),
-        WeightedSum(query.softmax.weights, QKV["V"].rows, query.output, section.tokens, result.known),
-        VectorEquation(Name("z", section.focus, head=h), output),
-        *common.heatmap((section.focus,), section.tokens, result, (i,))[-1:],  # the head's weights, no heading
-    ]
-    return output, steps
+def _parse_rope(data: dict[str, Any], field: str, section: dict[str, Any], m: dict[str, GivenMatrix],
+                positions: Positions | None) -> Rope | None:
+    """A head's RoPE (its own or the section's), as a self-attention section's: not with positional encodings,
+    which the section's X would then add as well (kinds/rope.py refuses the pair, and its sentences say so)."""
+    if data.get("rope", False) is not False and positions is not None:
+        other = "P" if "P" in section else "positional_encoding"
+        raise SpecError(f"{field}.rope", f"RoPE gives the positions, so the section's {other} may not be given as "
+                                         "well (RoPE models add no positional encoding to X)")
+    return rotary.parse(data, field, m, m["X"].shape[0], None)
+
+
+def _head_attention(X: ImmutableMatrix, head: HeadSpec, focus: tuple[int, ...]) -> engine.Attention:
+    """A computed head's attention for the focus queries: its projections of X, its scaling and mask, and RoPE's
+    rotation of its queries and keys when it has one (positions 0, 1, … unless given)."""
+    divisor = head.scale.divisor(head.d_k)
+    mask = None if head.mask is None else head.mask.values
+    if head.rope is None:
+        return engine.attention(X, X, head.W_Q.values, head.W_K.values, head.W_V.values, divisor, focus, mask)
+    return rotary.attention(X, head.W_Q.values, head.W_K.values, head.W_V.values, head.rope, divisor, focus, mask)
+
+
+def _head_details(section: MultiHeadSpec, head: HeadSpec, result: engine.Attention | None) -> dict[str, Any] | None:
+    """A computed head's Q, K, V and queries, as a self-attention section's (with RoPE: Q and K before the
+    rotation, Q_rotated, K_rotated and rope)."""
+    if result is None:
+        return None
+    answers = attention_answers(result, section.tokens)
+    if head.rope is not None:
+        plain = attention_answers(rotary.unrotated(section.inputs, head.W_Q.values, head.W_K.values, result),
+                                  section.tokens)
+        answers.update(rotary.rope_answers(head.rope, plain, answers, len(section.tokens), head.W_Q.shape[1]))
+    return answers
+
+
+def _row_answers(row: engine.MultiHead) -> dict[str, Any]:
+    """One query's head outputs, concatenation and output, as decimals and exactly."""
+    return {"heads": [row_texts(head, row.known) for head in row.heads], "concat": row_texts(row.concat, row.known),
+            "output": row_texts(row.output, row.known),
+            "exact": {"heads": [exact_texts(head) for head in row.heads], "concat": exact_texts(row.concat),
+                      "output": exact_texts(row.output)}}
 
 
 MULTI_HEAD = MultiHeadKind()

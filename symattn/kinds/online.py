@@ -12,7 +12,8 @@ from .. import engine
 from ..errors import SpecError
 from ..exactfmt import coefficients_latex, exact_latex, normaliser_latex, numerators_latex
 from ..figures import FIGURES, significant_approximation
-from ..model import Formula, Heading, Name, OnlineBlock, OnlineResult, Paragraph, Shown, Step, Token, Tokens, VectorList
+from ..model import Formula, Heading, Name, Paragraph, Shown, Step, Token, Tokens, VectorList
+from ..model_variants import OnlineBlock, OnlineResult
 from ..spec import fields
 from ..spec.model import GivenMatrix
 from .answers import EXPLICIT_TERMS, row_texts

@@ -13,7 +13,6 @@ from .. import engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
-    ExactMatrix,
     Facts,
     FlowFigure,
     Formula,
@@ -28,8 +27,9 @@ from ..model import (
     VectorEquation,
 )
 from ..spec import fields
-from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
+from ..spec.model import Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
 from . import given, online, sentences
+from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -56,6 +56,7 @@ class SelfAttentionSpec(Section):
     mask: Mask | None = None
     positions: Positions | None = None
     online: int | None = None  # keys per block of the online softmax (softmax = "online"), None: direct
+    rope: Rope | None = None  # RoPE: q and k rotated for their positions (kinds/rope.py)
 
     @property
     def inputs(self) -> ImmutableMatrix:
@@ -73,7 +74,7 @@ class GivenSelfAttentionSpec(given.GivenSpec):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
+                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope"})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec | GivenSelfAttentionSpec:
@@ -84,12 +85,13 @@ class SelfAttentionKind(Kind):
                                           "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
         fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
+        positions = fields.positions(data, m["X"], field)
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field),
-            online=online.parse(data, field, m))
+            mask=fields.mask(data, len(tokens), field), positions=positions,
+            online=online.parse(data, field, m), rope=rotary.parse(data, field, m, len(tokens), positions))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):
@@ -97,6 +99,9 @@ class SelfAttentionKind(Kind):
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         mask = None if section.mask is None else section.mask.values
+        if section.rope is not None:
+            return rotary.attention(X, section.W_Q.values, section.W_K.values, section.W_V.values, section.rope,
+                                    section.scale.divisor(section.d_k), focus, mask)
         return engine.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
                                    section.scale.divisor(section.d_k), focus, mask)
 
@@ -112,7 +117,12 @@ class SelfAttentionKind(Kind):
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         rows = "x" if P is None else "xp"
         W = common.given_weights(section)
-        QKV = common.projections(dict.fromkeys("QKV", x), W, result)
+        rope = section.rope
+        # with RoPE the table shows Q and K before the rotation; the rope steps then rotate them
+        QKV = common.projections(dict.fromkeys("QKV", x), W, result if rope is None else rotary.unrotated(
+            section.inputs, section.W_Q.values, section.W_K.values, result))
+        rotated = None if rope is None else {c: Shown(getattr(result, c), known=result.known) for c in "QK"}
+        scores_from = QKV if rotated is None else rotated
         focus = section.focus
         whole = self.facts(section, result)
         queries = {t: sentences.query_facts(whole, t, section.tokens, result.queries[section.tokens.index(t)],
@@ -131,10 +141,11 @@ class SelfAttentionKind(Kind):
             TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
-            *_positional_steps(section, x),
+            *common.positional_steps(section.positions, section.tokens, x),
             Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("self.projections"),
-            *([] if P is not None else [say("self.no_positional", whole, note=True)]),
+            *([] if P is not None or rope is not None else [say("self.no_positional", whole, note=True)]),
+            *([] if rope is None else [say("rope.later", whole, {"n": 3}, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
             Paragraph("note.dummy_weights", note=True),
@@ -155,16 +166,25 @@ class SelfAttentionKind(Kind):
         ]
         if section.mask is not None:
             steps += common.mask_steps(section.mask)
+        if rope is not None:  # Step 3: the rotation of q and k
+            steps += rotary.rope_steps(rope, section.tokens, QKV, rotated, focus.stepwise, whole, 3,
+                                       stepwise=focus.mode != "matrix")
         several = len(focus.stepwise) > 1
         for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
             query = result.queries[i]
-            n = 3 + 3 * number  # each query's Steps continue the numbers: 3-5, then 6-8, ...
+            # each query's Steps continue the numbers: 3-5, then 6-8, ... (4-6, 7-9, ... after RoPE's Step 3)
+            n = 3 + 3 * number + (rope is not None)
             keys = {"scores": sentences.first_true(facts, "self.step3", "self.step3_visible"),
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
-            steps += common.attention_steps(section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
-                                            section.d_k, section.scale, keys, facts, n, section.online)
+            rope_keys = {} if rope is None else {"letters": ("qh", "kh"), "after_scores": tuple(
+                rotary.relative_steps(rope, section.tokens, token, QKV, query.scores, facts))}
+            if rope is not None:
+                keys["query"] = "rope.query_is"
+            steps += common.attention_steps(section.tokens, scores_from["Q"].row(i), scores_from["K"], QKV["V"],
+                                            query, section.d_k, section.scale, keys, facts, n, section.online,
+                                            **rope_keys)
             steps += [
                 Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
                 say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
@@ -180,7 +200,7 @@ class SelfAttentionKind(Kind):
         if focus.matrix_form(len(section.tokens)):
             steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
-                                              QKV["Q"], QKV["K"], QKV["V"])
+                                              scores_from["Q"], scores_from["K"], QKV["V"], rotated=rope is not None)
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, section.tokens, result, rows_shown)
         return steps
@@ -189,13 +209,14 @@ class SelfAttentionKind(Kind):
         """The section's facts: masked (some key hidden from some query), positional encodings, scaling, symbols."""
         masked = section.mask is not None and any(v == 0 for v in section.mask.values)
         return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
-                                       self.symbolic(result))
+                                       self.symbolic(result), rope=section.rope is not None)
 
     def figure(self, section: SelfAttentionSpec) -> FlowFigure | None:
         if isinstance(section, given.GivenSpec):
             return given.figure(section)
         mask = section.mask.mode if section.mask is not None else None
-        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask)
+        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask,
+                          rope=section.rope is not None)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         if isinstance(section, given.GivenSpec):
@@ -207,9 +228,14 @@ class SelfAttentionKind(Kind):
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         if isinstance(section, given.GivenSpec):
             return given.answers(section, result, self.name)
-        return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
-                **online.add_answers(attention_answers(result, section.tokens), result, section.tokens,
-                                     section.tokens, section.online)}
+        answers = online.add_answers(attention_answers(result, section.tokens), result, section.tokens,
+                                     section.tokens, section.online)
+        if section.rope is not None:  # Q and K before the rotation, Q_rotated and K_rotated after it, and rope
+            plain = attention_answers(rotary.unrotated(section.inputs, section.W_Q.values, section.W_K.values,
+                                                       result), section.tokens)
+            answers.update(rotary.rope_answers(section.rope, plain, answers, len(section.tokens),
+                                               section.W_Q.shape[1]))
+        return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section), **answers}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)
@@ -246,23 +272,6 @@ class SelfAttentionKind(Kind):
         return Asked(("exam.given_self", {}), given, focus, section.d_k,
                      query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
                      tuple(q.scaled for q in result.queries.values()))
-
-
-def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:
-    """Positional encodings P, exact and in decimals, and X + P: what the projections then use."""
-    P = section.positions
-    if P is None:
-        return []
-    return [
-        Heading(2, "pe.heading"),
-        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given",
-                  {"P": Name("P"), "pos": Formula("pos"), "dims": Formula("pe_dims"), "even": Formula("pe_even"),
-                   "odd": Formula("pe_odd")}),
-        ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
-        Paragraph("pe.sum", {"sum": Formula("x_plus_p", (("Xp", Name("Xp")), ("X", Name("X")), ("P", Name("P")))),
-                             "x": Name("xp", label="t"), "t": Formula("t")}),
-        TokenTable(("table.token", "table.with_position"), section.tokens, (x,)),
-    ]
 
 
 SELF_ATTENTION = SelfAttentionKind()

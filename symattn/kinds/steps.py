@@ -13,6 +13,7 @@ from ..model import (
     Display,
     DotProducts,
     Eq,
+    ExactMatrix,
     Facts,
     Formula,
     Heading,
@@ -30,12 +31,13 @@ from ..model import (
     SqrtDk,
     Step,
     Token,
+    TokenTable,
     VectorEquation,
     VectorList,
     WeightedSum,
     WrittenHeading,
 )
-from ..spec.model import Mask, Scale, Section
+from ..spec.model import Mask, Positions, Scale, Section
 from .online import steps as online_steps
 from .sentences import heading, say, weight_sentences
 
@@ -125,21 +127,25 @@ def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxSte
 
 def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown, result: engine.QueryAttention,
                     d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int,
-                    online: int | None = None) -> list[Step]:
+                    online: int | None = None, letters: tuple[str, str] = ("q", "k"),
+                    after_scores: tuple[Step, ...] = ()) -> list[Step]:
     """Scores, scaling, softmax and weighted sum for the query of `facts.token`: the heart of every attention kind.
     Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...). `online`:
-    the keys per block of FlashAttention's online softmax, which then replaces the softmax and the weighted sum."""
+    the keys per block of FlashAttention's online softmax, which then replaces the softmax and the weighted sum.
+    `letters`: the names of the query and the keys (RoPE's rotated q̂, k̂), with step_keys["query"] the sentence
+    before the query (else attend.query_is); `after_scores`: steps after the dot products (RoPE's scores in m − n)."""
     focus = facts.token
-    key_names = tuple(Name("k", t) for t in key_tokens)
-    query_name = Name("q", focus)
+    key_names = tuple(Name(letters[1], t) for t in key_tokens)
+    query_name = Name(letters[0], focus)
     known = result.softmax.known
     steps: list[Step] = [
         heading(2, step_keys["scores"], facts, {"token": Token(focus), "n": number}),
-        Paragraph("attend.query_is", {"token": Token(focus)}),
+        Paragraph(step_keys.get("query", "attend.query_is"), {"token": Token(focus)}),
         VectorEquation(query_name, query),
         Paragraph("attend.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", query_name),
-                                                                   ("k", Name("k", label="j"))))}),
+                                                                   ("k", Name(letters[1], label="j"))))}),
         DotProducts(query_name, key_names, query, K.rows, result.scores, known),
+        *after_scores,
         *raw_scores(result.scores, known),
         *scaling_steps(scale, d_k, result, key_tokens, facts),
     ]
@@ -169,23 +175,15 @@ def sum_steps(key_tokens: tuple[str, ...], V: Shown, result: engine.QueryAttenti
 
 
 def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown | None, K: Shown | None,
-                      V: Shown | None, intro: str = "matrix.intro") -> list[Step]:
-    """All n queries at once: S = QKᵀ (the given S when Q and K are None), its scaling, the row-wise softmax A and
-    A·V (not without V)."""
+                      V: Shown | None, intro: str = "matrix.intro", rotated: bool = False) -> list[Step]:
+    """All n queries at once: S = QKᵀ (the given S when Q and K are None; S = Q̂K̂ᵀ of the rotated Q and K with
+    RoPE), its scaling, the row-wise softmax A and A·V (not without V)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
         Heading(2, "matrix.heading"),
         Paragraph(intro, {"S": Name("S")}),
-        MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
+        MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known, rotated=rotated),
     ]
-
-
-def mask_steps(mask: Mask) -> list[Step]:
-    """The mask M, causal or given, and its effect: a masked score becomes −∞, its weight exactly 0."""
-    return [Heading(2, "mask.heading"),
-            Paragraph("mask.causal" if mask.mode == "causal" else "mask.given", {"M": Name("M")}),
-            MatrixEquation(Name("M"), Shown(mask.values)),
-            Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
 
 
 def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Attention,
@@ -195,3 +193,30 @@ def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Atte
     if any_symbolic(weights):
         return []
     return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights, result.known)]
+
+
+def positional_steps(P: Positions | None, tokens: tuple[str, ...], x: Shown, titled: bool = True) -> list[Step]:
+    """Positional encodings P, exact and in decimals, and X + P (`x`, as shown): what the projections then use;
+    under a heading of their own unless `titled` is false (inside a multi-head section's Step 1)."""
+    if P is None:
+        return []
+    return [
+        *([Heading(2, "pe.heading")] if titled else []),
+        Paragraph("pe.sinusoidal" if P.mode == "sinusoidal" else "pe.given",
+                  {"P": Name("P"), "pos": Formula("pos"), "dims": Formula("pe_dims"), "even": Formula("pe_even"),
+                   "odd": Formula("pe_odd")}),
+        ExactMatrix(Name("P"), Shown(P.P.values, P.P.decimals, written=P.P.written)),
+        Paragraph("pe.sum", {"sum": Formula("x_plus_p", (("Xp", Name("Xp")), ("X", Name("X")), ("P", Name("P")))),
+                             "x": Name("xp", label="t"), "t": Formula("t")}),
+        TokenTable(("table.token", "table.with_position"), tokens, (x,)),
+    ]
+
+
+def mask_steps(mask: Mask, name: Name | None = None) -> list[Step]:
+    """The mask, causal or given, what 1 and 0 mean, and that a masked weight is exactly 0: under its own heading
+    as M, or (`name`: M or a head's M^(h)) inside a multi-head section's step."""
+    if name is None:
+        return [Heading(2, "mask.heading"), *mask_steps(mask, Name("M"))]
+    return [Paragraph("mask.causal" if mask.mode == "causal" else "mask.given", {"M": name}),
+            MatrixEquation(name, Shown(mask.values)),
+            Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]

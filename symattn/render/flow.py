@@ -73,6 +73,8 @@ def caption(renderer, step: FlowFigure) -> str:
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     if step.given is not None:
         key = _given_caption(step)
+    elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
+        key = "multi_rows.caption"
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     return renderer.text(key, {"number": step.number, **names})
 
@@ -162,18 +164,21 @@ def _multi_head(step: FlowFigure) -> Flow:
     h = step.heads
     shown = list(range(1, h + 1)) if h <= 4 else [1, 2, None, h]
     col = 1 if step.computed else 0
-    heads = tuple(Box(f"h{i}", col, Fraction(r), (text("head", h=i), math(f"z^{{({i})}}"))) if i is not None
+    z = "Z" if step.rows else "z"  # every token at once: matrices, one row per token
+    heads = tuple(Box(f"h{i}", col, Fraction(r), (text("head", h=i), math(f"{z}^{{({i})}}"))) if i is not None
                   else Box("dots", col, Fraction(r), (math(r"\vdots"),), "none") for r, i in enumerate(shown))
     middle = Fraction(len(shown) - 1, 2)
-    parts = [f"z^{{({i})}}" for i in shown if i is not None]
+    parts = [f"{z}^{{({i})}}" for i in shown if i is not None]
     joined = r" \,\|\, ".join(parts if h <= 4 else [parts[0], r"\cdots", parts[-1]])
     named = tuple(b.name for b in heads if b.tint != "none")
     boxes = [*heads, Box("C", col + 1, middle, (math(joined), text("concat"))),
-             Box("O", col + 2, middle, (math(r"z_{\mathrm{final}}"), text("output")), "output")]
+             Box("O", col + 2, middle, (math(rf"{z}_{{\mathrm{{final}}}}"), text("output")), "output")]
     arrows = [Arrow("merge", named, ("C",)), Arrow("right", ("C",), ("O",), (r"\cdot W_O",))]
     gaps = [GAP + STUB, LABELLED_GAP]
     if step.computed:
-        boxes.insert(0, Box("X", 0, middle, (math("X"), text("embeddings"))))
+        source = ((math(r"\tilde{X} = X + P"), text("with_positions")) if step.positions
+                  else (math("X"), text("embeddings")))
+        boxes.insert(0, Box("X", 0, middle, source))
         arrows.insert(0, Arrow("fork", ("X",), named, tuple(f"W^{{({i})}}" for i in shown if i is not None)))
         gaps.insert(0, LABELLED_GAP)
     return Flow(tuple(boxes), tuple(arrows), tuple(gaps))

@@ -40,6 +40,9 @@ NOTATION = {
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
+    # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
+    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m",
+    "Z": "Z",  # a multi-head section's output matrices Z^(h), Z_concat, Z_final
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -66,6 +69,15 @@ FORMULAS = {
     "online_factor": r"e^{m^{(b-1)} - m^{(b)}}",
     "online_identity": r"\ell^{(B)} = e^{-m^{(B)}} Z,\ o^{(B)} = e^{-m^{(B)}} \sum_{j} e^{a_{j}} v_{j}",
     "online_split": r"e^{a_{j} - m} = e^{a_{j}} e^{-m}",
+    # RoPE (kinds/rope.py)
+    "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
+    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}",
+    "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
+    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos\varphi_{i} - x_b \sin\varphi_{i},\ "
+                     r"x_a \sin\varphi_{i} + x_b \cos\varphi_{i})",
+    "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
+    "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
+                     r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}
@@ -183,6 +195,8 @@ class MathRenderer(Renderer):
             raise RenderError(f"no notation for {name.base!r}")
         if name.token is not None:
             sub = self.subscript_word(name.token)
+            if name.label in LABELS:  # z_{concat, love}: one token's row of a multi-head section's matrix
+                sub = f"{self.subscript_word(LABELS[name.label], user_text=False)},{sub}"
         elif name.label in INDICES:
             sub = name.label
         else:

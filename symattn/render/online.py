@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from sympy import S
 
-from ..model import Name, OnlineBlock, OnlineResult
+from ..model import Name
+from ..model_variants import OnlineBlock, OnlineResult
 from ..numfmt import format_number, format_numbers
 from .lines import Line, Operand, exponent_shown, guarded, operand
 from .math import MathRenderer

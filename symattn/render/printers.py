@@ -13,11 +13,9 @@ from ..model import (
     ExactMatrix,
     HeadWeights,
     MatrixEquation,
-    MatrixFormStep,
     Name,
     RowTimesMatrix,
     Scaling,
-    Shown,
     SoftmaxStep,
     TextParagraph,
     TokenTable,
@@ -29,12 +27,16 @@ from ..model import (
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
+from .heads import HeadsPrinter
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
+from .math import MathRenderer
+from .matrix_form import MatrixFormPrinter
 from .online import OnlinePrinters
+from .rope import RopePrinter
 
 
-class DerivationRenderer(OnlinePrinters):
+class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -318,70 +320,6 @@ class DerivationRenderer(OnlinePrinters):
         exact = all(line.relation == "=" for line in lines)
         out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(out) + self.guard_note(lines)
-
-    def _print_MatrixFormStep(self, step: MatrixFormStep) -> str:
-        form, known, K = step.form, step.known, step.K
-        scores = Shown(form.scores, uniform=False, known=known)
-        if step.Q is None:  # the scores were given: S is that matrix
-            lines = [("S " if i == 0 else "") + line for i, line in enumerate(self.matrix_relation(scores, lead="S"))]
-        elif any_symbolic(form.scores):  # symbolic: entries are in the per-token steps; show the formulas
-            lines = [r"S &= Q K^{\top}, \qquad S_{ij} = q_i \cdot k_j"]
-        else:  # Kᵀ with the decimals K has in the table of projected vectors (shared with Q and V)
-            transposed = Shown(K.values.T, K.decimals, K.uniform, whole=K.whole, known=K.known)
-            product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
-            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
-                     *self.matrix_relation(scores, exact)]
-        parts = [self.align(lines)]
-        if step.scale.mode != "none":
-            denominator = (r"\sqrt{d_k}" if step.scale.mode == "sqrt_d_k"
-                           else self.divisor(step.scale, step.d_k, step.divisor))
-            lines = [rf"S' &= \frac{{S}}{{{denominator}}}"]
-            if not any_symbolic(form.scaled):
-                lines += self.matrix_relation(Shown(form.scaled, known=known))
-            parts.append(self.align(lines))
-        source = "S'" if step.scale.mode != "none" else "S"
-        lines = [rf"A &= \operatorname{{softmax}}_{{{self.subscript_word('row', user_text=False)}}}({source}), \qquad "
-                 rf"A_{{ij}} = \frac{{e^{{{source}_{{ij}}}}}}{{\sum_k e^{{{source}_{{ik}}}}}}"]
-        if not any_symbolic(form.weights):
-            lines += self.matrix_relation(Shown(form.weights, known=known))
-        parts.append(self.align(lines))
-        if step.V is None:  # no values given: the matrix form ends at A
-            return "\n".join(parts)
-        lead = r"\operatorname{Attention}(Q, K, V)"
-        lines = [rf"{lead} &= A V"]
-        if not any_symbolic(form.output):
-            output = Shown(form.output, known=known)
-            product, factors, exact = self.product(Shown(form.weights, known=known), step.V, output, self.width - 24)
-            if product:  # A and V side by side only when they fit
-                lines[0] += f" {self.relation(factors)} " + product
-            lines += self.matrix_relation(output, exact, lead)
-        parts.append(self.align(lines))
-        return "\n".join(parts)
-
-    def product(self, left: Shown, right: Shown, result: Shown, room: int) -> tuple[str, bool, bool]:
-        """The two matrices of a product side by side when they fit `room` (else ""), with the guard decimals their
-        entries need for every entry of the result to check; whether the factors and the result are exact."""
-        inner, cols = left.values.cols, right.values.cols
-        shown_left, shown_right, shown_result = self.numbers(left), self.numbers(right), self.numbers(result)
-        texts: list[list[Operand]] = []
-
-        def lines_at(places: int) -> list[Line]:
-            texts[:] = [[operand(v, n, places, m.known) for v, n in zip(m.entries, numbers, strict=True)]
-                        for m, numbers in ((left, shown_left), (right, shown_right))]
-            a, b = texts
-            return [Line(f"{{}}_{{{i + 1}{c + 1}}}", Operand(shown_result[i * cols + c], result.entries[i * cols + c]),
-                         tuple((a[i * inner + j], b[j * cols + c]) for j in range(inner)))
-                    for i in range(left.values.rows) for c in range(cols)]
-
-        fits = visible_width(self.bmatrix(left) + self.bmatrix(right)) <= room  # at the stage's decimals
-        lines = guarded(lines_at, self.digits) if fits else []
-        a, b = ([o.text for o in operands] for operands in texts) if lines else ([], [])
-        product = self._bmatrix(a, inner, range(inner)) + self._bmatrix(b, cols, range(cols)) if lines else ""
-        if not product or visible_width(product) > room:  # not shown: the result is as exact as the factors
-            factors = all(n.exact for n in (*shown_left, *shown_right))
-            return "", factors, factors and all(n.exact for n in shown_result)
-        self.checked_lines(lines)
-        return product, all(o.exact for ops in texts for o in ops), all(line.relation == "=" for line in lines)
 
     def _print_HeadWeights(self, step: HeadWeights) -> str:
         lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]

@@ -14,7 +14,8 @@ from sympy import expand_mul as expand
 
 from symattn import answers, derive_spec, engine, parse_spec, render_html, render_json, render_markdown
 from symattn.cli import main
-from symattn.model import OnlineBlock, OnlineResult, Paragraph
+from symattn.model import Paragraph
+from symattn.model_variants import OnlineBlock, OnlineResult
 from symattn.render.checked import displayed_lines
 
 
