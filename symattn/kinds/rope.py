@@ -29,7 +29,7 @@ from ..model import (
     Token,
     TokenTable,
 )
-from ..model_rope import RelativeScores, RopeFrequencies, RopeRotation
+from ..model_rope import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 from ..spec import fields
 from ..spec.model import GivenMatrix, Positions, Rope
 from .answers import exact_texts, row_texts
@@ -109,6 +109,7 @@ def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rot
         RopeFrequencies(rope.base, d, theta),
         say("rope.positions_given" if rope.positions is not None else "rope.positions", facts, {"at": at}),
     ]
+    steps += figure_steps(rope, tokens, plain, rotated, queries, facts, head)
     if stepwise:
         for t, (token, m) in enumerate(zip(tokens, positions, strict=True)):
             letters = ("q", "k") if token in queries else ("k",)
@@ -121,6 +122,28 @@ def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rot
               TokenTable(("table.token", Name("Qh", head=head), Name("Kh", head=head)), tokens,
                          (rotated["Q"], rotated["K"]))]
     return steps
+
+
+def figure_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rotated: dict[str, Shown],
+                 queries: tuple[str, ...], facts: Facts, head: int | None = None) -> list[Step]:
+    """One pair's rotation, as an example: pair 0 (the fastest, θ_0 = 1) of the first query (else key) at a
+    position other than 0 whose pair is not zero; nothing when there is none (every position 0)."""
+    d = plain["Q"].values.cols
+    positions = rope.at(len(tokens))
+    a, b = engine.rope.pairs(d, rope.pairing)[0]
+    candidates = [(t, c) for c in "qk" for t in (queries if c == "q" else tokens)]
+    for token, c in candidates:
+        t = tokens.index(token)
+        before, after = plain[c.upper()].row(t).entries, rotated[c.upper()].row(t).entries
+        if positions[t] == 0 or before[a] == before[b] == 0:
+            continue
+        name, turned = Name(c, token, head=head), Name(ROTATED[c], token, head=head)
+        angle = engine.rope.angles(positions[t], d, rope)[0]
+        return [say("rope.example", facts, {"x": name, "m": Eq(Name("m"), positions[t]), "ab": f"({a}, {b})",
+                                            "phi": Eq(Name("phi0"), positions[t])}),
+                RopeFigure(name, turned, positions[t], 0, (a, b), angle, (before[a], before[b]),
+                           (after[a], after[b]), rotated["Q"].known)]
+    return []
 
 
 def relative_steps(rope: Rope, tokens: tuple[str, ...], query: str, plain: dict[str, Shown],

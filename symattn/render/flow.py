@@ -72,7 +72,8 @@ def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
-    return renderer.text(key, {"number": step.number, **names})
+    rope = " " + renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
+    return renderer.text(key, {"number": step.number, **names}) + rope
 
 
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
@@ -81,10 +82,11 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     if step.flavour == "multi":
         return _multi_head(step)
     cross = step.flavour == "cross"
-    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'Y' if cross else _source(step, encoder)} W_Q"),)),
-             Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
+    q, k = ("Q", "K") if not step.rope else (r"\hat{Q}", r"\hat{K}")  # RoPE: the rotated queries and keys score
+    boxes = [Box("Q", 1, Fraction(0), (math(_rotated(step, f"{'Y' if cross else _source(step, encoder)} W_Q")),)),
+             Box("K", 1, Fraction(1), (math(_rotated(step, f"{_source(step, encoder)} W_K")),)),
              Box("V", 1, Fraction(2), (math(f"V = {_source(step, encoder)} W_V"),)),
-             Box("S", 2, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
+             Box("S", 2, Fraction(1), (math(rf"{q} {k}^{{\top}}"), text("scores")))]
     if cross:
         sources = [Box("X", 0, Fraction(0), (math("Y"), text("decoder"))),  # the decoder states Y, rows y_t
                    Box("H", 0, Fraction(3, 2), (math(encoder), text("encoder")))]
@@ -110,6 +112,12 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
                *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)),
                Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
     return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
+
+
+def _rotated(step: FlowFigure, product: str) -> str:
+    r"""Q = X W_Q, or with RoPE \hat{Q} = RoPE(X W_Q): the projection rotated for the tokens' positions."""
+    letter = product[-1]
+    return rf"\hat{{{letter}}} = \mathrm{{RoPE}}({product})" if step.rope else f"{letter} = {product}"
 
 
 def _source(step: FlowFigure, encoder: str) -> str:

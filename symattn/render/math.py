@@ -41,7 +41,7 @@ NOTATION = {
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
-    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m",
+    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {

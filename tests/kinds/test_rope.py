@@ -203,7 +203,7 @@ def test_sentences_are_true_and_say_rope(article):
             assert CONDITIONS[step.key](step.facts), step.key
     text = render_markdown(derivation)
     assert "Step 3: Rotary position embeddings (RoPE)" in text and "Step 4: Attention scores" in text
-    assert r"\cos(\tfrac{1}{50})" in text and r"\cos 2" in text
+    assert r"\cos(\tfrac{1}{50})" in text and r"\cos(2)" in text
     assert r"{\hat{q}}_{\text{love}} \cdot {\hat{k}}_{\text{I}}" in text
 
 
