@@ -19,7 +19,16 @@ import numpy as np
 import pytest
 from sympy import ImmutableMatrix, N, Rational, exp, expand
 
-from symattn import answers, derive, derive_spec, parse_spec, render_html, render_json, render_markdown
+from symattn import (
+    answers,
+    derive,
+    derive_spec,
+    parse_spec,
+    render_html,
+    render_json,
+    render_latex,
+    render_markdown,
+)
 from symattn.cli import main
 from symattn.engine import dot
 from symattn.engine import rope as engine_rope
@@ -219,7 +228,10 @@ def test_half_pairing_is_said_and_rotates_i_with_i_plus_half(article):
 @pytest.mark.parametrize("lang", ["ja", "en"])
 def test_every_format_renders(article, tmp_path, lang, capsys):
     derivation = derive(article, lang=lang)
-    assert "<math" in render_html(derivation) and "RoPE" in render_markdown(derivation)
+    page, text = render_html(derivation), render_markdown(derivation)
+    assert "<math" in page and '<svg xmlns="http://www.w3.org/2000/svg" class="rope"' in page
+    assert r"\cos(1) & -\sin(1)" in text and r"\xrightarrow{\mathrm{RoPE}} \hat{Q},\ \hat{K}" in text
+    assert r"\qbezier" in render_latex(derivation) and r"\hat{Q} = \mathrm{RoPE}(X W_Q)" in render_latex(derivation)
     formats = "tex,json,md,html" + (",pdf" if lang == "ja" else "")
     assert main(["render", str(article), "--lang", lang, "--format", formats, "--out", str(tmp_path)]) == 0
     assert (tmp_path / "rope.md").is_file() and (tmp_path / "rope.html").is_file()
