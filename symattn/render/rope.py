@@ -79,6 +79,15 @@ class RopePrinter:
         return self.align(lines)
 
     def _print_RopeRotation(self, step: RopeRotation) -> str:
+        if step.position == 0:  # every angle is 0: cos 0 = 1, sin 0 = 0, and each vector stays as it is
+            last = len(step.angles) - 1
+            angles = " = ".join([r"\varphi_{0}", *([r"\dots"] if last > 1 else []), *([rf"\varphi_{{{last}}}"]
+                                                                                   if last else []), "0"])
+            out = [rf"&{angles}, \quad \cos(0) = 1, \quad \sin(0) = 0"]
+            for rotated_name, name, row, _ in step.vectors:
+                out += self.continued(f"{self.name(rotated_name)} &= {self.name(name)} = ",
+                                      self.vector_pieces(list(self.numbers(row))), self.width - 12)
+            return self.align(out)
         cosines = [cos(phi) for phi in step.angles]
         sines = [sin(phi) for phi in step.angles]
         plain = [self.numbers(vector[2]) for vector in step.vectors]

@@ -278,3 +278,23 @@ def test_bad_rope_input_is_one_line_and_exit_2(tmp_path, capsys, extra, field, w
     assert status == 2 and len(err.splitlines()) == 1, err
     assert err.startswith(f"symattn: error: {field}:") and words in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_trig_sums_are_written_as_sympy_writes_them():
+    """The answers' quick LaTeX of RoPE's values (exactfmt.trig_sum_latex) is SymPy's own, byte for byte."""
+    from sympy import Add, Integer, cos, latex, sin, sqrt
+
+    from symattn.engine import exponential
+    from symattn.exactfmt import exponential_latex, trig_sum_latex
+
+    rng = random.Random(2)
+    angles = [Rational(1, 50), sqrt(10) / 10, 10 ** Rational(2, 3) / 100, Integer(7),
+              Integer(10) ** Rational(1, 3) / 200]
+    for _ in range(300):
+        value = Add(*[Rational(rng.randint(-30, 30), rng.choice([1, 2, 500])) * rng.choice([cos, sin])(
+            rng.choice([1, -1]) * rng.choice(angles)) for _ in range(rng.randint(1, 5))],
+            Rational(rng.randint(-3, 3), 4) if rng.random() < 0.3 else 0)
+        if value.is_Rational:
+            continue
+        assert trig_sum_latex(value) == latex(value, order="none")
+        assert exponential_latex(value) == latex(exponential(value), order="none")
