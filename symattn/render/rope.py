@@ -7,7 +7,7 @@ from __future__ import annotations
 from sympy import Expr, cos, pi, sin
 
 from ..exactfmt import exact_latex
-from ..model import Eq, Name, Phrase
+from ..model import Eq, Formula, Name, Phrase
 from ..model_rope import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 from ..numfmt import Number, format_number
 from .layout import visible_width
@@ -62,7 +62,7 @@ class RopePrinter:
 
     def rope_caption(self, step: RopeFigure) -> str:
         """The caption of the drawn rotation (a drawing only: the sentence before it introduces the matrix)."""
-        modulo = Phrase("rope.modulo") if step.angle >= 2 * pi else ""
+        modulo = Phrase("rope.modulo", (("two_pi", Formula("two_pi")),)) if step.angle >= 2 * pi else ""
         return self.text("rope.figure", {"x": step.name, "xh": step.rotated, "m": Eq(Name("m"), step.position),
                                          "ab": f"({step.pair[0]}, {step.pair[1]})",
                                          "phi": Eq(Name("phi0"), step.position), "modulo": modulo})
