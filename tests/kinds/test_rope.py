@@ -37,6 +37,7 @@ from symattn.model import Heading, Paragraph
 from symattn.render.checked import displayed_lines
 from symattn.spec.model import Rope
 from tests.render.test_displayed_lines import check
+from tests.render.test_html_page import fonts, measure  # noqa: F401 (fonts: a fixture)
 
 
 def spec_data(rng: random.Random, pairing: str, n: int = 3, d_model: int = 3, d: int = 4, base=10000,
@@ -298,3 +299,12 @@ def test_trig_sums_are_written_as_sympy_writes_them():
             continue
         assert trig_sum_latex(value) == latex(value, order="none")
         assert exponential_latex(value) == latex(exponential(value), order="none")
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_rope_flow_figure_lays_out_in_chromium(article, lang, fonts, tmp_path):  # noqa: F811 (the fixture)
+    """Q̂ = RoPE(XW_Q) and K̂ = RoPE(XW_K) fit their boxes and no arrow label touches anything (as the built-in
+    examples' figures, tests/render/test_html_page.py)."""
+    result = measure(render_html(derive(article, lang=lang)), tmp_path, fonts)
+    assert result["boxes"] and all(b["fits"] for b in result["boxes"]), [b for b in result["boxes"] if not b["fits"]]
+    assert all(label["clashes"] == 0 for label in result["labels"]), result["labels"]
