@@ -72,7 +72,8 @@ def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
-    rope = " " + renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
+    # the note after the caption's sentences (its own leading space where the language spaces sentences)
+    rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
     return renderer.text(key, {"number": step.number, **names}) + rope
 
 
