@@ -50,3 +50,19 @@ class RelativeScores(Step):
     thetas: tuple[Expr, ...]
     scores: tuple[Expr, ...]
     known: Numbers | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class RopeFigure(Step):
+    """One pair (a, b) of one vector at position m turned by φ_i = m·θ_i, as the rotation matrix times the pair,
+    and (PDF, HTML) drawn in the plane of the two dimensions: the pair, the rotated pair, the angle between them."""
+
+    name: Name  # the vector before the rotation (q_love)
+    rotated: Name  # and after it (q̂_love)
+    position: int
+    index: int  # i, the pair's number
+    pair: tuple[int, int]  # (a, b), 0-based
+    angle: Expr  # φ_i, exact
+    before: tuple[Expr, Expr]  # (x_a, x_b)
+    after: tuple[Expr, Expr]  # (x̂_a, x̂_b)
+    known: Numbers | None = field(default=None, compare=False)

@@ -29,7 +29,7 @@ from ..model import (
     Token,
     TokenTable,
 )
-from ..model_rope import RelativeScores, RopeFrequencies, RopeRotation
+from ..model_rope import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 from ..spec import fields
 from ..spec.model import GivenMatrix, Positions, Rope
 from .answers import exact_texts, row_texts
@@ -90,12 +90,14 @@ def pairs_text(d: int, pairing: str) -> str:
 
 def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rotated: dict[str, Shown],
                queries: tuple[str, ...], facts: Facts, number: int, stepwise: bool = True,
-               head: int | None = None) -> list[Step]:
+               head: int | None = None, positions: tuple[int, ...] | None = None) -> list[Step]:
     """The RoPE step (Step `number`): the pairing, the frequencies, each token's rotation (its k, and its q when it
     is one of `queries`; none when not `stepwise`: the matrix form alone), and the rotated Q̂ and K̂ of all tokens.
-    `plain` and `rotated` hold "Q" and "K" as shown, before and after the rotation; `head`: a head's names."""
+    `plain` and `rotated` hold "Q" and "K" as shown, before and after the rotation (rows in `tokens`' order);
+    `head`: a head's names; `positions`: the tokens' positions, if not rope.at(len(tokens)) (after a KV cache).
+    `facts` must say rope=True (sentences.section_facts(..., rope=True)): the sentences are RoPE's."""
     d = plain["Q"].values.cols
-    positions = rope.at(len(tokens))
+    positions = rope.at(len(tokens)) if positions is None else positions
     theta = thetas(rope, d)
     pairs = engine.rope.pairs(d, rope.pairing)
     at = Phrases(tuple(Phrase("rope.at", (("token", Token(t)), ("m", Eq(Name("m"), m))))
@@ -109,6 +111,7 @@ def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rot
         RopeFrequencies(rope.base, d, theta),
         say("rope.positions_given" if rope.positions is not None else "rope.positions", facts, {"at": at}),
     ]
+    steps += figure_steps(rope, tokens, plain, rotated, queries, facts, head, positions)
     if stepwise:
         for t, (token, m) in enumerate(zip(tokens, positions, strict=True)):
             letters = ("q", "k") if token in queries else ("k",)
@@ -123,12 +126,36 @@ def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rot
     return steps
 
 
-def relative_steps(rope: Rope, tokens: tuple[str, ...], query: str, plain: dict[str, Shown],
-                   scores: tuple, facts: Facts, head: int | None = None) -> list[Step]:
-    """After a query's dot products of the rotated vectors: the same scores from the unrotated q and k, which
-    depend on the positions only through m − n."""
+def figure_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rotated: dict[str, Shown],
+                 queries: tuple[str, ...], facts: Facts, head: int | None = None,
+                 positions: tuple[int, ...] | None = None) -> list[Step]:
+    """One pair's rotation, as an example: pair 0 (the fastest, θ_0 = 1) of the first query (else key) at a
+    position other than 0 whose pair is not zero; nothing when there is none (every position 0)."""
     d = plain["Q"].values.cols
-    positions = rope.at(len(tokens))
+    positions = rope.at(len(tokens)) if positions is None else positions
+    a, b = engine.rope.pairs(d, rope.pairing)[0]
+    candidates = [(t, c) for c in "qk" for t in (queries if c == "q" else tokens)]
+    for token, c in candidates:
+        t = tokens.index(token)
+        before, after = plain[c.upper()].row(t).entries, rotated[c.upper()].row(t).entries
+        if positions[t] == 0 or before[a] == before[b] == 0:
+            continue
+        name, turned = Name(c, token, head=head), Name(ROTATED[c], token, head=head)
+        angle = engine.rope.angles(positions[t], d, rope)[0]
+        return [say("rope.example", facts, {"x": name, "m": Eq(Name("m"), positions[t]), "ab": f"({a}, {b})",
+                                            "phi": Eq(Name("phi0"), positions[t])}),
+                RopeFigure(name, turned, positions[t], 0, (a, b), angle, (before[a], before[b]),
+                           (after[a], after[b]), rotated["Q"].known)]
+    return []
+
+
+def relative_steps(rope: Rope, tokens: tuple[str, ...], query: str, plain: dict[str, Shown],
+                   scores: tuple, facts: Facts, head: int | None = None,
+                   positions: tuple[int, ...] | None = None) -> list[Step]:
+    """After a query's dot products of the rotated vectors (`scores`, exact): the same scores from the unrotated q
+    and k, which depend on the positions only through m − n (`positions` as in rope_steps)."""
+    d = plain["Q"].values.cols
+    positions = rope.at(len(tokens)) if positions is None else positions
     i = tokens.index(query)
     return [say("rope.relative", facts, {**SYMBOLS, "token": Token(query), "m": Eq(Name("m"), positions[i]),
                                          "theta": Formula("theta_i"), "ab": Formula("pair_ab"),

@@ -94,7 +94,7 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     # RoPE (kinds/rope.py): said only of a section that rotates q and k
     **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
                                                       "positions", "positions_given", "relative",
-                                                      "relative_meaning", "later")},
+                                                      "relative_meaning", "later", "example")},
 }
 
 

@@ -76,7 +76,9 @@ def caption(renderer, step: FlowFigure) -> str:
     elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
         key = "multi_rows.caption"
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
-    return renderer.text(key, {"number": step.number, **names})
+    # the note after the caption's sentences (its own leading space where the language spaces sentences)
+    rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
+    return renderer.text(key, {"number": step.number, **names}) + rope
 
 
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
@@ -87,10 +89,11 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     if step.given is not None:
         return _given(step, divisor)
     cross = step.flavour == "cross"
-    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'Y' if cross else _source(step, encoder)} W_Q"),)),
-             Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
+    q, k = ("Q", "K") if not step.rope else (r"\hat{Q}", r"\hat{K}")  # RoPE: the rotated queries and keys score
+    boxes = [Box("Q", 1, Fraction(0), (math(_rotated(step, f"{'Y' if cross else _source(step, encoder)} W_Q")),)),
+             Box("K", 1, Fraction(1), (math(_rotated(step, f"{_source(step, encoder)} W_K")),)),
              Box("V", 1, Fraction(2), (math(f"V = {_source(step, encoder)} W_V"),)),
-             Box("S", 2, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
+             Box("S", 2, Fraction(1), (math(rf"{q} {k}^{{\top}}"), text("scores")))]
     if cross:
         sources = [Box("X", 0, Fraction(0), (math("Y"), text("decoder"))),  # the decoder states Y, rows y_t
                    Box("H", 0, Fraction(3, 2), (math(encoder), text("encoder")))]
@@ -150,6 +153,12 @@ def _given_caption(step: FlowFigure) -> str:
     else:
         form = "given_scores" if step.values else "given_weights"
     return f"figure.caption_{form}" + ("_masked" if step.mask is not None else "")
+
+
+def _rotated(step: FlowFigure, product: str) -> str:
+    r"""Q = X W_Q, or with RoPE \hat{Q} = RoPE(X W_Q): the projection rotated for the tokens' positions."""
+    letter = product[-1]
+    return rf"\hat{{{letter}}} = \mathrm{{RoPE}}({product})" if step.rope else f"{letter} = {product}"
 
 
 def _source(step: FlowFigure, encoder: str) -> str:

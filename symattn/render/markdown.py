@@ -122,6 +122,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
                 start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
             elif "X" in boxes:
                 start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
+                if step.rope:  # q and k rotated for their positions before the scores
+                    start += r" \xrightarrow{\mathrm{RoPE}} \hat{Q},\ \hat{K}"
             else:  # the given forms: from given Q, K and V, or from given scores (and V)
                 start = rf"\underbrace{{Q,\ K,\ V}}_{{\text{{{words('figure.given', {})}}}}}" if "Q" in boxes else ""
             first = rf"{start} \longrightarrow {part('S')}" if start else part("S")

@@ -41,7 +41,7 @@ NOTATION = {
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
-    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m",
+    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
     "Z": "Z",  # a multi-head section's output matrices Z^(h), Z_concat, Z_final
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
@@ -71,10 +71,10 @@ FORMULAS = {
     "online_split": r"e^{a_{j} - m} = e^{a_{j}} e^{-m}",
     # RoPE (kinds/rope.py)
     "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
-    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}",
+    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
     "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
-    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos\varphi_{i} - x_b \sin\varphi_{i},\ "
-                     r"x_a \sin\varphi_{i} + x_b \cos\varphi_{i})",
+    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos(\varphi_{i}) - x_b \sin(\varphi_{i}),\ "
+                     r"x_a \sin(\varphi_{i}) + x_b \cos(\varphi_{i}))",
     "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
     "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
                      r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",

@@ -4,10 +4,11 @@ Every computed line is a render/lines.Line, checkable from the numbers it shows.
 
 from __future__ import annotations
 
-from sympy import Expr, cos, sin
+from sympy import Expr, cos, pi, sin
 
 from ..exactfmt import exact_latex
-from ..model_rope import RelativeScores, RopeFrequencies, RopeRotation
+from ..model import Eq, Formula, Name, Phrase
+from ..model_rope import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 from ..numfmt import Number, format_number
 from .layout import visible_width
 from .lines import GUARD_CAP, Line, Operand, guarded, operand
@@ -17,14 +18,13 @@ def angle_latex(angle: Expr) -> str:
     """An exact angle as written inside cos(…): 2, \\tfrac{1}{50}, -1, or the exact form of an irrational one."""
     if angle.is_Rational:
         return format_number(angle, 0, fraction=True).text if not angle.is_Integer else str(int(angle))
-    return exact_latex(angle, decimals=False)
+    return exact_latex(angle, decimals=False).replace(r"\frac", r"\tfrac")  # text-size inside cos(…)
 
 
 def trig_latex(function: str, angle: Expr) -> str:
-    """cos 2, sin(\\tfrac{1}{50}), cos(-1): the function of an exact argument, parenthesised unless it is a whole
-    number from 0 on."""
-    text = angle_latex(angle)
-    return rf"\{function} {text}" if angle.is_Integer and angle >= 0 else rf"\{function}({text})"
+    """cos(2), sin(\\tfrac{1}{50}), cos(-1): the function of an exact argument, always parenthesised (MathML
+    sets "cos 2" as "cos2")."""
+    return rf"\{function}({angle_latex(angle)})"
 
 
 def negated(number: Number) -> Number:
@@ -36,6 +36,36 @@ def negated(number: Number) -> Number:
 class RopePrinter:
     """The printers of RoPE's steps; a mixin of printers.DerivationRenderer (it uses its align, numbers, num,
     continued and the guard machinery)."""
+
+    def rope_matrix(self, step: RopeFigure) -> str:
+        """One pair's rotation as the rotation matrix times the pair: exact cos and sin, the pair as shown, and the
+        rotated pair (rounded, ≈, unless exact)."""
+        a, b = step.pair
+        name = self.name(step.rotated)
+        c, s = trig_latex("cos", step.angle), trig_latex("sin", step.angle)
+        opening, closing = self.matrix_frame(1)
+        before = [format_number(v, self.digits, known=step.known) for v in step.before]
+        after = [format_number(v, self.digits, known=step.known) for v in step.after]
+        square_open, square_close = self.matrix_frame(2)
+
+        def column(texts: list[str]) -> str:
+            return opening + " \\\\ ".join(texts) + closing
+
+        rotation = f"{square_open}{c} & -{s} \\\\ {s} & {c}{square_close}"
+        relation = self.relation(all(n.exact for n in after))
+        return self.display(f"{column([f'{{[{name}]_{{{a}}}}}', f'{{[{name}]_{{{b}}}}}'])} = {rotation}"
+                            f"{column([n.text for n in before])} {relation} {column([n.text for n in after])}")
+
+    def _print_RopeFigure(self, step: RopeFigure) -> str:
+        """Without pictures (Markdown): the rotation as a matrix product; LaTeX and HTML draw it too."""
+        return self.rope_matrix(step)
+
+    def rope_caption(self, step: RopeFigure) -> str:
+        """The caption of the drawn rotation (a drawing only: the sentence before it introduces the matrix)."""
+        modulo = Phrase("rope.modulo", (("two_pi", Formula("two_pi")),)) if step.angle >= 2 * pi else ""
+        return self.text("rope.figure", {"x": step.name, "xh": step.rotated, "m": Eq(Name("m"), step.position),
+                                         "ab": f"({step.pair[0]}, {step.pair[1]})",
+                                         "phi": Eq(Name("phi0"), step.position), "modulo": modulo})
 
     def _print_RopeFrequencies(self, step: RopeFrequencies) -> str:
         base = format_number(step.base, self.digits + GUARD_CAP, fraction=True).text
@@ -49,6 +79,15 @@ class RopePrinter:
         return self.align(lines)
 
     def _print_RopeRotation(self, step: RopeRotation) -> str:
+        if step.position == 0:  # every angle is 0: cos 0 = 1, sin 0 = 0, and each vector stays as it is
+            last = len(step.angles) - 1
+            angles = " = ".join([r"\varphi_{0}", *([r"\dots"] if last > 1 else []), *([rf"\varphi_{{{last}}}"]
+                                                                                   if last else []), "0"])
+            out = [rf"&{angles}, \quad \cos(0) = 1, \quad \sin(0) = 0"]
+            for rotated_name, name, row, _ in step.vectors:
+                out += self.continued(f"{self.name(rotated_name)} &= {self.name(name)} = ",
+                                      self.vector_pieces(list(self.numbers(row))), self.width - 12)
+            return self.align(out)
         cosines = [cos(phi) for phi in step.angles]
         sines = [sin(phi) for phi in step.angles]
         plain = [self.numbers(vector[2]) for vector in step.vectors]
