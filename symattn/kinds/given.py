@@ -63,6 +63,10 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
         if key in data:
             x_form = "X and memory with W_Q, W_K, W_V" if spec.cross else "X with W_Q, W_K, W_V"
             raise SpecError(f"{field}.{key}", f"give either {x_form}, or {given}, not both")
+    if "rope" in data:  # the given Q and K (or scores) are the ones the scores use: rotated already, if at all
+        raise SpecError(f"{field}.rope", f"applies to the queries and keys projected from X; a section that gives "
+                                         f"{given.replace(' (and V)', '')} gives them as the scores use them "
+                                         "(rotated already, for RoPE)")
     for key in OF_X:
         if key in data:
             raise SpecError(f"{field}.{key}", f"applies to X, which a section that gives "

@@ -265,6 +265,8 @@ QKV = {"Q": [[1, 0], [0, 1]], "K": [[1, 0], [0, 1]], "V": [[1], [2]]}
      "sections[0].K: give either Q, K and V, or scores (and V), not both"),
     ({"scores": [[1, 0], [0, 1]], "scale": False, "positional_encoding": "sinusoidal"},
      "sections[0].positional_encoding: applies to X, which a section that gives scores does not have"),
+    ({**QKV, "rope": True}, "sections[0].rope: applies to the queries and keys projected from X; a section that "
+                            "gives Q, K and V gives them as the scores use them (rotated already, for RoPE)"),
     ({**QKV, "P": [[1, 0], [0, 1]]},
      "sections[0].P: applies to X, which a section that gives Q, K and V does not have"),
     ({"scores": [[1, 0], [0, 1]], "scale": False, "mask": [[1, 1]]},
