@@ -11,6 +11,7 @@ Modules, each with one job, each importing only those above it:
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
+    grouped    grouped-query and multi-query attention: K/V heads shared by groups of query heads
 Other modules import from this package, not from its modules.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from . import rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
+from .grouped import GroupedQuery, grouped_query, head_mapping
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
@@ -45,6 +47,7 @@ __all__ = [
     "Attention",
     "Fraction",
     "FractionRow",
+    "GroupedQuery",
     "MatrixForm",
     "MultiHead",
     "Numbers",
@@ -65,6 +68,8 @@ __all__ = [
     "exp_sum",
     "exponential",
     "flat_entries",
+    "grouped_query",
+    "head_mapping",
     "is_symbolic",
     "matrix_form",
     "multi_head",

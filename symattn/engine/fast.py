@@ -139,6 +139,8 @@ def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tu
     for c, (_, column) in enumerate(integers):
         # A column whose values are 0 at the largest terms has its own largest term, and terms that the shared
         # `low` cut off may be all it has (the output 20/(e^{400} + 1) is not 0): its sum from its own terms.
+        if all(column):  # no value 0: its largest term is the row's
+            continue
         kept = [e if n else _ZERO for e, n in zip(exps, column, strict=True)]
         column_high = max((e.exp + e.bc for e in kept if e.man), default=high)
         if column_high < high and any(e.man and e.exp < low for e in kept):
@@ -160,6 +162,15 @@ def _lowest(exps: list[mpmath.mpf], high: int, prec: int) -> int:
 def _shifted(exps: list[mpmath.mpf], low: int) -> list[int]:
     """Each e^{a_j} = man·2^exp as an integer multiple of 2^low (bits below it dropped)."""
     return [(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0 for e in exps]
+
+
+def fixed_point(numbers: list[mpmath.mpf], bits: int) -> tuple[list[int], int]:
+    """Numbers as integers m_j and one shift s, x_j ≈ m_j · 2^-s, with `bits` bits below the largest number's
+    leading bit (the bits under them dropped)."""
+    parts = [x._mpf_ for x in numbers]
+    shift = bits - max((exp + bc for _, man, exp, bc in parts if man), default=0)
+    return [(-1 if sign else 1) * (man << (exp + shift) if exp + shift >= 0 else man >> -(exp + shift))
+            for sign, man, exp, _ in parts], shift
 
 
 def integer_matrix(rows: Iterable[Iterable[int]]) -> object | None:
