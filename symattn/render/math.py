@@ -40,6 +40,7 @@ NOTATION = {
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+    "Z": "Z",  # grouped-query attention: the matrix of the concatenated head outputs, and its product with W_O
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -54,6 +55,13 @@ FORMULAS = {
     "x_plus_p": r"$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    # grouped-query attention: the K/V head g of query head h (r query heads per K/V head), from 1 and from 0;
+    # RoPE's angle of pair i at position m
+    "gqa_mapping": r"g = \lceil h / r \rceil",
+    "gqa_mapping_zero": r"\lfloor h / r \rfloor",
+    "gqa_theta": r"\theta_i = b^{-2i/d}",
+    "gqa_angle": r"m\,\theta_i",
+    "gqa_projection": r"$P = $X $W",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}
@@ -169,14 +177,15 @@ class MathRenderer(Renderer):
         base = NOTATION.get(name.base)
         if base is None:
             raise RenderError(f"no notation for {name.base!r}")
-        if name.token is not None:
+        if name.token is not None:  # with a label too: z_{love,concat} (grouped-query attention, one per token)
             sub = self.subscript_word(name.token)
+            sub += f",{self.subscript_word(LABELS[name.label], user_text=False)}" if name.label in LABELS else ""
         elif name.label in INDICES:
             sub = name.label
         else:
             label = LABELS.get(name.label or "")
             sub = self.subscript_word(label, user_text=False) if label else ""
-        sup = f"^{{({name.head})}}" if name.head is not None else ""
+        sup = f"^{{({name.head})}}" if name.head is not None else f"^{{[{name.group}]}}" if name.group is not None else ""
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 
     def num(self, number: Number, factor: bool = False) -> str:
