@@ -20,7 +20,7 @@ from __future__ import annotations
 from . import rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
-from .grouped import GroupedQuery, grouped_query, head_mapping
+from .grouped import GroupedQuery, grouped_attention, head_mapping
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
@@ -68,7 +68,7 @@ __all__ = [
     "exp_sum",
     "exponential",
     "flat_entries",
-    "grouped_query",
+    "grouped_attention",
     "head_mapping",
     "is_symbolic",
     "matrix_form",

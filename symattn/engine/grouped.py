@@ -103,7 +103,7 @@ class GroupedQuery:
 _CANCELLED = mpmath.mpf(10) ** -(WORKING_DIGITS - 40)
 
 
-def grouped_query(X: ImmutableMatrix, W_Q: tuple[ImmutableMatrix, ...], W_K: tuple[ImmutableMatrix, ...],
+def grouped_attention(X: ImmutableMatrix, W_Q: tuple[ImmutableMatrix, ...], W_K: tuple[ImmutableMatrix, ...],
                   W_V: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix, divisor: Expr, focus: tuple[int, ...],
                   mask: ImmutableMatrix | None = None, rope=None, positions: tuple[int, ...] = ()) -> GroupedQuery:
     """Grouped-query attention of X: K and V once per K/V head (W_K[g], W_V[g]), Q per query head (W_Q[h]), each

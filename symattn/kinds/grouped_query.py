@@ -94,7 +94,7 @@ class GroupedQueryKind(Kind):
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         mask = None if section.mask is None else section.mask.values
         positions = section.rope.at(len(section.tokens)) if section.rope is not None else ()
-        return engine.grouped_query(section.X.values, tuple(W.values for W in section.W_Q),
+        return engine.grouped_attention(section.X.values, tuple(W.values for W in section.W_Q),
                                     tuple(h.W_K.values for h in section.kv_heads),
                                     tuple(h.W_V.values for h in section.kv_heads), section.W_O.values,
                                     section.scale.divisor(section.d_k), focus, mask, section.rope, positions)

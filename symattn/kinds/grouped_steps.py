@@ -1,6 +1,7 @@
 """The worked solution of grouped-query attention: the inputs, K and V once per K/V head, which query heads share
-which K/V head and what that saves in a K/V cache, each query head's attention (compact steps per focus token, its
-matrix form for "all" and "matrix"), the concatenation, W_O and the result."""
+which K/V head and what that saves in a K/V cache, each query head's attention (compact steps per focus token,
+its matrix form for "all" and "matrix"), the concatenation, W_O and the result. `section` is a
+kinds.grouped_query.GroupedQuerySpec (not imported: that module imports this one)."""
 
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ from ..model import (
     VectorEquation,
     WeightedSum,
 )
+from ..spec.model import Section
 from . import sentences
 from . import steps as common
-from .grouped_query import GroupedQuerySpec
 
 
-def grouped_steps(section: GroupedQuerySpec, result: engine.GroupedQuery) -> list[Step]:
+def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
     H, G = len(section.W_Q), len(section.kv_heads)
     d_k, d_v = section.W_Q[0].shape[1], section.kv_heads[0].W_V.shape[1]
     x = Shown.input(section.X)
@@ -72,7 +73,8 @@ def grouped_steps(section: GroupedQuerySpec, result: engine.GroupedQuery) -> lis
 
 def _projection(letter: str) -> Formula:
     """K^{[1]} = X W_K^{[1]} (or V's)."""
-    return Formula("gqa_projection", (("P", Name(letter, group=1)), ("X", Name("X")), ("W", Name(f"W_{letter}", group=1))))
+    names = (("P", Name(letter, group=1)), ("X", Name("X")), ("W", Name(f"W_{letter}", group=1)))
+    return Formula("gqa_projection", names)
 
 
 def _variant(H: int, G: int) -> str:
@@ -80,7 +82,7 @@ def _variant(H: int, G: int) -> str:
     return "gqa.intro_mqa" if G == 1 else "gqa.intro_mha" if G == H else "gqa.intro_gqa"
 
 
-def _projections(section: GroupedQuerySpec, result: engine.GroupedQuery, x: Shown) -> dict[str, list[Shown]]:
+def _projections(section: Section, result: engine.GroupedQuery, x: Shown) -> dict[str, list[Shown]]:
     """Q of each query head, K and V of each K/V head (rotated, with RoPE), all with one count of decimals."""
     W = {"Q": [Shown.input(M) for M in section.W_Q], "K": [Shown.input(h.W_K) for h in section.kv_heads],
          "V": [Shown.input(h.W_V) for h in section.kv_heads]}
@@ -93,7 +95,7 @@ def _projections(section: GroupedQuerySpec, result: engine.GroupedQuery, x: Show
     return {k: [replace(s, decimals=decimals, whole=whole) for s in group] for k, group in shown.items()}
 
 
-def _mask_and_rope(section: GroupedQuerySpec) -> list[Step]:
+def _mask_and_rope(section: Section) -> list[Step]:
     steps: list[Step] = []
     if section.mask is not None:
         steps += [Heading(2, "mask.heading"),
@@ -118,7 +120,7 @@ def _cache_sentence(H: int, G: int, d_k: int, d_v: int) -> Paragraph:
     return Paragraph("gqa.cache_same" if G == H else "gqa.cache_mqa" if G == 1 else "gqa.cache", params)
 
 
-def _scale_sentence(section: GroupedQuerySpec) -> Paragraph:
+def _scale_sentence(section: Section) -> Paragraph:
     scale = section.scale
     if scale.mode == "none":
         return Paragraph("gqa.scale_none")
@@ -127,7 +129,7 @@ def _scale_sentence(section: GroupedQuerySpec) -> Paragraph:
     return Paragraph("gqa.scale_sqrt", {"scale": SqrtDk(section.d_k)})
 
 
-def _head_steps(section: GroupedQuerySpec, result: engine.GroupedQuery, h: int,
+def _head_steps(section: Section, result: engine.GroupedQuery, h: int,
                 shown: dict[str, list[Shown]]) -> list[Step]:
     """Query head h: its W_Q, its queries, and its attention with its K/V head's keys and values."""
     g = result.mapping[h]
@@ -139,7 +141,7 @@ def _head_steps(section: GroupedQuerySpec, result: engine.GroupedQuery, h: int,
         MatrixEquation(Name("W_Q", head=h + 1), Shown.input(section.W_Q[h])),
         TokenTable(("table.token", Name("Q", head=h + 1)), tokens, (Q,)),
     ]
-    facts = sentences.section_facts(GroupedQuerySpec.kind, scaling=section.scale.mode)
+    facts = sentences.section_facts(section.kind, scaling=section.scale.mode)
     key_names = tuple(Name("k", t, group=g + 1) for t in tokens)
     for token in section.focus.stepwise:
         i = tokens.index(token)
@@ -160,7 +162,7 @@ def _head_steps(section: GroupedQuerySpec, result: engine.GroupedQuery, h: int,
     return steps
 
 
-def _combine_steps(section: GroupedQuerySpec, result: engine.GroupedQuery) -> list[Step]:
+def _combine_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
     """The heads' outputs concatenated (per focus token, or as the matrix Z), times W_O, and the result."""
     H = len(section.W_Q)
     W_O = Shown.input(section.W_O)

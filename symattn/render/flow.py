@@ -167,7 +167,8 @@ def _grouped(step: FlowFigure) -> Flow:
                 boxes.append(Box(f"qdots{g}", 2, Fraction(row), (math(r"\vdots"),), "none"))
             else:
                 n = g * group + h + 1
-                boxes.append(Box(f"q{n}", 2, Fraction(row), (Line("text", "gqa.figure_query", {"h": n}), math(f"Q^{{({n})}} = X W_Q^{{({n})}}"))))
+                lines = (Line("text", "gqa.figure_query", {"h": n}), math(f"Q^{{({n})}} = X W_Q^{{({n})}}"))
+                boxes.append(Box(f"q{n}", 2, Fraction(row), lines))
                 targets.append(f"q{n}")
             row += 1
         boxes.append(Box(f"kv{g}", 1, Fraction(start + row - 1, 2), (math(f"K^{{[{g + 1}]}},\\ V^{{[{g + 1}]}}"),

@@ -185,7 +185,8 @@ class MathRenderer(Renderer):
         else:
             label = LABELS.get(name.label or "")
             sub = self.subscript_word(label, user_text=False) if label else ""
-        sup = f"^{{({name.head})}}" if name.head is not None else f"^{{[{name.group}]}}" if name.group is not None else ""
+        sup = f"^{{({name.head})}}" if name.head is not None else ""
+        sup = f"^{{[{name.group}]}}" if name.group is not None else sup  # a K/V head of grouped-query attention
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 
     def num(self, number: Number, factor: bool = False) -> str:
