@@ -19,7 +19,9 @@ Private names relied on, and what is assumed of them:
 - mpmath `mpmath.libmp`: `dps_to_prec`, `from_int`, `from_rational`, `mpf_exp`, `mpf_sum`, `mpf_div`,
   `mpf_shift`, `mpf_mul_int`, `round_nearest`, on raw values (sign, man, exp, bc), as mpmath's operators call them.
 - mpmath `mpf._mpf_` (an mpf's raw value), `mpf.man`, `mpf.exp`, `mpf.bc`, and `mpmath.mp.make_mpf`.
-- python-flint `fmpz_mat`: integer matrices with `*` and `entries()`.
+- python-flint `fmpz_mat`: integer matrices with `*` and `entries()`; `arb` balls at `ctx.prec` bits (a global
+  setting, restored after use) with `exp`, `sqrt`, `+`, `*`, `/`, and `arb.mid().man_exp()`, the midpoint as an
+  odd mantissa (or 0) and an exponent, which is an mpmath raw value as it is.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from sympy.external.gmpy import GROUND_TYPES
 from sympy.polys.matrices import DomainMatrix
 
 if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
-    from flint import fmpz_mat
+    from flint import arb, ctx, fmpq, fmpz_mat
 else:
-    fmpz_mat = None
+    arb = ctx = fmpq = fmpz_mat = None
 
 
 # SymPy matrices
@@ -123,6 +125,39 @@ def softmax_numbers(logits: list[mpmath.mpf | None], prec: int) -> tuple[list, m
     total = make(mpf_sum([e._mpf_ for e in exps], prec, round_nearest))
     weights = [make(mpf_div(e._mpf_, total._mpf_, prec, round_nearest)) for e in exps]
     return exps, total, weights
+
+
+def rational_softmax(fractions: list[tuple[int, int] | None], radicand: int,
+                     prec: int) -> tuple[list, list, mpmath.mpf, list] | None:
+    """(a_j, e^{a_j}, Z, e^{a_j}/Z) of logits a_j = c_j·√radicand given as fractions c_j (None: masked), in
+    python-flint's arb balls at prec bits (each e^{a} in C: about seven times mpmath's time), as mpmath numbers;
+    None without python-flint (then mpmath computes them)."""
+    if arb is None:
+        return None
+    before = ctx.prec
+    ctx.prec = prec
+    try:
+        root = arb(radicand).sqrt()
+        logits = [None if c is None else arb(fmpq(*c)) * root for c in fractions]
+        exps = [arb(0) if a is None else a.exp() for a in logits]
+        total = sum(exps[1:], exps[0])
+        weights = [e / total for e in exps]
+        return ([None if a is None else _from_arb(a) for a in logits], [_from_arb(e) for e in exps],
+                _from_arb(total), [_from_arb(w) for w in weights])
+    finally:
+        ctx.prec = before
+
+
+def _from_arb(x) -> mpmath.mpf:
+    """An arb ball's midpoint as an mpmath number (exactly: its raw value is the midpoint's)."""
+    m, e = x.mid().man_exp()
+    man = int(m)
+    if man > 0:
+        return _make_mpf((0, man, int(e), man.bit_length()))
+    return _make_mpf((1, -man, int(e), (-man).bit_length())) if man else _ZERO
+
+
+_make_mpf = mpmath.mp.make_mpf
 
 
 def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tuple[int, list[int]]],

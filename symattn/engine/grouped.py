@@ -19,7 +19,7 @@ from sympy.polys.matrices import DomainMatrix
 
 from .fast import fixed_point
 from .matrices import as_matrix, fractions, over_QQ, projection
-from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers, to_mpf
+from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers
 from .pipeline import Attention, MultiHead, attention_of, multi_head
 from .rope import rotary_attention
 from .symbols import any_symbolic
@@ -60,7 +60,9 @@ class GroupedQuery:
 
     @cached_property
     def symbolic(self) -> bool:
-        return any_symbolic(self.W_O) or any(any_symbolic(a.V) or any_symbolic(a.Q) for a in self.heads)
+        """Whether W_O or a projection holds symbols (a rational projection's fractions say it has none)."""
+        return any_symbolic(self.W_O) or any(a.fractions(name) is None and any_symbolic(getattr(a, name))
+                                             for a in self.heads for name in "QV")
 
     def numbers(self, i: int) -> tuple[list[mpmath.mpf], list[mpmath.mpf]] | None:
         """The numbers (WORKING_DIGITS correct digits) of focus query i's concatenation and output, from the heads'
@@ -83,13 +85,14 @@ class GroupedQuery:
         if not joined:
             return {}
         scaled = {i: fixed_point(row, PRECISION + 64) for i, row in joined.items()}
-        width = len(self.W_O.col(0))
-        integers = DomainMatrix([[QQ(m) for m in row] for row, _ in scaled.values()], (len(scaled), width), QQ)
-        products = fractions(integers * over_QQ(self.W_O))
+        W_O = over_QQ(self.W_O)
+        integers = DomainMatrix([[QQ(m) for m in row] for row, _ in scaled.values()], (len(scaled), self.W_O.rows), QQ)
+        products = fractions(integers * W_O)
         # |Σ_c x_c w_c| against Σ_c |x_c| |w_c| ≤ max |x| · Σ_c |w_c|: an output far below it cancelled
         out = {}
         with mpmath.workdps(WORKING_DIGITS + 10):
-            weights = [to_mpf(sum(abs(v) for v in self.W_O.col(c))) for c in range(self.W_O.cols)]
+            rows = [[abs(x) for x in fraction_numbers(row)] for row in fractions(W_O)]
+            weights = [mpmath.fsum(column) for column in zip(*rows, strict=True)]
             for (i, (_, shift)), row in zip(scaled.items(), products, strict=True):
                 output = [mpmath.ldexp(x, -shift) for x in fraction_numbers(row)]
                 top = max(abs(x) for x in joined[i])
