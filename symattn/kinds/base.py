@@ -35,6 +35,7 @@ class Size:
     keys: int = 0
     d: int = 0
     matrix: int = 0
+    what: str = ""  # what the stepwise count counts, when not tokens (grouped-query: queries of all heads)
 
     @property
     def steps(self) -> int:

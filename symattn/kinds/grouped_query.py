@@ -115,7 +115,8 @@ class GroupedQueryKind(Kind):
         n, heads = len(section.tokens), len(section.W_Q)
         d = max(section.X.shape[1], section.W_Q[0].shape[1], section.kv_heads[0].W_V.shape[1])
         matrix = heads * n * n if section.focus.matrix_form(n) else 0
-        return Size("focus", heads * len(section.focus.stepwise), n, d, matrix)
+        return Size("focus", heads * len(section.focus.stepwise), n, d, matrix,
+                    what=f"queries ({len(section.focus.stepwise)} tokens × {heads} query heads) derived one by one")
 
     def answers(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> dict[str, Any]:
         tokens = section.tokens
