@@ -158,7 +158,8 @@ def _grouped(step: FlowFigure) -> Flow:
     kv, queries, row = [], [], 0
     for g in _shown(step.kv_heads, 3):
         if g is None:
-            boxes.append(Box("kvdots", 1, Fraction(row), (math(r"\vdots"),), "none"))
+            boxes += [Box("kvdots", 1, Fraction(row), (math(r"\vdots"),), "none"),
+                      Box("qdots", 2, Fraction(row), (math(r"\vdots"),), "none")]
             row += 1
             continue
         start, targets = row, []

@@ -252,7 +252,11 @@ class LatexRenderer(DerivationRenderer):
                     for g in drawing.segments]
         picture += [rf"\flowlabel{{{at(label.x)}}}{{{at(label.y)}}}{{{label.math}}}" for label in drawing.labels]
         size = rf"(\dimexpr{at(drawing.width)}\relax,\dimexpr{at(drawing.height)}\relax)(0,\dimexpr-\FlowH/2\relax)"
-        lines += [f"{statement}%" for statement in dims.statements]
+        # A \flowset assignment (glue) looks for "plus" after its value and so expands a following \ifdim before it
+        # is made: a column's widest box is then found from stale widths. \relax ends each statement; the figures
+        # before grouped-query attention keep their bytes (their columns' boxes are about equally wide).
+        end = r"\relax%" if step.flavour == "grouped" else "%"
+        lines += [f"{statement}{end}" for statement in dims.statements]
         lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
         lines.append(r"\end{picture}}\flowfit")
         picture = "{" + "\n".join(lines) + "}"
