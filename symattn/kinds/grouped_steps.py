@@ -51,6 +51,7 @@ def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
         *_mask_and_rope(section),
         Heading(2, "gqa.step_kv", {"G": G}),
         Paragraph("gqa.kv_once", {"K": _projection("K"), "V": _projection("V")}),
+        *([Paragraph("gqa.kv_rotated")] if section.rope is not None else []),
     ]
     one = "_one" if G == H else ""
     for g in range(G):
