@@ -136,10 +136,11 @@ def test_every_format_renders():
     assert json.loads(render_json(derivation))["sections"][0]["kind"] == "grouped_query"
 
 
-@pytest.mark.parametrize("lang", ["ja", "en"])
-def test_the_pdf_compiles(tmp_path, capsys, lang):
+@pytest.mark.parametrize(("lang", "heads", "kv"), [("ja", 12, 3), ("en", 4, 2)])
+def test_the_pdf_compiles(tmp_path, capsys, lang, heads, kv):
+    """In ja with twelve heads: the figure's columns hold boxes of unequal widths ((1) and (12), and ⋮)."""
     path = tmp_path / "gqa.json"
-    path.write_text(json.dumps({"sections": [gqa_data(12, heads=4, kv=2, focus="t1", rope=True)]}))
+    path.write_text(json.dumps({"sections": [gqa_data(12, heads=heads, kv=kv, focus="t1", rope=True)]}))
     assert main(["render", str(path), "--lang", lang, "--format", "pdf", "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "gqa.pdf").read_bytes().startswith(b"%PDF")
 
