@@ -80,7 +80,8 @@ def _projection(letter: str) -> Formula:
 
 def _variant(H: int, G: int) -> str:
     """Multi-query attention (one K/V head), grouped-query attention, or plain multi-head attention (one each)."""
-    return "gqa.intro_mqa" if G == 1 else "gqa.intro_mha" if G == H else "gqa.intro_gqa"
+    return "gqa.intro_single" if H == 1 else "gqa.intro_mqa" if G == 1 else "gqa.intro_mha" if G == H else \
+        "gqa.intro_gqa"
 
 
 def _projections(section: Section, result: engine.GroupedQuery, x: Shown) -> dict[str, list[Shown]]:
@@ -118,7 +119,8 @@ def _cache_sentence(H: int, G: int, d_k: int, d_v: int) -> Paragraph:
     """What a K/V cache holds per token, against full multi-head attention's H K/V heads."""
     params = {"G": G, "H": H, "d_k": d_k, "d_v": d_v, "kv": G * (d_k + d_v), "full": H * (d_k + d_v),
               "factor": H // G}
-    return Paragraph("gqa.cache_same" if G == H else "gqa.cache_mqa" if G == 1 else "gqa.cache", params)
+    key = "gqa.cache_single" if H == 1 else "gqa.cache_same" if G == H else "gqa.cache_mqa" if G == 1 else "gqa.cache"
+    return Paragraph(key, params)
 
 
 def _scale_sentence(section: Section) -> Paragraph:
@@ -170,7 +172,8 @@ def _combine_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
     tokens = section.tokens
     focus = section.focus
     steps: list[Step] = [Heading(2, "gqa.step_concat"),
-                         Paragraph("gqa.concat", {"H": H, "size": H * section.kv_heads[0].W_V.shape[1]})]
+                         Paragraph("gqa.concat" if H > 1 else "gqa.concat_one",
+                                   {"H": H, "size": H * section.kv_heads[0].W_V.shape[1]})]
     products: list[Step] = []
     results: list[Step] = []
     for token in focus.stepwise:

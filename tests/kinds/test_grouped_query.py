@@ -125,6 +125,8 @@ def test_sentences_say_mqa_gqa_or_multi_head_and_the_cache_it_saves():
     assert "2 × (2 + 2) = 8 numbers" in gqa and "8 × (2 + 2) = 32, 4 times as many" in gqa
     mha = text(gqa_data(10, heads=2, kv=2, focus="t0"))
     assert "plain multi-head attention" in mha and "nothing is saved" in mha
+    single = text(gqa_data(10, heads=1, kv=1, focus="t0"))
+    assert "single-head attention" in single and "nothing to concatenate" in single
     masked = text(gqa_data(10, heads=2, kv=1, focus="t0", mask="causal"))
     assert "causal mask" in masked and r"-\infty" in masked
 
