@@ -78,6 +78,24 @@ def random_spec(n: int, folder: Path) -> Path:
     return path
 
 
+def random_gqa_spec(folder: Path, n: int = 64, d: int = 64, heads: int = 8, kv_heads: int = 2) -> Path:
+    """The issue's grouped-query case: n tokens, d = d_model, query heads of d / heads dimensions sharing
+    kv_heads K/V heads, random one-decimal entries as random_spec's, every token (focus = all)."""
+    rng = random.Random(n + heads + kv_heads)
+
+    def matrix(rows: int, cols: int) -> list[list[str]]:
+        return [[f"{rng.randint(-20, 20) / 10}" for _ in range(cols)] for _ in range(rows)]
+
+    d_k = d // heads
+    path = folder / f"gqa-{n}.json"
+    path.write_text(json.dumps({"sections": [{
+        "kind": "grouped_query", "tokens": [f"t{i}" for i in range(n)], "X": matrix(n, d),
+        "heads": [{"W_Q": matrix(d, d_k)} for _ in range(heads)],
+        "kv_heads": [{"W_K": matrix(d, d_k), "W_V": matrix(d, d_k)} for _ in range(kv_heads)],
+        "W_O": matrix(heads * d_k, d), "focus": "all"}]}), encoding="utf-8")
+    return path
+
+
 def in_process(function, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -148,6 +166,9 @@ def main() -> int:
         spec = random_spec(n, work)
         solve_times.append(against_floor(f"solve, n = d = {n} (focus = all)", [*symattn, "solve", str(spec)],
                                          3 if n == 64 else None))
+
+    against_floor("solve, grouped-query: n = 64, d = 64, 8 query heads, 2 K/V heads (focus = all)",
+                  [*symattn, "solve", str(random_gqa_spec(work))], 3)
 
     import numpy as np
     from sympy import Matrix, Rational

@@ -108,8 +108,8 @@ def check_size(spec: Spec) -> int:
         field = f"sections[{i}].{size.field}"
         matrix_fits = size.field == "focus" and 0 < size.matrix <= MAX_MATRIX
         if size.steps > MAX_STEPS:
-            what = size.what or ("heads with their own weights" if size.field == "heads"
-                                 else "tokens derived one by one")
+            default = "heads with their own weights" if size.field == "heads" else "tokens derived one by one"
+            what = size.what or default
             instead = ('use focus = "matrix" for the matrix form alone, or symattn solve for the answers'
                        if matrix_fits else "use symattn solve or --format json for the answers")
             raise SpecError(field, f"{size.stepwise} {what} over {size.keys} keys (d = {size.d}) make a document of "

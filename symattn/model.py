@@ -267,15 +267,17 @@ class FlowFigure(Step):
     flavour "self": X → Q, K, V → scores → scaling → softmax → weighted sum → output (the article's Figure 1);
     "masked": the same with the mask added to the scaled scores before the softmax (mask: "causal" or "matrix");
     "cross": Q from the decoder state X, K and V from the encoder outputs H; "multi": the heads' outputs,
-    their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given)."""
+    their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given);
+    "grouped": grouped-query attention, K/V heads each shared by a group of query heads."""
 
-    flavour: Literal["self", "masked", "cross", "multi"] = "self"
+    flavour: Literal["self", "masked", "cross", "multi", "grouped"] = "self"
     scale: Scale = Scale()  # the division of the scores the figure shows (none: no scaling box)
     positions: bool = False  # X + P enters the projections
     mask: Literal["causal", "matrix"] | None = None
     heads: int = 0
     computed: bool = False
     rows: bool = False  # multi-head for every token: Z^(h), their concatenation and Z_final are matrices
+    kv_heads: int = 0  # "grouped": the K/V heads that the query heads share, in groups of heads / kv_heads
     number: int = 1  # Figure 1, 2, ... in the document's order
     # the given forms (kinds/given.py): the flow starts at given Q, K and V, or at given scores (with values or not)
     given: Literal["qkv", "scores"] | None = None

@@ -11,12 +11,14 @@ from sympy import Expr
 
 @dataclass(frozen=True)
 class Name:
-    """A mathematical name: base symbol (W_Q, Q, x, z ...), optional token or fixed subscript, head index."""
+    """A mathematical name: base symbol (W_Q, Q, x, z ...), optional token or fixed subscript, head index; `group`:
+    the K/V head of grouped-query attention, written in square brackets (K^{[1]}) beside the query heads' (h)."""
 
     base: str
     token: str | None = None
     label: str | None = None
     head: int | None = None
+    group: int | None = None
 
 
 @dataclass(frozen=True)

@@ -84,8 +84,8 @@ def test_a_mask_on_cross_attention_says_masks_are_for_self_attention(tmp_path, c
                     encoding="utf-8")
     status, _, err = run(capsys, "render", str(spec), "--out", str(tmp_path / "out"))
     assert status == 2 and err.count("\n") == 1
-    assert err == ("symattn: error: sections[0].mask: applies to self_attention and multi_head sections only "
-                   "(this section is cross_attention)\n")
+    assert err == ("symattn: error: sections[0].mask: applies to self_attention, multi_head and grouped_query sections "
+                   "only (this section is cross_attention)\n")
 
 
 def test_bad_spec_file_writes_nothing(tmp_path, capsys):

@@ -12,6 +12,7 @@ Modules, each with one job, each importing only those above it:
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
     online     FlashAttention's online softmax: blocks, running maximum, sum and partial output
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
+    grouped    grouped-query and multi-query attention: K/V heads shared by groups of query heads
     heads      multi-head attention of several queries: their rows stacked into matrices
 Other modules import from this package, not from its modules.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 from . import online, rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
+from .grouped import GroupedQuery, grouped_attention, head_mapping
 from .heads import MultiHeadRows, multi_head_rows
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
@@ -49,6 +51,7 @@ __all__ = [
     "Attention",
     "Fraction",
     "FractionRow",
+    "GroupedQuery",
     "MatrixForm",
     "MultiHead",
     "MultiHeadRows",
@@ -70,6 +73,8 @@ __all__ = [
     "exp_sum",
     "exponential",
     "flat_entries",
+    "grouped_attention",
+    "head_mapping",
     "is_symbolic",
     "matrix_form",
     "multi_head",

@@ -19,7 +19,9 @@ Private names relied on, and what is assumed of them:
 - mpmath `mpmath.libmp`: `dps_to_prec`, `from_int`, `from_rational`, `mpf_exp`, `mpf_sum`, `mpf_div`,
   `mpf_shift`, `mpf_mul_int`, `round_nearest`, on raw values (sign, man, exp, bc), as mpmath's operators call them.
 - mpmath `mpf._mpf_` (an mpf's raw value), `mpf.man`, `mpf.exp`, `mpf.bc`, and `mpmath.mp.make_mpf`.
-- python-flint `fmpz_mat`: integer matrices with `*` and `entries()`.
+- python-flint `fmpz_mat`: integer matrices with `*` and `entries()`; `arb` balls at `ctx.prec` bits (a global
+  setting, restored after use) with `exp`, `sqrt`, `+`, `*`, `/`, and `arb.mid().man_exp()`, the midpoint as an
+  odd mantissa (or 0) and an exponent, which is an mpmath raw value as it is.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ from sympy.external.gmpy import GROUND_TYPES
 from sympy.polys.matrices import DomainMatrix
 
 if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
-    from flint import fmpz_mat
+    from flint import arb, ctx, fmpq, fmpz_mat
 else:
-    fmpz_mat = None
+    arb = ctx = fmpq = fmpz_mat = None
 
 
 # SymPy matrices
@@ -125,6 +127,39 @@ def softmax_numbers(logits: list[mpmath.mpf | None], prec: int) -> tuple[list, m
     return exps, total, weights
 
 
+def rational_softmax(fractions: list[tuple[int, int] | None], radicand: int,
+                     prec: int) -> tuple[list, list, mpmath.mpf, list] | None:
+    """(a_j, e^{a_j}, Z, e^{a_j}/Z) of logits a_j = c_j·√radicand given as fractions c_j (None: masked), in
+    python-flint's arb balls at prec bits (each e^{a} in C: about seven times mpmath's time), as mpmath numbers;
+    None without python-flint (then mpmath computes them)."""
+    if arb is None:
+        return None
+    before = ctx.prec
+    ctx.prec = prec
+    try:
+        root = arb(radicand).sqrt()
+        logits = [None if c is None else arb(fmpq(*c)) * root for c in fractions]
+        exps = [arb(0) if a is None else a.exp() for a in logits]
+        total = sum(exps[1:], exps[0])
+        weights = [e / total for e in exps]
+        return ([None if a is None else _from_arb(a) for a in logits], [_from_arb(e) for e in exps],
+                _from_arb(total), [_from_arb(w) for w in weights])
+    finally:
+        ctx.prec = before
+
+
+def _from_arb(x) -> mpmath.mpf:
+    """An arb ball's midpoint as an mpmath number (exactly: its raw value is the midpoint's)."""
+    m, e = x.mid().man_exp()
+    man = int(m)
+    if man > 0:
+        return _make_mpf((0, man, int(e), man.bit_length()))
+    return _make_mpf((1, -man, int(e), (-man).bit_length())) if man else _ZERO
+
+
+_make_mpf = mpmath.mp.make_mpf
+
+
 def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tuple[int, list[int]]],
                     numerators: object | None, prec: int) -> list[mpmath.mpf]:
     """(Σ_j e^{a_j} n_jc) / (d_c · Z) for each value column c given as integers n_jc over a denominator d_c.
@@ -139,6 +174,8 @@ def integer_outputs(exps: list[mpmath.mpf], total: mpmath.mpf, integers: list[tu
     for c, (_, column) in enumerate(integers):
         # A column whose values are 0 at the largest terms has its own largest term, and terms that the shared
         # `low` cut off may be all it has (the output 20/(e^{400} + 1) is not 0): its sum from its own terms.
+        if all(column):  # no value 0: its largest term is the row's
+            continue
         kept = [e if n else _ZERO for e, n in zip(exps, column, strict=True)]
         column_high = max((e.exp + e.bc for e in kept if e.man), default=high)
         if column_high < high and any(e.man and e.exp < low for e in kept):
@@ -160,6 +197,15 @@ def _lowest(exps: list[mpmath.mpf], high: int, prec: int) -> int:
 def _shifted(exps: list[mpmath.mpf], low: int) -> list[int]:
     """Each e^{a_j} = man·2^exp as an integer multiple of 2^low (bits below it dropped)."""
     return [(e.man << (e.exp - low) if e.exp >= low else e.man >> (low - e.exp)) if e.man else 0 for e in exps]
+
+
+def fixed_point(numbers: list[mpmath.mpf], bits: int) -> tuple[list[int], int]:
+    """Numbers as integers m_j and one shift s, x_j ≈ m_j · 2^-s, with `bits` bits below the largest number's
+    leading bit (the bits under them dropped)."""
+    parts = [x._mpf_ for x in numbers]
+    shift = bits - max((exp + bc for _, man, exp, bc in parts if man), default=0)
+    return [(-1 if sign else 1) * (man << (exp + shift) if exp + shift >= 0 else man >> -(exp + shift))
+            for sign, man, exp, _ in parts], shift
 
 
 def integer_matrix(rows: Iterable[Iterable[int]]) -> object | None:

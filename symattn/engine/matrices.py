@@ -47,7 +47,8 @@ def over_QQ(M: ImmutableMatrix) -> DomainMatrix:
 def fractions(stored: DomainMatrix) -> list[list[Fraction]]:
     """A rational DomainMatrix's entries as (numerator, denominator) pairs, without SymPy numbers."""
     field = stored.convert_to(QQ)
-    return [[(int(QQ.numer(v)), int(QQ.denom(v))) for v in row] for row in field.to_list()]
+    # the elements' own numerator and denominator (flint's fmpq, gmpy's mpq, SymPy's PythonMPQ): quicker than QQ's
+    return [[(int(v.numerator), int(v.denominator)) for v in row] for row in field.to_list()]
 
 
 def entries(M: ImmutableMatrix) -> list[list[Expr]]:

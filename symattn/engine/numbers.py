@@ -85,14 +85,16 @@ def fraction_numbers(coefficients: list[tuple[int, int] | None], radicand: int =
     each one division at PRECISION. The numbers to_mpf gives, which calls this."""
     if radicand == 1:
         return [None if c is None else rational_number(c[0], c[1], PRECISION + _size_bits(c)) for c in coefficients]
-    numbers = []
-    for c in coefficients:
-        if c is None:
-            numbers.append(None)
-            continue
-        with mpmath.workdps(WORKING_DIGITS + 10 + (_size_bits(c) + radicand.bit_length()) * 3 // 10 + 1):
-            numbers.append(mpmath.mpf(c[0]) / c[1] * mpmath.sqrt(radicand))
-    return numbers
+    # √m once for the row, at the bits its largest coefficient needs (each c times it: one product)
+    prec = fraction_precision(coefficients, radicand)
+    with mpmath.workprec(prec + 10):
+        root = mpmath.sqrt(radicand)
+        return [None if c is None else rational_number(c[0], c[1], prec + 10) * root for c in coefficients]
+
+
+def fraction_precision(coefficients: list[tuple[int, int] | None], radicand: int = 1) -> int:
+    """The bits that give WORKING_DIGITS correct digits of every (p/q)·√radicand of a row and of its e^{a}."""
+    return PRECISION + max((_size_bits(c) for c in coefficients if c is not None), default=0) + radicand.bit_length()
 
 
 def _size_bits(c: tuple[int, int]) -> int:

@@ -10,9 +10,9 @@ import mpmath
 from sympy import Add, Expr, ImmutableMatrix, Pow, Rational, S, sqrt
 
 from .canonical import exp_sum, exponential, quotient
-from .fast import integer_outputs, softmax_numbers
+from .fast import integer_outputs, rational_softmax, softmax_numbers
 from .matrices import Fraction
-from .numbers import PRECISION, WORKING_DIGITS, Numbers, fraction_numbers
+from .numbers import PRECISION, WORKING_DIGITS, Numbers, fraction_numbers, fraction_precision
 from .symbols import any_symbolic
 from .values import Values
 from .weighted import Parts, WeightedAverage
@@ -169,13 +169,18 @@ def rational_row_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> R
     it)."""
     if V is not None and not V.is_numeric:
         return None
-    return _evaluate(fraction_numbers(list(logits), radicand), V, distinct=len(set(logits) - {None}))
+    distinct = len(set(logits) - {None})
+    computed = rational_softmax(list(logits), radicand, fraction_precision(list(logits), radicand) + 10)
+    if computed is None:  # without python-flint: mpmath
+        return _evaluate(fraction_numbers(list(logits), radicand), V, distinct)
+    return _evaluate(computed[0], V, distinct, computed[1:])
 
 
-def _evaluate(logits: list[mpmath.mpf | None], V: Values | None, distinct: int) -> RowNumbers:
+def _evaluate(logits: list[mpmath.mpf | None], V: Values | None, distinct: int, softmax: tuple | None = None
+              ) -> RowNumbers:
     """A row's softmax and outputs (none without values) from its logits' numbers (None: masked), at the working
-    precision."""
-    exps, total, weights = softmax_numbers(logits, PRECISION)
+    precision (`softmax`: its exponentials, Z and weights, when computed already)."""
+    exps, total, weights = softmax_numbers(logits, PRECISION) if softmax is None else softmax
     if V is None:
         return RowNumbers(logits, exps, total, weights, [], irrational=distinct > 1)
     if V.integers is None:

@@ -120,14 +120,24 @@ def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | N
                for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
     if query.values is None:
         return weights, []
-    outputs = [ZERO if zero else number_text(entry) if value is None else significant_approximation(value, FIGURES)
-               for zero, value, entry in zip(query.values.zero_columns, numbers.outputs, query.output, strict=True)]
+    # the exact entry only where terms cancelled: building every output's exact form costs more than the softmax
+    outputs = [ZERO if zero else number_text(query.output[c]) if value is None
+               else significant_approximation(value, FIGURES)
+               for c, (zero, value) in enumerate(zip(query.values.zero_columns, numbers.outputs, strict=True))]
     return weights, outputs
 
 
 def attention_answers(result: Attention, tokens: tuple[str, ...], names: str = "QKV") -> dict[str, Any]:
     """Q, K, V (those of `names` the section has: given scores have no Q and K, perhaps no V) and the focus
     queries of one attention computation."""
+    numbers, exact, columns = projection_answers(result, names)
+    queries = {tokens[i]: query_answers(q, columns) for i, q in result.queries.items()}
+    return {**numbers, "queries": queries, "exact": exact}
+
+
+def projection_answers(result: Attention, names: str) -> tuple[dict[str, Any], dict[str, Any], Coefficients | None]:
+    """The matrices `names` (of Q, K, V) of an attention computation as decimals and as exact LaTeX, and V's
+    columns as the coefficients of the output's exact forms (None without V)."""
     numbers, exact, columns = {}, {}, None
     for name in names:
         fractions = result.fractions(name)  # a rational projection's entries, without building SymPy numbers
@@ -140,10 +150,7 @@ def attention_answers(result: Attention, tokens: tuple[str, ...], names: str = "
             numbers[name] = [[significant_fraction(p, q, FIGURES) for p, q in row] for row in fractions]
             exact[name] = [[fraction_latex(p, q) for p, q in row] for row in fractions]
             columns = fraction_coefficients_latex(list(zip(*fractions, strict=True))) if name == "V" else columns
-    queries = {tokens[i]: query_answers(q, columns) for i, q in result.queries.items()}
-    return {**numbers, "queries": queries, "exact": exact}
-
-
+    return numbers, exact, columns
 
 
 def scale_answers(section) -> dict[str, Any]:

@@ -75,6 +75,7 @@ def caption(renderer, step: FlowFigure) -> str:
         key = _given_caption(step)
     elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
         key = "multi_rows.caption"
+    key = "gqa.caption" if step.flavour == "grouped" else key
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     # the note after the caption's sentences (its own leading space where the language spaces sentences)
     rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
@@ -86,6 +87,8 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     `encoder`: the symbol of the encoder outputs."""
     if step.flavour == "multi":
         return _multi_head(step)
+    if step.flavour == "grouped":
+        return _grouped(step)
     if step.given is not None:
         return _given(step, divisor)
     cross = step.flavour == "cross"
@@ -191,6 +194,63 @@ def _multi_head(step: FlowFigure) -> Flow:
         arrows.insert(0, Arrow("fork", ("X",), named, tuple(f"W^{{({i})}}" for i in shown if i is not None)))
         gaps.insert(0, LABELLED_GAP)
     return Flow(tuple(boxes), tuple(arrows), tuple(gaps))
+
+
+def _shown(count: int, most: int) -> list[int | None]:
+    """0 … count − 1, or beyond `most` the first, None (a ⋮) and the last."""
+    return list(range(count)) if count <= most else [0, None, count - 1]
+
+
+def _grouped(step: FlowFigure) -> Flow:
+    """X → each K/V head's K and V (once) → the query heads of its group (each with its own Q) → their
+    concatenation → · W_O → the output; beyond three K/V heads, or three query heads in a group: first, ⋮, last."""
+    group = step.heads // step.kv_heads
+    boxes: list[Box] = []
+    arrows: list[Arrow] = []
+    kv, queries, row = [], [], 0
+    for g in _shown(step.kv_heads, 3):
+        if g is None:
+            boxes += [Box("kvdots", 1, Fraction(row), (math(r"\vdots"),), "none"),
+                      Box("qdots", 2, Fraction(row), (math(r"\vdots"),), "none")]
+            row += 1
+            continue
+        start, targets = row, []
+        for h in _shown(group, 3):
+            if h is None:
+                boxes.append(Box(f"qdots{g}", 2, Fraction(row), (math(r"\vdots"),), "none"))
+            else:
+                n = g * group + h + 1
+                lines = (Line("text", "gqa.figure_query", {"h": n}), math(f"Q^{{({n})}} = X W_Q^{{({n})}}"))
+                boxes.append(Box(f"q{n}", 2, Fraction(row), lines))
+                targets.append(f"q{n}")
+            row += 1
+        boxes.append(Box(f"kv{g}", 1, Fraction(start + row - 1, 2), (math(f"K^{{[{g + 1}]}},\\ V^{{[{g + 1}]}}"),
+                                                                    Line("text", "gqa.figure_kv", {"g": g + 1}))))
+        arrows.append(Arrow("fork", (f"kv{g}",), tuple(targets)))
+        kv.append(f"kv{g}")
+        queries += targets
+    middle = Fraction(row - 1, 2)
+    boxes += [Box("X", 0, middle, (math("X"), text("embeddings"))),
+              Box("C", 3, middle, (math(r"z^{(1)} \,\|\, \cdots \,\|\, " + f"z^{{({step.heads})}}"), text("concat"))),
+              Box("O", 4, middle, (math("z"), text("output")), "output")]
+    arrows += [Arrow("fork", ("X",), tuple(kv), tuple(f"W_{{K,V}}^{{[{int(name[2:]) + 1}]}}" for name in kv)),
+               Arrow("merge", tuple(queries), ("C",)), Arrow("right", ("C",), ("O",), (r"\cdot W_O",))]
+    return Flow(tuple(boxes), tuple(arrows), (LABELLED_GAP + 4, GAP, GAP + STUB, LABELLED_GAP))
+
+
+def grouped_chain(step: FlowFigure, words) -> tuple[str, str]:
+    """The grouped-query figure as two lines of a chain (Markdown): X → each K/V head's K and V, then the query
+    heads' outputs, grouped under the K/V head they share, → their concatenation → · W_O. `words(key, params)`:
+    a language string as math text."""
+    group = step.heads // step.kv_heads
+    kv = [rf"\underbrace{{K^{{[{g}]}},\, V^{{[{g}]}}}}_{{\text{{{words('gqa.figure_kv', {'g': g})}}}}}"
+          for g in range(1, step.kv_heads + 1)]
+    first = r"X \xrightarrow{W_K^{[g]},\, W_V^{[g]}} " + r",\ ".join(kv)
+    heads = [", ".join(f"z^{{({g * group + h})}}" for h in range(1, group + 1)) for g in range(step.kv_heads)]
+    shared = [rf"\underbrace{{{z}}}_{{[{g}]}}" for g, z in enumerate(heads, start=1)]
+    second = (r"\longrightarrow " + r",\ ".join(shared) + rf" \longrightarrow \underbrace{{z^{{(1)}} \,\|\, \cdots"
+              rf" \,\|\, z^{{({step.heads})}}}}_{{\text{{{words('figure.concat', {})}}}}} \xrightarrow{{\cdot W_O}} z")
+    return first, second
 
 
 # ---------------------------------------------------------------- geometry, in the units of a backend

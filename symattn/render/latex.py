@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from fractions import Fraction
 from typing import Any, ClassVar
 
 from pylatex import Document, NoEscape
@@ -32,6 +31,7 @@ from .layout import (
 from .printers import DerivationRenderer
 from .rope_figure import latex_figure
 from .templates import class_options, language_preamble, read_template
+from .tex_lengths import TexDims
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
@@ -254,7 +254,11 @@ class LatexRenderer(DerivationRenderer):
                     for g in drawing.segments]
         picture += [rf"\flowlabel{{{at(label.x)}}}{{{at(label.y)}}}{{{label.math}}}" for label in drawing.labels]
         size = rf"(\dimexpr{at(drawing.width)}\relax,\dimexpr{at(drawing.height)}\relax)(0,\dimexpr-\FlowH/2\relax)"
-        lines += [f"{statement}%" for statement in dims.statements]
+        # A \flowset assignment (glue) looks for "plus" after its value and so expands a following \ifdim before it
+        # is made: a column's widest box is then found from stale widths. \relax ends each statement; the figures
+        # before grouped-query attention keep their bytes (their columns' boxes are about equally wide).
+        end = r"\relax%" if step.flavour == "grouped" else "%"
+        lines += [f"{statement}{end}" for statement in dims.statements]
         lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
         lines.append(r"\end{picture}}\flowfit")
         picture = "{" + "\n".join(lines) + "}"
@@ -294,61 +298,6 @@ class LatexRenderer(DerivationRenderer):
 # The frame and the fill of a flow figure's box, by its tint.
 _LINES = {True: r"\vector", False: r"\line"}
 _FRAMES = {"step": ("black!80", "blue!6"), "output": ("black!80", "orange!12"), "none": ("white", "white")}
-
-
-class TexLength:
-    """A length as a TeX dimen expression (the inside of \\dimexpr), for render/flow.py's geometry."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __add__(self, other: TexLength) -> TexLength:
-        return TexLength(f"({self.text}+{other.text})")
-
-    def __sub__(self, other: TexLength) -> TexLength:
-        return TexLength(f"({self.text}-{other.text})")
-
-    def __mul__(self, factor: Fraction) -> TexLength:
-        factor = Fraction(factor)
-        if factor == 0:
-            return TexLength("0pt")
-        return self if factor == 1 else TexLength(f"({self.text})*{factor.numerator}/{factor.denominator}")
-
-    def __truediv__(self, divisor: int) -> TexLength:
-        return TexLength(f"({self.text})/{divisor}")
-
-
-class TexDims:
-    """The lengths of a figure as TeX computes them: boxes measured, values fixed in named lengths."""
-
-    height = TexLength(r"\FlowH")
-
-    def __init__(self) -> None:
-        self.statements: list[str] = []
-
-    def mm(self, value: float) -> TexLength:
-        return TexLength(f"{value}mm")
-
-    def width(self, box) -> TexLength:
-        return TexLength(rf"\wd\flowbox{{{box.name}}}")
-
-    def fix(self, name: str, value: TexLength) -> TexLength:
-        self.statements.append(rf"\flowset{{{name}}}{{{value}}}")
-        return TexLength(rf"\flowl{{{name}}}")
-
-    def widest(self, name: str, values: list[TexLength]) -> TexLength:
-        widest = self.fix(name, values[0])
-        self.statements += [rf"\ifdim\dimexpr{b}\relax>{widest}\flowset{{{name}}}{{{b}}}\fi" for b in values[1:]]
-        return widest
-
-    def register(self, value: TexLength) -> TexLength:
-        """The value in a named length, if it is an expression."""
-        if "(" not in value.text:
-            return value
-        return self.fix(f"c{len(self.statements)}", value)
 
 
 # A section at most this many lines long (a result: a sentence, x, a sentence, z, a sentence) moves to the next

@@ -14,7 +14,7 @@ from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..spec.model import Math, Written
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
-from .flow import caption, layout
+from .flow import caption, grouped_chain, layout
 from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
@@ -111,7 +111,9 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
             math = next(line.content for line in lines if line.kind == "math")
             return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
 
-        if "C" in boxes:  # multi-head: heads, their concatenation, W_O
+        if step.flavour == "grouped":  # K/V heads, the query heads sharing them, their concatenation, W_O
+            first, second = grouped_chain(step, words)
+        elif "C" in boxes:  # multi-head: heads, their concatenation, W_O
             heads = ",\\ ".join(box.lines[1].content for name, box in boxes.items() if name[0] == "h"
                                   and box.tint != "none")
             start = rf"{part('X')} \longrightarrow " if "X" in boxes else ""
@@ -132,7 +134,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
             second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "
             second += part("A") + (rf" \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}" if "Z" in boxes
                                    else "")
-        chain = self.align([f"& {first} {second}"] if "C" in boxes else [f"& {first}", f"& {second}"])
+        one = "C" in boxes and step.flavour != "grouped"
+        chain = self.align([f"& {first} {second}"] if one else [f"& {first}", f"& {second}"])
         text = caption(self, step)
         return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
 

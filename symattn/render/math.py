@@ -42,7 +42,7 @@ NOTATION = {
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
     "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
-    "Z": "Z",  # a multi-head section's output matrices Z^(h), Z_concat, Z_final
+    "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -78,6 +78,13 @@ FORMULAS = {
     "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
     "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
                      r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
+    # grouped-query attention: the K/V head g of query head h (r query heads per K/V head), from 1 and from 0;
+    # RoPE's angle of pair i at position m
+    "gqa_mapping": r"g = \lceil h / r \rceil",
+    "gqa_mapping_zero": r"\lfloor h / r \rfloor",
+    "gqa_theta": r"\theta_i = b^{-2i/d}",
+    "gqa_angle": r"m\,\theta_i",
+    "gqa_projection": r"$P = $X $W",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final"}
@@ -193,7 +200,7 @@ class MathRenderer(Renderer):
         base = NOTATION.get(name.base)
         if base is None:
             raise RenderError(f"no notation for {name.base!r}")
-        if name.token is not None:
+        if name.token is not None:  # with a label too: z_{love,concat} (grouped-query attention, one per token)
             sub = self.subscript_word(name.token)
             if name.label in LABELS:  # z_{concat, love}: one token's row of a multi-head section's matrix
                 sub = f"{self.subscript_word(LABELS[name.label], user_text=False)},{sub}"
@@ -203,6 +210,7 @@ class MathRenderer(Renderer):
             label = LABELS.get(name.label or "")
             sub = self.subscript_word(label, user_text=False) if label else ""
         sup = f"^{{({name.head})}}" if name.head is not None else ""
+        sup = f"^{{[{name.group}]}}" if name.group is not None else sup  # a K/V head of grouped-query attention
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
 
     def num(self, number: Number, factor: bool = False) -> str:

@@ -170,3 +170,31 @@ def test_mpf_parts_and_integer_outputs():
         expected = mpmath.fdot(exps, [1, -2, 5, 7]) / (3 * total)
         assert abs(outputs[0] - expected) <= abs(expected) * mpmath.mpf(2) ** (8 - prec)
         assert outputs[1] == 0
+
+
+def test_arb_softmax_and_fixed_point():
+    """python-flint's arb (when SymPy runs on flint): a row's logits c·√m, e^{a}, Z and weights agree with mpmath
+    to the working precision, its midpoints become mpmath numbers exactly, and the global precision is restored;
+    fixed_point writes numbers as integers over one power of two."""
+    from symattn.engine.numbers import PRECISION
+
+    fractions = [(3, 7), None, (-5, 2), (0, 1)]
+    row = fast.rational_softmax(fractions, 2, PRECISION + 10)
+    if fast.arb is None:
+        assert row is None
+        return
+    before = fast.ctx.prec
+    logits, exps, total, weights = fast.rational_softmax(fractions, 2, PRECISION + 10)
+    assert fast.ctx.prec == before and logits[1] is None and exps[1] == 0 and logits[3] == 0
+    with mpmath.workprec(PRECISION + 10):
+        expected = [mpmath.mpf(3) / 7 * mpmath.sqrt(2), None, mpmath.mpf(-5) / 2 * mpmath.sqrt(2), mpmath.mpf(0)]
+        for got, want in zip(logits, expected, strict=True):
+            assert want is None or abs(got - want) <= mpmath.mpf(2) ** -(PRECISION - 4)
+        Z = sum(mpmath.exp(a) for a in expected if a is not None)
+        assert abs(total - Z) <= Z * mpmath.mpf(2) ** -(PRECISION - 4)
+        assert abs(sum(weights) - 1) <= mpmath.mpf(2) ** -(PRECISION - 8)
+    x = fast.arb(fast.fmpq(-3, 8))
+    assert fast.rational_softmax([(-3, 8)], 1, 64)[0][0] == mpmath.mpf(-3) / 8  # an exact midpoint, exactly
+    assert x.mid().man_exp()[0] % 2 == 1  # arf midpoints are normalised: an odd mantissa, as mpmath's raw values
+    integers, shift = fast.fixed_point([mpmath.mpf(3) / 4, mpmath.mpf(-5)], 10)
+    assert [m / 2**shift for m in integers] == [0.75, -5]

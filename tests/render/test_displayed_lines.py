@@ -38,6 +38,20 @@ mask = [[1, 1, 0], [1, 1, 0], [1, 1, 1]]
 focus = "all"
 """
 
+# grouped-query attention: four query heads sharing two K/V heads, a causal mask, every token and the matrix form
+GROUPED = """
+[[sections]]
+kind = "grouped_query"
+tokens = ["A", "B", "C"]
+X = [[1.0, 0.5], [0.2, 1.5], [0.7, 0.3]]
+mask = "causal"
+focus = "all"
+heads = [ { W_Q = [[1, 0], [0, 1]] }, { W_Q = [[0.5, 0], [0, 2]] },
+          { W_Q = [[0, 1], [1, 0]] }, { W_Q = [[1, 1], [0, 1]] } ]
+kv_heads = [ { W_K = [[1, 0], [0, 1]], W_V = [[1, 0], [0, 1]] }, { W_K = [[1, 1], [0, 1]], W_V = [[0, 1], [1, 0]] } ]
+W_O = [[0.5, 0], [0, 0.5], [0.25, 0], [0, 0.25], [0.5, 0], [0, 0.5], [0.25, 0], [0, 0.25]]
+"""
+
 
 def shown(text: str):
     """The exact value of a number as the page writes it."""
@@ -100,13 +114,16 @@ def specs(tmp_path_factory):
     # divided by a given c = 1/3, shown as the fraction it is (not as 0.3333 beside "=")
     (folder / "third.toml").write_text(CAUSAL_D4.replace('focus = "all"', 'scale = "1/3"\nfocus = "all"'),
                                        encoding="utf-8")
+    (folder / "grouped.toml").write_text(GROUPED, encoding="utf-8")
+    (folder / "rotary.toml").write_text(GROUPED.replace('mask = "causal"', "rope = true"), encoding="utf-8")
     return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "causal": folder / "causal.toml",
-            "ties": folder / "ties.toml", "third": folder / "third.toml"}
+            "ties": folder / "ties.toml", "third": folder / "third.toml", "grouped": folder / "grouped.toml",
+            "rotary": folder / "rotary.toml"}
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("digits", [None, 3])
-@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties", "third"])
+@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties", "third", "grouped", "rotary"])
 def test_every_displayed_line_checks(specs, name, lang, digits):
     derivation = derive(specs[name], lang=lang, digits=digits)
     lines = displayed_lines(derivation)

@@ -1,0 +1,199 @@
+"""The worked solution of grouped-query attention: the inputs, K and V once per K/V head, which query heads share
+which K/V head and what that saves in a K/V cache, each query head's attention (compact steps per focus token,
+its matrix form for "all" and "matrix"), the concatenation, W_O and the result. `section` is a
+kinds.grouped_query.GroupedQuerySpec (not imported: that module imports this one)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sympy import ImmutableMatrix
+
+from .. import engine
+from ..model import (
+    Concat,
+    DotProducts,
+    Formula,
+    Heading,
+    MatrixEquation,
+    MatrixFormStep,
+    Name,
+    Num,
+    Paragraph,
+    Result,
+    RowTimesMatrix,
+    Shown,
+    SqrtDk,
+    Step,
+    Token,
+    TokenTable,
+    VectorEquation,
+    WeightedSum,
+)
+from ..spec.model import Section
+from . import sentences
+from . import steps as common
+
+
+def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
+    H, G = len(section.W_Q), len(section.kv_heads)
+    d_k, d_v = section.W_Q[0].shape[1], section.kv_heads[0].W_V.shape[1]
+    x = Shown.input(section.X)
+    shown = _projections(section, result, x)
+    steps: list[Step] = [
+        common.part_heading(section, "gqa.heading"),
+        Paragraph(_variant(H, G), {"H": H, "G": G, "r": H // G}),
+        Paragraph("gqa.convention", {"mapping": Formula("gqa_mapping"), "zero": Formula("gqa_mapping_zero"),
+                                     "r": H // G}),
+        Heading(2, "gqa.step_inputs"),
+        TokenTable(("table.token", "table.embedding"), section.tokens, (x,)),
+        Paragraph("gqa.x_is", {"X": Name("X")}),
+        *_mask_and_rope(section),
+        Heading(2, "gqa.step_kv", {"G": G}),
+        Paragraph("gqa.kv_once", {"K": _projection("K"), "V": _projection("V")}),
+        *([Paragraph("gqa.kv_rotated")] if section.rope is not None else []),
+    ]
+    one = "_one" if G == H else ""
+    for g in range(G):
+        steps += [Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G}),
+                  MatrixEquation(Name("W_K", group=g + 1), Shown.input(section.kv_heads[g].W_K)),
+                  MatrixEquation(Name("W_V", group=g + 1), Shown.input(section.kv_heads[g].W_V)),
+                  TokenTable(("table.token", Name("K", group=g + 1), Name("V", group=g + 1)), section.tokens,
+                             (shown["K"][g], shown["V"][g]))]
+    steps += [Heading(2, "gqa.step_sharing"),
+              *(Paragraph(f"gqa.group{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G})
+                for g in range(G)),
+              _cache_sentence(H, G, d_k, d_v),
+              Heading(2, "gqa.step_heads", {"H": H}),
+              _scale_sentence(section)]
+    for h in range(H):
+        steps += _head_steps(section, result, h, shown)
+    steps += _combine_steps(section, result)
+    return steps
+
+
+def _projection(letter: str) -> Formula:
+    """K^{[1]} = X W_K^{[1]} (or V's)."""
+    names = (("P", Name(letter, group=1)), ("X", Name("X")), ("W", Name(f"W_{letter}", group=1)))
+    return Formula("gqa_projection", names)
+
+
+def _variant(H: int, G: int) -> str:
+    """Multi-query attention (one K/V head), grouped-query attention, or plain multi-head attention (one each)."""
+    return "gqa.intro_single" if H == 1 else "gqa.intro_mqa" if G == 1 else "gqa.intro_mha" if G == H else \
+        "gqa.intro_gqa"
+
+
+def _projections(section: Section, result: engine.GroupedQuery, x: Shown) -> dict[str, list[Shown]]:
+    """Q of each query head, K and V of each K/V head (rotated, with RoPE), all with one count of decimals."""
+    W = {"Q": [Shown.input(M) for M in section.W_Q], "K": [Shown.input(h.W_K) for h in section.kv_heads],
+         "V": [Shown.input(h.W_V) for h in section.kv_heads]}
+    values = {"Q": [a.Q for a in result.heads], "K": [result.K(g) for g in range(len(section.kv_heads))],
+              "V": [result.V(g) for g in range(len(section.kv_heads))]}
+    known = engine.Numbers(*(a.known for a in result.heads))
+    shown = {k: [common.product(x, w, v, known) for w, v in zip(W[k], values[k], strict=True)] for k in "QKV"}
+    every = [s for group in shown.values() for s in group]
+    decimals, whole = max(s.decimals for s in every), tuple(e for s in every for e in s.entries)
+    return {k: [replace(s, decimals=decimals, whole=whole) for s in group] for k, group in shown.items()}
+
+
+def _mask_and_rope(section: Section) -> list[Step]:
+    steps: list[Step] = []
+    if section.mask is not None:
+        steps += [Heading(2, "mask.heading"),
+                  Paragraph("gqa.mask_causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
+                  MatrixEquation(Name("M"), Shown(section.mask.values)),
+                  Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
+    rope = section.rope
+    if rope is not None:
+        positions = rope.at(len(section.tokens))
+        steps += [Heading(2, "gqa.rope_heading"),
+                  Paragraph(f"gqa.rope_{rope.pairing}", {"theta": Formula("gqa_theta"), "base": Num(rope.base),
+                                                         "angle": Formula("gqa_angle")}),
+                  TokenTable(("table.token", "gqa.position"), section.tokens,
+                             (Shown(ImmutableMatrix([[p] for p in positions])),))]
+    return steps
+
+
+def _cache_sentence(H: int, G: int, d_k: int, d_v: int) -> Paragraph:
+    """What a K/V cache holds per token, against full multi-head attention's H K/V heads."""
+    params = {"G": G, "H": H, "d_k": d_k, "d_v": d_v, "kv": G * (d_k + d_v), "full": H * (d_k + d_v),
+              "factor": H // G}
+    key = "gqa.cache_single" if H == 1 else "gqa.cache_same" if G == H else "gqa.cache_mqa" if G == 1 else "gqa.cache"
+    return Paragraph(key, params)
+
+
+def _scale_sentence(section: Section) -> Paragraph:
+    scale = section.scale
+    if scale.mode == "none":
+        return Paragraph("gqa.scale_none")
+    if scale.mode == "number":
+        return Paragraph("gqa.scale_number", {"c": Num(scale.number)})
+    return Paragraph("gqa.scale_sqrt", {"scale": SqrtDk(section.d_k)})
+
+
+def _head_steps(section: Section, result: engine.GroupedQuery, h: int,
+                shown: dict[str, list[Shown]]) -> list[Step]:
+    """Query head h: its W_Q, its queries, and its attention with its K/V head's keys and values."""
+    g = result.mapping[h]
+    attention = result.heads[h]
+    tokens = section.tokens
+    Q, K, V = shown["Q"][h], shown["K"][g], shown["V"][g]
+    steps: list[Step] = [
+        Paragraph("gqa.head_label", {"h": h + 1, "g": g + 1}),
+        MatrixEquation(Name("W_Q", head=h + 1), Shown.input(section.W_Q[h])),
+        TokenTable(("table.token", Name("Q", head=h + 1)), tokens, (Q,)),
+    ]
+    facts = sentences.section_facts(section.kind, scaling=section.scale.mode)
+    key_names = tuple(Name("k", t, group=g + 1) for t in tokens)
+    for token in section.focus.stepwise:
+        i = tokens.index(token)
+        query = attention.queries[i]
+        steps += [
+            Paragraph("gqa.query_of", {"token": Token(token), "h": h + 1, "g": g + 1}),
+            DotProducts(Name("q", token, head=h + 1), key_names, Q.row(i), K.rows, query.scores, attention.known),
+            *common.scaling_steps(section.scale, section.d_k, query, tokens, facts)[-1:],
+            common.softmax_step(query.softmax, tokens),
+            WeightedSum(query.softmax.weights, V.rows, query.output, tokens, attention.known),
+            VectorEquation(Name("z", token, head=h + 1), Shown(query.output, known=attention.known)),
+        ]
+    if section.focus.matrix_form(len(tokens)):
+        steps += [Paragraph("gqa.head_matrix", {"h": h + 1, "g": g + 1, "Q": Name("Q", head=h + 1),
+                                                "K": Name("K", group=g + 1), "V": Name("V", group=g + 1)}),
+                  MatrixFormStep(Q, K, V, engine.matrix_form([attention.queries[i] for i in range(len(tokens))]),
+                                 section.scale, section.d_k, section.scale.divisor(section.d_k), attention.known)]
+    return steps
+
+
+def _combine_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
+    """The heads' outputs concatenated (per focus token, or as the matrix Z), times W_O, and the result."""
+    H = len(section.W_Q)
+    W_O = Shown.input(section.W_O)
+    tokens = section.tokens
+    focus = section.focus
+    steps: list[Step] = [Heading(2, "gqa.step_concat"),
+                         Paragraph("gqa.concat" if H > 1 else "gqa.concat_one",
+                                   {"H": H, "size": H * section.kv_heads[0].W_V.shape[1]})]
+    products: list[Step] = []
+    results: list[Step] = []
+    for token in focus.stepwise:
+        combined = result.combined(tokens.index(token))
+        parts = tuple(Shown(z, known=combined.known) for z in combined.heads)
+        concat = Shown(combined.concat, known=combined.known)
+        output = common.product(concat, W_O, combined.output, combined.known)
+        name, final = Name("z", token, label="concat"), Name("z", token, label="final")
+        steps.append(Concat(name, parts, concat))
+        products.append(RowTimesMatrix(final, name, concat, Name("W_O"), W_O, output))
+        results.append(Result(final, output))
+    if not focus.stepwise:  # the matrix form alone: Z = [Z^(1) ‖ … ‖ Z^(H)] and Z W_O
+        rows = [result.combined(i) for i in range(len(tokens))]
+        known = engine.Numbers(*(c.known for c in rows))
+        concat = Shown(ImmutableMatrix.vstack(*(c.concat for c in rows)), known=known)
+        output = common.product(concat, W_O, ImmutableMatrix.vstack(*(c.output for c in rows)), known)
+        steps += [Paragraph("gqa.concat_matrix", {"Z": Name("Z", label="concat")}),
+                  MatrixEquation(Name("Z", label="concat"), concat)]
+        results.append(MatrixEquation(Name("Z", label="final"), output))
+    steps += [Heading(2, "gqa.step_project"), Paragraph("gqa.project", {"W_O": Name("W_O")}),
+              MatrixEquation(Name("W_O"), W_O), *products,
+              Heading(2, "gqa.result"), Paragraph("gqa.result_is"), *results, Paragraph("gqa.result_meaning")]
+    return steps
