@@ -122,11 +122,13 @@ class References(Step):
 
 @dataclass(frozen=True)
 class TokenTable(Step):
-    """A table with a row per token: header keys (language keys or Names) and one row vector per column."""
+    """A table with a row per token: header keys (language keys or Names) and one row vector per column;
+    `positions`, when given, each token's absolute position (a KV cache's tables), in a column after the tokens."""
 
     header: tuple[str | Name, ...]
     tokens: tuple[str, ...]
     columns: tuple[Shown, ...]
+    positions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -273,6 +275,7 @@ class FlowFigure(Step):
     heads: int = 0
     computed: bool = False
     number: int = 1  # Figure 1, 2, ... in the document's order
+    cached: bool = False  # a KV cache: the new keys and values are appended to the cached ones
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,14 @@ Modules, each with one job, each importing only those above it:
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
+    cache      a decoding step with a KV cache: the cached keys and values first, the new queries only, and the
+               whole sequence recomputed to check it
 Other modules import from this package, not from its modules.
 """
 
 from __future__ import annotations
 
-from . import rope
+from . import cache, rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
 from .matrices import Fraction, entries, flat_entries, project
@@ -57,6 +59,7 @@ __all__ = [
     "attention",
     "attention_of",
     "binary_parts",
+    "cache",
     "concat",
     "decimal",
     "decimal_digits",

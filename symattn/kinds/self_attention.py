@@ -29,8 +29,8 @@ from ..model import (
     VectorEquation,
 )
 from ..spec import fields
-from ..spec.model import Focus, GivenMatrix, Mask, Positions, Scale, Section
-from . import sentences
+from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Scale, Section
+from . import cache, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -56,6 +56,7 @@ class SelfAttentionSpec(Section):
     scale: Scale = Scale()
     mask: Mask | None = None
     positions: Positions | None = None
+    cache: Cache | None = None  # a KV cache: the tokens are then the new ones, after the cached positions
 
     @property
     def inputs(self) -> ImmutableMatrix:
@@ -66,7 +67,7 @@ class SelfAttentionSpec(Section):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading"})
+                      "P", *fields.SIZE_KEYS, "heading", *cache.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
@@ -75,15 +76,19 @@ class SelfAttentionKind(Kind):
                                           "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
         fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
+        cached, mask = cache.parse(data, field, tokens, m["W_K"], m["W_V"])
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), positions=fields.positions(data, m["X"], field))
+            mask=mask, positions=fields.positions(data, m["X"], field, cache.past(cached)), cache=cached)
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
+        if section.cache is not None:  # a decoding step: the cached keys and values first
+            return cache.attention(_new(section), section.cache, section.scale.divisor(section.d_k), focus,
+                                   section.mask)
         mask = None if section.mask is None else section.mask.values
         return engine.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
                                    section.scale.divisor(section.d_k), focus, mask)
@@ -99,27 +104,30 @@ class SelfAttentionKind(Kind):
         rows = "x" if P is None else "xp"
         W = common.given_weights(section)
         QKV = common.projections(dict.fromkeys("QKV", x), W, result)
+        cached, seen = section.cache, cache.key_tokens(section.cache, section.tokens)  # the keys' tokens
+        new, QKV = cache.shown(QKV, cached) if cached else (QKV, QKV)  # the new tokens', and all keys and values
         focus = section.focus
         whole = self.facts(section, result)
-        queries = {t: sentences.query_facts(whole, t, section.tokens, result.queries[section.tokens.index(t)],
+        queries = {t: sentences.query_facts(whole, t, seen, result.queries[section.tokens.index(t)],
                                             first=t == focus.stepwise[0]) for t in focus.stepwise}
         goal = [Paragraph("matrix.only", note=True)] if focus.mode == "matrix" else []
         if not goal:
             first = queries.get(focus.tokens[0]) or sentences.query_facts(
-                whole, focus.tokens[0], section.tokens, result.queries[section.tokens.index(focus.tokens[0])], True)
+                whole, focus.tokens[0], seen, result.queries[section.tokens.index(focus.tokens[0])], True)
             goal = [say(sentences.first_true(first, "self.goal", "self.goal_visible"), first,
                         {"token": Token(focus.tokens[0])})]
         steps: list[Step] = [
             common.part_heading(section, "self.heading"),
-            say(sentences.first_true(whole, "self.intro", "self.intro_masked"), whole),
+            cache.intro(cached, section.tokens) if cached else say(sentences.first_true(whole, "self.intro",
+                                                                                        "self.intro_masked"), whole),
             *goal,
             Heading(2, "self.step1"),
             TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *_positional_steps(section, x),
-            Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
-            Paragraph("self.projections"),
+            Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
+            Paragraph("cache.projections" if cached else "self.projections"),
             *([] if P is not None else [say("self.no_positional", whole, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
@@ -133,13 +141,16 @@ class SelfAttentionKind(Kind):
                           {"token": Token(token), "X": Name("Xp")}),
                       VectorEquation(Name(rows, token), x.row(i))]
             steps += common.projection_steps(token, Name(rows, token), x.row(i), W,
-                                             {k: v.row(i) for k, v in QKV.items()}, "self.projection_of")
+                                             {k: v.row(i) for k, v in new.items()}, "self.projection_of")
         steps += [
-            Paragraph("self.all_tokens"),
+            Paragraph("cache.new_tokens" if cached else "self.all_tokens"),
             TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
-                       (QKV["Q"], QKV["K"], QKV["V"])),
+                       (new["Q"], new["K"], new["V"])),
         ]
-        if section.mask is not None:
+        if cached:
+            steps += [*cache.table_steps(cached, section.tokens, QKV), *cache.mask_steps(cached, section.tokens,
+                                                                                          section.mask)]
+        elif section.mask is not None:
             steps += [Heading(2, "mask.heading"),
                       Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
                       MatrixEquation(Name("M"), Shown(section.mask.values)),
@@ -152,7 +163,7 @@ class SelfAttentionKind(Kind):
             keys = {"scores": sentences.first_true(facts, "self.step3", "self.step3_visible"),
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
-            steps += common.attention_steps(section.tokens, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
+            steps += common.attention_steps(seen, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
                                             section.d_k, section.scale, keys, facts, n)
             steps += [
                 Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
@@ -166,11 +177,14 @@ class SelfAttentionKind(Kind):
                     {"token": Token(token), "keys": Tokens(facts.visible, token), "z": Name("z", token),
                      "v": Name("v", facts.visible[0])}),
             ]
+        if cached:  # the check: the whole sequence recomputed without the cache gives the same rows
+            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask)
+            steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         if focus.matrix_form(len(section.tokens)):
-            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
-                                              QKV["Q"], QKV["K"], QKV["V"])
+            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, QKV["Q"],
+                                              QKV["K"], QKV["V"], "cache.matrix" if cached else "matrix.intro")
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
-        steps += common.heatmap(focus.tokens, section.tokens, result, rows_shown)
+        steps += common.heatmap(focus.tokens, seen, result, rows_shown)
         return steps
 
     def facts(self, section: SelfAttentionSpec, result: engine.Attention) -> Facts:
@@ -181,16 +195,17 @@ class SelfAttentionKind(Kind):
 
     def figure(self, section: SelfAttentionSpec) -> FlowFigure:
         mask = section.mask.mode if section.mask is not None else None
-        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask)
+        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask,
+                          cached=section.cache is not None)
 
     def size(self, section: SelfAttentionSpec) -> Size:
-        n = len(section.tokens)
+        n, keys = len(section.tokens), len(section.tokens) + cache.past(section.cache)
         d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
-        return Size("focus", len(section.focus.stepwise), n, d, n * n if section.focus.matrix_form(n) else 0)
+        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
-        return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section),
-                **attention_answers(result, section.tokens)}
+        return {"kind": self.name, "tokens": list(section.tokens), **cache.answers(section.cache, section.tokens),
+                **scale_answers(section), **attention_answers(result, section.tokens)}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)
@@ -227,6 +242,11 @@ class SelfAttentionKind(Kind):
         return Asked(("exam.given_self", {}), given, focus, section.d_k,
                      query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
                      tuple(q.scaled for q in result.queries.values()))
+
+
+def _new(section: SelfAttentionSpec) -> dict[str, ImmutableMatrix]:
+    """The section's own tokens' Q, K and V (with a KV cache: the new tokens')."""
+    return {c: engine.project(section.inputs, getattr(section, f"W_{c}").values) for c in "QKV"}
 
 
 def _positional_steps(section: SelfAttentionSpec, x: Shown) -> list[Step]:

@@ -152,12 +152,13 @@ def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Show
 
 
 def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
-                      V: Shown) -> list[Step]:
-    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V."""
+                      V: Shown, intro: str = "matrix.intro") -> list[Step]:
+    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V (`intro`: the sentence before
+    it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
         Heading(2, "matrix.heading"),
-        Paragraph("matrix.intro"),
+        Paragraph(intro),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
     ]
 

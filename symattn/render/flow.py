@@ -7,7 +7,7 @@ from 0 and may be halves (a box between two rows); columns run right with a gap 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -71,6 +71,7 @@ def layout(renderer, step: FlowFigure) -> Flow:
 def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
+    key = "figure.caption_cache" if step.cached else key
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     return renderer.text(key, {"number": step.number, **names})
 
@@ -94,21 +95,30 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
                        else (math("X"), text("embeddings")))]
         arrows = [Arrow("fork", ("X",), ("Q", "K", "V"), ("W_Q", "W_K", "W_V"))]
     chain = ["S"]
+    # a KV cache: the new keys and values appended to the cached ones, a column before the scores
+    first = 3 if step.cached else 2
+    if step.cached:
+        boxes[3] = replace(boxes[3], col=first)
+        boxes += [Box("KC", 2, Fraction(1), (math(r"K"), text("cache_keys"))),
+                  Box("VC", 2, Fraction(2), (math(r"V"), text("cache_values")))]
     if step.scale.mode != "none":
         scaling = r"\div \sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else rf"\div {divisor}"
-        boxes.append(Box("D", 2 + len(chain), Fraction(1), (math(scaling), text("scaling"))))
+        boxes.append(Box("D", first + len(chain), Fraction(1), (math(scaling), text("scaling"))))
         chain.append("D")
     if step.mask is not None:
-        boxes.append(Box("M", 2 + len(chain), Fraction(1), (math(r"+\,M"), text(f"mask_{step.mask}"))))
+        boxes.append(Box("M", first + len(chain), Fraction(1), (math(r"+\,M"), text(f"mask_{step.mask}"))))
         chain.append("M")
-    last = 2 + len(chain)
+    last = first + len(chain)
     boxes += [Box("A", last, Fraction(1), (math(r"\mathrm{softmax}"), text("weights"))),
               Box("Z", last, Fraction(2), (math(r"\sum_j w_j v_j"), text("sum"))),
               Box("O", last, Fraction(3), (math("z"), text("output")), "output")]
     chain.append("A")
-    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)),
+    keys, values = ("KC", "VC") if step.cached else ("K", "V")
+    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", (keys,), ("S",)),
                *(Arrow("right", (a,), (b,)) for a, b in zip(chain, chain[1:], strict=False)),
-               Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
+               Arrow("down", ("A",), ("Z",)), Arrow("right", (values,), ("Z",)), Arrow("down", ("Z",), ("O",))]
+    if step.cached:
+        arrows += [Arrow("right", ("K",), ("KC",)), Arrow("right", ("V",), ("VC",))]
     return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
 
 

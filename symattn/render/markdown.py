@@ -122,6 +122,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
                 start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
             else:
                 start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
+            if "KC" in boxes:  # a KV cache: the new keys and values appended to the cached ones
+                start += rf" \longrightarrow \underbrace{{K,\ V}}_{{\text{{{words('figure.cache_both', {})}}}}}"
             first = rf"{start} \longrightarrow {part('S')}"
             steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]
             second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "

@@ -40,6 +40,7 @@ NOTATION = {
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
+    "p": "p",  # a KV cache's count of cached positions
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -54,9 +55,12 @@ FORMULAS = {
     "x_plus_p": r"$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    # a KV cache: new token t at absolute position p + t sees positions 0 … p + t
+    "cache_position": "p + t",
+    "cache_seen": r"0, \ldots, p + t",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
-LABELS = {"concat": "concat", "final": "final"}
+LABELS = {"concat": "concat", "final": "final", "cache": "cache"}
 # Index subscripts (k_j: the key of any token j), set in math italic.
 INDICES = {"j", "t"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).

@@ -66,8 +66,9 @@ class DerivationRenderer(MathRenderer):
 
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
+        at = [[self.inline(str(p)) for p in step.positions]] if step.positions else []  # a KV cache's positions
         # One count of decimals per column, as the article's tables have.
-        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
+        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])]) + 10 * len(at)
         room = self.width - token_width - 4
         vectors = []  # the LaTeX of each cell: what the page width is measured in, whatever the output format
         cells = []
@@ -85,7 +86,8 @@ class DerivationRenderer(MathRenderer):
         tokens = [self.token(token) for token in step.tokens]
         widths = [max(visible_width(vector) + 2 for vector in column) for column in vectors]
         groups = column_groups(widths, self.width - token_width)
-        return "\n".join(self.table([header[0], *[header[1 + c] for c in group]], tokens, [cells[c] for c in group])
+        head = [header[0], *[self.text("table.position")] * len(at)]
+        return "\n".join(self.table([*head, *[header[1 + c] for c in group]], tokens, [*at, *[cells[c] for c in group]])
                          for group in groups)
 
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:

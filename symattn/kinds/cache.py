@@ -1,0 +1,194 @@
+"""The KV cache of a decoding step, for any kind whose keys and values come from its own tokens (self-attention, and
+each K/V head of grouped-query attention): its spec keys, the step's attention with the cached rows first, and the
+steps that show the cache before and after, the offset mask, and the check against the whole sequence.
+
+A cache's p tokens sit at absolute positions 0 … p − 1 and the section's n new tokens at p … p + n − 1; new token t
+sees positions 0 … p + t (engine.cache states the alignment)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from sympy import ImmutableMatrix
+
+from .. import engine
+from ..model import (
+    Eq,
+    Formula,
+    Heading,
+    MatrixEquation,
+    Name,
+    Paragraph,
+    Phrase,
+    Result,
+    Shown,
+    Step,
+    Token,
+    Tokens,
+    TokenTable,
+)
+from ..spec import fields
+from ..spec.model import Cache, GivenMatrix, Mask
+
+if TYPE_CHECKING:
+    from ..spec.model import Rope
+
+KEYS = fields.CACHE_KEYS
+
+
+# ------------------------------------------------------------ the spec
+
+
+def parse(data: dict[str, Any], field: str, tokens: tuple[str, ...], W_K: GivenMatrix,
+          W_V: GivenMatrix) -> tuple[Cache | None, Mask | None]:
+    """The cache (past_tokens, past_K, past_V: keys as wide as W_K's columns, values as W_V's) and the section's
+    mask: as given (n × (p + n) with a cache), else with a cache the causal mask with the offset p."""
+    cache = fields.cache(data, field, W_K.shape[1], W_V.shape[1], tokens)
+    p = past(cache)
+    mask = fields.mask(data, len(tokens), field, p)
+    if mask is None and cache is not None:
+        mask = Mask.causal(len(tokens), p)
+    return cache, mask
+
+
+def past(cache: Cache | None) -> int:
+    """p, the number of cached positions (0 without a cache): the new tokens' positions start there."""
+    return 0 if cache is None else len(cache.tokens)
+
+
+def key_tokens(cache: Cache | None, tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys' tokens in position order: the cached ones, then the new ones."""
+    return tokens if cache is None else (*cache.tokens, *tokens)
+
+
+def positions(cache: Cache | None, n: int) -> tuple[int, ...]:
+    """The absolute positions of the n new tokens."""
+    p = past(cache)
+    return tuple(range(p, p + n))
+
+
+# ------------------------------------------------------------ the engine
+
+
+def attention(new: dict[str, ImmutableMatrix], cache: Cache, divisor, focus: tuple[int, ...],
+              mask: Mask | None, rope: Rope | None = None) -> engine.Attention:
+    """The decoding step: the new queries against the cached keys and values followed by the new ones (new: the
+    new tokens' Q, K and V; with `rope`, unrotated: they are turned for their absolute positions)."""
+    n = new["Q"].rows
+    at = rope.at(n, past(cache)) if rope is not None else None
+    return engine.cache.decode(new, cache.K.values, cache.V.values, divisor, focus,
+                               None if mask is None else mask.values, rope, at)
+
+
+def recomputed(new: dict[str, ImmutableMatrix], cache: Cache, divisor, mask: Mask | None,
+               rope: Rope | None = None) -> engine.Attention:
+    """The whole sequence's attention without a cache, its rows of the new tokens (keyed p + t)."""
+    n = new["Q"].rows
+    at = rope.at(n, past(cache)) if rope is not None else None
+    return engine.cache.recompute(new, cache.K.values, cache.V.values, divisor,
+                                  None if mask is None else mask.values, rope, at)
+
+
+# ------------------------------------------------------------ the steps
+
+
+def at(first: int, last: int) -> Phrase:
+    """"position 3" or "positions 0–2"."""
+    if first == last:
+        return Phrase("cache.position", (("first", first),))
+    return Phrase("cache.positions", (("first", first), ("last", last)))
+
+
+def intro(cache: Cache, tokens: tuple[str, ...]) -> Paragraph:
+    """What a decoding step with a cache is, for this input: which tokens are cached and which are new."""
+    p, n = past(cache), len(tokens)
+    return Paragraph("cache.intro_one" if n == 1 else "cache.intro_several",
+                     {"past": Tokens(cache.tokens), "past_at": at(0, p - 1), "new": Tokens(tokens),
+                      "new_at": at(p, p + n - 1)})
+
+
+def shown(QKV: dict[str, Shown], cache: Cache) -> tuple[dict[str, Shown], dict[str, Shown]]:
+    """(the new tokens' Q, K, V; Q and the whole K, V of all positions) as shown, from the projections' Shown of the
+    result (whose K and V hold the cached rows first), with one count of decimals for all, the cache's included."""
+    decimals = max(QKV["Q"].decimals, cache.K.decimals, cache.V.decimals)
+    whole = {letter: replace(s, decimals=decimals) for letter, s in QKV.items()}
+    p = past(cache)
+    new = {letter: s if letter == "Q" else replace(s, values=s.values[p:, :]) for letter, s in whole.items()}
+    return new, whole
+
+
+def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown]) -> list[Step]:
+    """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
+    and the work it saves."""
+    p, n = past(cache), len(tokens)
+    total = p + n
+    K_c, V_c = Name("K", label="cache"), Name("V", label="cache")
+    before = tuple(replace(whole[c], values=whole[c].values[:p, :]) for c in "KV")
+    return [
+        Heading(2, "cache.heading"),
+        Paragraph("cache.before", {"K": K_c, "V": V_c}),
+        TokenTable(("table.token", K_c, V_c), cache.tokens, before, tuple(range(p))),
+        Paragraph("cache.append", {"K": Name("K"), "V": Name("V"), "total": total}),
+        TokenTable(("table.token", Name("K"), Name("V")), key_tokens(cache, tokens), (whole["K"], whole["V"]),
+                   tuple(range(total))),
+        Paragraph("cache.saved", {"n": n, "total": total}),
+    ]
+
+
+def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask) -> list[Step]:
+    """The mask of the step, n × (p + n), and which positions each new token sees."""
+    p = past(cache)
+    keys = key_tokens(cache, tokens)
+    causal = mask.mode == "causal"
+    steps: list[Step] = [
+        Heading(2, "mask.heading"),
+        Paragraph("cache.mask_causal" if causal else "cache.mask_given",
+                  {"M": Name("M"), "p": Eq(Name("p"), p), "n": len(tokens), "total": len(keys), "t": Formula("t"),
+                   "pt": Formula("cache_position"),
+                   "seen": Formula("cache_seen")}),
+        MatrixEquation(Name("M"), Shown(mask.values)),
+    ]
+    for t, token in enumerate(tokens):
+        seen = tuple(k for j, k in enumerate(keys) if mask.values[t, j])
+        key = "cache.sees_causal" if causal else "cache.sees"
+        steps.append(Paragraph(key, {"token": Token(token), "pos": p + t, "keys": Tokens(seen, token),
+                                     "range": at(0, p + t)}))
+    if any(v == 0 for v in mask.values):
+        steps.append(Paragraph("mask.effect", {"e": Formula("exp_minus_inf")}))
+    else:
+        steps.append(Paragraph("cache.mask_none", {"M": Name("M")}))
+    return steps
+
+
+def check_steps(cache: Cache, tokens: tuple[str, ...], step: engine.Attention, whole: engine.Attention,
+                mask: Mask, focus: tuple[str, ...]) -> list[Step]:
+    """The check: row p + t of the whole sequence's attention, recomputed without the cache, is the output of new
+    token t, exactly (engine.cache.same_rows; refused if not, which would be a bug)."""
+    p = past(cache)
+    if not engine.cache.same_rows(step, whole, p):
+        raise AssertionError("a KV cache's step differs from the whole sequence recomputed")
+    total = p + len(tokens)
+    steps: list[Step] = [
+        Heading(2, "cache.check_heading"),
+        Paragraph("cache.check" if mask.mode == "causal" else "cache.check_given",
+                  {"total": total, "M": Name("M"), "pt": Formula("cache_position")}),
+    ]
+    for token in focus:
+        t = tokens.index(token)
+        steps += [Paragraph("cache.check_row", {"pos": p + t, "token": Token(token)}),
+                  Result(Name("z", token), Shown(whole.queries[p + t].output, known=whole.known))]
+    steps.append(Paragraph("cache.check_equal", {"n": len(focus)}))
+    return steps
+
+
+# ------------------------------------------------------------ the answers
+
+
+def answers(cache: Cache | None, tokens: tuple[str, ...]) -> dict[str, Any]:
+    """What `solve` adds for a cache: the past tokens, the keys' tokens in order (K and V have a row each) and the
+    new tokens' absolute positions."""
+    if cache is None:
+        return {}
+    return {"past_tokens": list(cache.tokens), "key_tokens": list(key_tokens(cache, tokens)),
+            "positions": list(positions(cache, len(tokens)))}
