@@ -128,7 +128,8 @@ class SelfAttentionKind(Kind):
             *_positional_steps(section, x),
             Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("cache.projections" if cached else "self.projections"),
-            *([] if P is not None else [say("self.no_positional", whole, note=True)]),
+            *([] if P is not None else [Paragraph("cache.no_positional", note=True) if cached
+                                        else say("self.no_positional", whole, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
             Paragraph("note.dummy_weights", note=True),
