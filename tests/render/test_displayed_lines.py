@@ -100,13 +100,13 @@ def specs(tmp_path_factory):
     # divided by a given c = 1/3, shown as the fraction it is (not as 0.3333 beside "=")
     (folder / "third.toml").write_text(CAUSAL_D4.replace('focus = "all"', 'scale = "1/3"\nfocus = "all"'),
                                        encoding="utf-8")
-    return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "causal": folder / "causal.toml",
+    return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "modern": "modern", "causal": folder / "causal.toml",
             "ties": folder / "ties.toml", "third": folder / "third.toml"}
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("digits", [None, 3])
-@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties", "third"])
+@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "modern", "causal", "ties", "third"])
 def test_every_displayed_line_checks(specs, name, lang, digits):
     derivation = derive(specs[name], lang=lang, digits=digits)
     lines = displayed_lines(derivation)
