@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..spec.model import Rope
 
 KEYS = fields.CACHE_KEYS
+MATRIX_FORM = ("cache.matrix_heading", "cache.matrix")  # the matrix form of the new queries: heading, sentence
 
 
 # ------------------------------------------------------------ the spec

@@ -183,7 +183,7 @@ class SelfAttentionKind(Kind):
             steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         if focus.matrix_form(len(section.tokens)):
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, QKV["Q"],
-                                              QKV["K"], QKV["V"], "cache.matrix" if cached else "matrix.intro")
+                                              QKV["K"], QKV["V"], cache.MATRIX_FORM if cached else common.MATRIX_FORM)
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, seen, result, rows_shown)
         return steps

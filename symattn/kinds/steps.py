@@ -151,14 +151,17 @@ def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Show
     return steps
 
 
+MATRIX_FORM = ("matrix.heading", "matrix.intro")  # the matrix form's heading and the sentence before it
+
+
 def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
-                      V: Shown, intro: str = "matrix.intro") -> list[Step]:
-    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V (`intro`: the sentence before
-    it)."""
+                      V: Shown, keys: tuple[str, str] = MATRIX_FORM) -> list[Step]:
+    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V (`keys`: its heading and the
+    sentence before it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
-        Heading(2, "matrix.heading"),
-        Paragraph(intro),
+        Heading(2, keys[0]),
+        Paragraph(keys[1]),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
     ]
 
