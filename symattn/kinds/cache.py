@@ -109,6 +109,12 @@ def intro(cache: Cache, tokens: tuple[str, ...]) -> Paragraph:
                       "new_at": at(p, p + n - 1)})
 
 
+def positional(cache: Cache, tokens: tuple[str, ...]) -> Paragraph:
+    """With positional encodings: the new tokens' rows of P are those of their absolute positions."""
+    p, n = past(cache), len(tokens)
+    return Paragraph("cache.positional", {"P": Name("P"), "at": at(p, p + n - 1)})
+
+
 def shown(QKV: dict[str, Shown], cache: Cache) -> tuple[dict[str, Shown], dict[str, Shown]]:
     """(the new tokens' Q, K, V; Q and the whole K, V of all positions) as shown, from the projections' Shown of the
     result (whose K and V hold the cached rows first), with one count of decimals for all, the cache's included."""

@@ -126,6 +126,7 @@ class SelfAttentionKind(Kind):
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *_positional_steps(section, x),
+            *([cache.positional(cached, section.tokens)] if cached and P is not None else []),
             Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("cache.projections" if cached else "self.projections"),
             *([] if P is not None else [Paragraph("cache.no_positional", note=True) if cached
@@ -178,12 +179,12 @@ class SelfAttentionKind(Kind):
                     {"token": Token(token), "keys": Tokens(facts.visible, token), "z": Name("z", token),
                      "v": Name("v", facts.visible[0])}),
             ]
-        if cached:  # the check: the whole sequence recomputed without the cache gives the same rows
-            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask)
-            steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         if focus.matrix_form(len(section.tokens)):
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, QKV["Q"],
                                               QKV["K"], QKV["V"], cache.MATRIX_FORM if cached else common.MATRIX_FORM)
+        if cached:  # the check: the whole sequence recomputed without the cache gives the same rows
+            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask)
+            steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, seen, result, rows_shown)
         return steps
