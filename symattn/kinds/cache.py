@@ -15,6 +15,7 @@ from sympy import ImmutableMatrix
 from .. import engine
 from ..model import (
     Eq,
+    Facts,
     Formula,
     Heading,
     MatrixEquation,
@@ -30,6 +31,7 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Cache, GivenMatrix, Mask
+from .sentences import say
 
 if TYPE_CHECKING:
     from ..spec.model import Rope
@@ -43,14 +45,24 @@ MATRIX_FORM = ("cache.matrix_heading", "cache.matrix")  # the matrix form of the
 
 def parse(data: dict[str, Any], field: str, tokens: tuple[str, ...], W_K: GivenMatrix,
           W_V: GivenMatrix) -> tuple[Cache | None, Mask | None]:
-    """The cache (past_tokens, past_K, past_V: keys as wide as W_K's columns, values as W_V's) and the section's
-    mask: as given (n × (p + n) with a cache), else with a cache the causal mask with the offset p."""
-    cache = fields.cache(data, field, W_K.shape[1], W_V.shape[1], tokens)
+    """A self-attention section's cache (of) and its mask (mask)."""
+    cached = of(data, field, tokens, W_K, W_V)
+    return cached, mask(data, field, len(tokens), cached)
+
+
+def of(data: dict[str, Any], field: str, tokens: tuple[str, ...], W_K: GivenMatrix,
+       W_V: GivenMatrix) -> Cache | None:
+    """The cache a section (or a K/V head's entry) gives: past_tokens, past_K and past_V, the keys as wide as
+    W_K's columns and the values as W_V's; None without one."""
+    return fields.cache(data, field, W_K.shape[1], W_V.shape[1], tokens)
+
+
+def mask(data: dict[str, Any], field: str, n: int, cache: Cache | None) -> Mask | None:
+    """The section's mask: as given (n × (p + n) with a cache), else with a cache the causal mask with the
+    offset p."""
     p = past(cache)
-    mask = fields.mask(data, len(tokens), field, p)
-    if mask is None and cache is not None:
-        mask = Mask.causal(len(tokens), p)
-    return cache, mask
+    given = fields.mask(data, n, field, p)
+    return Mask.causal(n, p) if given is None and cache is not None else given
 
 
 def past(cache: Cache | None) -> int:
@@ -125,26 +137,27 @@ def shown(QKV: dict[str, Shown], cache: Cache) -> tuple[dict[str, Shown], dict[s
     return new, whole
 
 
-def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown]) -> list[Step]:
+def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None) -> list[Step]:
     """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
-    and the work it saves."""
+    and the work it saves (`head`: a K/V head's names, K^(g))."""
     p, n = past(cache), len(tokens)
     total = p + n
-    K_c, V_c = Name("K", label="cache"), Name("V", label="cache")
+    K_c, V_c = Name("K", label="cache", head=head), Name("V", label="cache", head=head)
+    K, V = Name("K", head=head), Name("V", head=head)
     before = tuple(replace(whole[c], values=whole[c].values[:p, :]) for c in "KV")
     return [
         Heading(2, "cache.heading"),
         Paragraph("cache.before", {"K": K_c, "V": V_c}),
         TokenTable(("table.token", K_c, V_c), cache.tokens, before, tuple(range(p))),
-        Paragraph("cache.append", {"K": Name("K"), "V": Name("V"), "total": total}),
-        TokenTable(("table.token", Name("K"), Name("V")), key_tokens(cache, tokens), (whole["K"], whole["V"]),
+        Paragraph("cache.append", {"K": K, "V": V, "total": total}),
+        TokenTable(("table.token", K, V), key_tokens(cache, tokens), (whole["K"], whole["V"]),
                    tuple(range(total))),
         Paragraph("cache.saved", {"n": n, "total": total}),
     ]
 
 
-def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask) -> list[Step]:
-    """The mask of the step, n × (p + n), and which positions each new token sees."""
+def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask, facts: Facts) -> list[Step]:
+    """The mask of the step, n × (p + n), and which positions each new token sees (`facts`: the section's)."""
     p = past(cache)
     keys = key_tokens(cache, tokens)
     causal = mask.mode == "causal"
@@ -161,10 +174,10 @@ def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask) -> list[Step]:
         key = "cache.sees_causal" if causal else "cache.sees"
         steps.append(Paragraph(key, {"token": Token(token), "pos": p + t, "keys": Tokens(seen, token),
                                      "range": at(0, p + t)}))
-    if any(v == 0 for v in mask.values):
+    if facts.masked:
         steps.append(Paragraph("mask.effect", {"e": Formula("exp_minus_inf")}))
     else:
-        steps.append(Paragraph("cache.mask_none", {"M": Name("M")}))
+        steps.append(say("cache.mask_none", facts, {"M": Name("M")}))
     return steps
 
 

@@ -150,8 +150,8 @@ class SelfAttentionKind(Kind):
                        (new["Q"], new["K"], new["V"])),
         ]
         if cached:
-            steps += [*cache.table_steps(cached, section.tokens, QKV), *cache.mask_steps(cached, section.tokens,
-                                                                                          section.mask)]
+            steps += [*cache.table_steps(cached, section.tokens, QKV),
+                      *cache.mask_steps(cached, section.tokens, section.mask, whole)]
         elif section.mask is not None:
             steps += [Heading(2, "mask.heading"),
                       Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),

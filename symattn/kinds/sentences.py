@@ -87,6 +87,7 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.symbolic_result": lambda f: f.symbolic,
     "cross.decoder_state": lambda f: f.first,
     "cross.decoder_state_next": lambda f: not f.first,
+    "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
 }
 
 
