@@ -250,6 +250,7 @@ class MatrixFormStep(Step):
     d_k: int
     divisor: Expr  # scale.divisor(d_k)
     known: Numbers | None = field(default=None, compare=False)
+    rotated: bool = False  # Q and K are RoPE's rotated Q̂ and K̂: S = Q̂K̂ᵀ
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,7 @@ class FlowFigure(Step):
     computed: bool = False
     number: int = 1  # Figure 1, 2, ... in the document's order
     cached: bool = False  # a KV cache: the new keys and values are appended to the cached ones
+    rope: bool = False  # q and k are rotated (RoPE) before the scores
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class Facts:
     `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
     the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
     `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
-    derives step by step."""
+    derives step by step. `rope`: the section rotates q and k (RoPE)."""
 
     kind: str
     token: str | None = None
@@ -104,3 +104,4 @@ class Facts:
     scaling: str = "sqrt_d_k"
     symbolic: bool = False
     first: bool = True
+    rope: bool = False  # q and k are rotated for their positions (RoPE)

@@ -8,7 +8,7 @@ sees positions 0 … p + t (engine.cache states the alignment)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sympy import ImmutableMatrix
 
@@ -30,11 +30,9 @@ from ..model import (
     TokenTable,
 )
 from ..spec import fields
-from ..spec.model import Cache, GivenMatrix, Mask
+from ..spec.model import Cache, Focus, GivenMatrix, Mask, Rope
+from . import rope as rotary
 from .sentences import say
-
-if TYPE_CHECKING:
-    from ..spec.model import Rope
 
 KEYS = fields.CACHE_KEYS
 MATRIX_FORM = ("cache.matrix_heading", "cache.matrix")  # the matrix form of the new queries: heading, sentence
@@ -132,28 +130,62 @@ def shown(QKV: dict[str, Shown], cache: Cache) -> tuple[dict[str, Shown], dict[s
     result (whose K and V hold the cached rows first), with one count of decimals for all, the cache's included."""
     decimals = max(QKV["Q"].decimals, cache.K.decimals, cache.V.decimals)
     whole = {letter: replace(s, decimals=decimals) for letter, s in QKV.items()}
-    p = past(cache)
-    new = {letter: s if letter == "Q" else replace(s, values=s.values[p:, :]) for letter, s in whole.items()}
-    return new, whole
+    n = QKV["Q"].values.rows
+    return {letter: last(s, n) for letter, s in whole.items()}, whole
 
 
-def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None) -> list[Step]:
+def last(shown: Shown, n: int) -> Shown:
+    """The last n rows (the new tokens') of keys or values of all positions; the rows themselves when only the new
+    tokens' are there (with RoPE, the keys before their rotation)."""
+    rows = shown.values.rows
+    return shown if rows == n else part(shown, rows - n, rows)
+
+
+def part(shown: Shown, start: int, stop: int) -> Shown:
+    """Rows start … stop − 1 of a matrix as shown, with the decimals of the whole (as its rows have)."""
+    return replace(shown, values=shown.values[start:stop, :], whole=shown.whole or shown.entries)
+
+
+def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None,
+                rotated: bool = False) -> list[Step]:
     """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
-    and the work it saves (`head`: a K/V head's names, K^(g))."""
+    and the work it saves (`head`: a K/V head's names, K^(g); `rotated`: with RoPE, the keys are rotated ones)."""
     p, n = past(cache), len(tokens)
     total = p + n
     K_c, V_c = Name("K", label="cache", head=head), Name("V", label="cache", head=head)
-    K, V = Name("K", head=head), Name("V", head=head)
-    before = tuple(replace(whole[c], values=whole[c].values[:p, :]) for c in "KV")
+    K, V = Name("Kh" if rotated else "K", head=head), Name("V", head=head)
+    rope = "_rope" if rotated else ""
+    before = tuple(part(whole[c], 0, p) for c in "KV")
     return [
         Heading(2, "cache.heading"),
-        Paragraph("cache.before", {"K": K_c, "V": V_c}),
+        Paragraph(f"cache.before{rope}", {"K": K_c, "V": V_c}),
         TokenTable(("table.token", K_c, V_c), cache.tokens, before, tuple(range(p))),
-        Paragraph("cache.append", {"K": K, "V": V, "total": total}),
+        Paragraph(f"cache.append{rope}", {"K": K, "V": V, "total": total}),
         TokenTable(("table.token", K, V), key_tokens(cache, tokens), (whole["K"], whole["V"]),
                    tuple(range(total))),
         Paragraph("cache.saved", {"n": n, "total": total}),
     ]
+
+
+def rotation_steps(rope: Rope, cache: Cache, tokens: tuple[str, ...], new: dict[str, Shown],
+                   rotated: dict[str, Shown], focus: Focus, facts: Facts, head: int | None = None) -> list[Step]:
+    """RoPE's Step 3 for the new tokens, at their absolute positions (the cached keys are rotated already): `new`
+    holds their Q and K before the rotation, `rotated` Q̂ and the K̂ of all positions."""
+    p, n = past(cache), len(tokens)
+    turned = {"Q": rotated["Q"], "K": last(rotated["K"], n)}
+    steps = rotary.rope_steps(rope, tokens, new, turned, focus.stepwise, facts, 3, stepwise=focus.mode != "matrix",
+                              head=head, positions=rope.at(n, p))
+    return [replace(s, key="cache.rope_new") if isinstance(s, Paragraph) and s.key == "rope.all_tokens" else s
+            for s in steps]
+
+
+def relative_steps(rope: Rope, cache: Cache, tokens: tuple[str, ...], query: str, new: dict[str, Shown],
+                   scores: tuple, facts: Facts, head: int | None = None) -> list[Step]:
+    """After a new query's dot products: the scores with the new keys from the unrotated vectors, in m − n (the
+    cache holds the earlier keys only after their rotation)."""
+    p, n = past(cache), len(tokens)
+    steps = rotary.relative_steps(rope, tokens, query, new, scores[p:], facts, head, rope.at(n, p))
+    return [replace(steps[0], key="cache.relative"), *steps[1:]]
 
 
 def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask, facts: Facts) -> list[Step]:

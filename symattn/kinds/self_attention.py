@@ -29,8 +29,9 @@ from ..model import (
     VectorEquation,
 )
 from ..spec import fields
-from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Scale, Section
+from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
 from . import cache, sentences
+from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, scale_answers
 from .base import Kind, Size
@@ -57,6 +58,7 @@ class SelfAttentionSpec(Section):
     mask: Mask | None = None
     positions: Positions | None = None
     cache: Cache | None = None  # a KV cache: the tokens are then the new ones, after the cached positions
+    rope: Rope | None = None  # RoPE: q and k rotated for their positions (kinds/rope.py)
 
     @property
     def inputs(self) -> ImmutableMatrix:
@@ -67,7 +69,7 @@ class SelfAttentionSpec(Section):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading", *cache.KEYS})
+                      "P", *fields.SIZE_KEYS, "heading", "rope", *cache.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec:
@@ -77,19 +79,23 @@ class SelfAttentionKind(Kind):
         fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
         cached, mask = cache.parse(data, field, tokens, m["W_K"], m["W_V"])
+        positions = fields.positions(data, m["X"], field, cache.past(cached))
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=mask, positions=fields.positions(data, m["X"], field, cache.past(cached)), cache=cached)
+            mask=mask, positions=positions, cache=cached, rope=rotary.parse(data, field, m, len(tokens), positions))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         if section.cache is not None:  # a decoding step: the cached keys and values first
             return cache.attention(_new(section), section.cache, section.scale.divisor(section.d_k), focus,
-                                   section.mask)
+                                   section.mask, section.rope)
         mask = None if section.mask is None else section.mask.values
+        if section.rope is not None:
+            return rotary.attention(X, section.W_Q.values, section.W_K.values, section.W_V.values, section.rope,
+                                    section.scale.divisor(section.d_k), focus, mask)
         return engine.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
                                    section.scale.divisor(section.d_k), focus, mask)
 
@@ -103,9 +109,14 @@ class SelfAttentionKind(Kind):
              else Shown(section.inputs, max(section.X.decimals, P.P.decimals)))
         rows = "x" if P is None else "xp"
         W = common.given_weights(section)
-        QKV = common.projections(dict.fromkeys("QKV", x), W, result)
+        rope = section.rope
+        # with RoPE the table shows Q and K before the rotation; the rope steps then rotate them
+        QKV = common.projections(dict.fromkeys("QKV", x), W, result if rope is None else rotary.unrotated(
+            section.inputs, section.W_Q.values, section.W_K.values, result))
+        rotated = None if rope is None else {c: Shown(getattr(result, c), known=result.known) for c in "QK"}
         cached, seen = section.cache, cache.key_tokens(section.cache, section.tokens)  # the keys' tokens
         new, QKV = cache.shown(QKV, cached) if cached else (QKV, QKV)  # the new tokens', and all keys and values
+        scores_from = QKV if rotated is None else rotated
         focus = section.focus
         whole = self.facts(section, result)
         queries = {t: sentences.query_facts(whole, t, seen, result.queries[section.tokens.index(t)],
@@ -129,8 +140,9 @@ class SelfAttentionKind(Kind):
             *([cache.positional(cached, section.tokens)] if cached and P is not None else []),
             Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("cache.projections" if cached else "self.projections"),
-            *([] if P is not None else [Paragraph("cache.no_positional", note=True) if cached
-                                        else say("self.no_positional", whole, note=True)]),
+            *([] if P is not None or rope is not None else [Paragraph("cache.no_positional", note=True) if cached
+                                                            else say("self.no_positional", whole, note=True)]),
+            *([] if rope is None else [say("rope.later", whole, {"n": 3}, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
             Paragraph("note.dummy_weights", note=True),
@@ -149,24 +161,36 @@ class SelfAttentionKind(Kind):
             TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
                        (new["Q"], new["K"], new["V"])),
         ]
-        if cached:
-            steps += [*cache.table_steps(cached, section.tokens, QKV),
+        if cached:  # RoPE's rotation of the new tokens (Step 3), the cache they join, and its mask
+            steps += [*([] if rope is None else cache.rotation_steps(rope, cached, section.tokens, new, rotated, focus,
+                                                                     whole)),
+                      *cache.table_steps(cached, section.tokens, QKV if rope is None else {**QKV, "K": rotated["K"]},
+                                         rotated=rope is not None),
                       *cache.mask_steps(cached, section.tokens, section.mask, whole)]
         elif section.mask is not None:
             steps += [Heading(2, "mask.heading"),
                       Paragraph("mask.causal" if section.mask.mode == "causal" else "mask.given", {"M": Name("M")}),
                       MatrixEquation(Name("M"), Shown(section.mask.values)),
                       Paragraph("mask.effect", {"e": Formula("exp_minus_inf")})]
+        if rope is not None and not cached:  # Step 3: the rotation of q and k
+            steps += rotary.rope_steps(rope, section.tokens, QKV, rotated, focus.stepwise, whole, 3,
+                                       stepwise=focus.mode != "matrix")
         several = len(focus.stepwise) > 1
         for number, (token, facts) in enumerate(queries.items()):
             i = section.tokens.index(token)
             query = result.queries[i]
-            n = 3 + 3 * number  # each query's Steps continue the numbers: 3-5, then 6-8, ...
+            # each query's Steps continue the numbers: 3-5, then 6-8, ... (4-6, 7-9, ... after RoPE's Step 3)
+            n = 3 + 3 * number + (rope is not None)
             keys = {"scores": sentences.first_true(facts, "self.step3", "self.step3_visible"),
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
-            steps += common.attention_steps(seen, QKV["Q"].row(i), QKV["K"], QKV["V"], query,
-                                            section.d_k, section.scale, keys, facts, n)
+            rope_keys = {} if rope is None else {"letters": ("qh", "kh"), "after_scores": tuple(
+                cache.relative_steps(rope, cached, section.tokens, token, new, query.scores, facts) if cached
+                else rotary.relative_steps(rope, section.tokens, token, QKV, query.scores, facts))}
+            if rope is not None:
+                keys["query"] = "rope.query_is"
+            steps += common.attention_steps(seen, scores_from["Q"].row(i), scores_from["K"], QKV["V"],
+                                            query, section.d_k, section.scale, keys, facts, n, **rope_keys)
             steps += [
                 Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
                 say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
@@ -180,10 +204,12 @@ class SelfAttentionKind(Kind):
                      "v": Name("v", facts.visible[0])}),
             ]
         if focus.matrix_form(len(section.tokens)):
-            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, QKV["Q"],
-                                              QKV["K"], QKV["V"], cache.MATRIX_FORM if cached else common.MATRIX_FORM)
+            steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
+                                              scores_from["Q"], scores_from["K"], QKV["V"],
+                                              cache.MATRIX_FORM if cached else common.MATRIX_FORM, rope is not None)
         if cached:  # the check: the whole sequence recomputed without the cache gives the same rows
-            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask)
+            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask,
+                                              rope)
             steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
         steps += common.heatmap(focus.tokens, seen, result, rows_shown)
@@ -193,12 +219,12 @@ class SelfAttentionKind(Kind):
         """The section's facts: masked (some key hidden from some query), positional encodings, scaling, symbols."""
         masked = section.mask is not None and any(v == 0 for v in section.mask.values)
         return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
-                                       self.symbolic(result))
+                                       self.symbolic(result), rope=section.rope is not None)
 
     def figure(self, section: SelfAttentionSpec) -> FlowFigure:
         mask = section.mask.mode if section.mask is not None else None
         return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask,
-                          cached=section.cache is not None)
+                          cached=section.cache is not None, rope=section.rope is not None)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         n, keys = len(section.tokens), len(section.tokens) + cache.past(section.cache)
@@ -206,8 +232,14 @@ class SelfAttentionKind(Kind):
         return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
+        answers = attention_answers(result, section.tokens)
+        if section.rope is not None:  # Q and K before the rotation, Q_rotated and K_rotated after it, and rope
+            plain = attention_answers(rotary.unrotated(section.inputs, section.W_Q.values, section.W_K.values,
+                                                       result), section.tokens)
+            answers.update(rotary.rope_answers(section.rope, plain, answers, len(section.tokens),
+                                               section.W_Q.shape[1]))
         return {"kind": self.name, "tokens": list(section.tokens), **cache.answers(section.cache, section.tokens),
-                **scale_answers(section), **attention_answers(result, section.tokens)}
+                **scale_answers(section), **answers}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)

@@ -65,7 +65,7 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "self.for_next": lambda f: not f.first,
     "self.embedding_of": lambda f: not f.positional,
     "self.input_of": lambda f: f.positional,
-    "self.no_positional": lambda f: not f.positional,
+    "self.no_positional": lambda f: not f.positional and not f.rope,
     "self.step3": lambda f: _sees_all(f) and f.token in f.keys,
     "self.step3_visible": lambda f: not _sees_all(f),
     "self.result_from": lambda f: not f.positional,
@@ -87,7 +87,12 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.symbolic_result": lambda f: f.symbolic,
     "cross.decoder_state": lambda f: f.first,
     "cross.decoder_state_next": lambda f: not f.first,
+    # RoPE (kinds/rope.py): said only of a section that rotates q and k
+    **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
+                                                      "positions", "positions_given", "relative",
+                                                      "relative_meaning", "later", "example")},
     "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
+    "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
 }
 
 
@@ -120,9 +125,9 @@ def _check(key: str, facts: Facts) -> None:
 
 
 def section_facts(kind: str, masked: bool = False, positional: bool = False, scaling: str = "sqrt_d_k",
-                  symbolic: bool = False) -> Facts:
+                  symbolic: bool = False, rope: bool = False) -> Facts:
     """The facts of a section as a whole (before any query)."""
-    return Facts(kind, masked=masked, positional=positional, scaling=scaling, symbolic=symbolic)
+    return Facts(kind, masked=masked, positional=positional, scaling=scaling, symbolic=symbolic, rope=rope)
 
 
 def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine.QueryAttention,
@@ -136,7 +141,7 @@ def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine
     if numbers is not None:  # mpmath numbers: a weight may be far below a Decimal's least exponent
         weights = tuple(w for w, hidden in zip(numbers.weights, masked, strict=True) if not hidden)
     return Facts(section.kind, token, keys, visible, weights, section.masked, section.positional, section.scaling,
-                 section.symbolic or any_symbolic(query.output), first)
+                 section.symbolic or any_symbolic(query.output), first, section.rope)
 
 
 def masked_keys(facts: Facts) -> tuple[str, ...]:

@@ -121,21 +121,25 @@ def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxSte
 
 
 def attention_steps(key_tokens: tuple[str, ...], query: Shown, K: Shown, V: Shown, result: engine.QueryAttention,
-                    d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int) -> list[Step]:
+                    d_k: int, scale: Scale, step_keys: dict[str, str], facts: Facts, number: int,
+                    letters: tuple[str, str] = ("q", "k"), after_scores: tuple[Step, ...] = ()) -> list[Step]:
     """Scores, scaling, softmax and weighted sum for the query of `facts.token`: the heart of every attention kind.
-    Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...)."""
+    Its steps are numbered from `number` (Step 3, 4, 5 for the first query, 6, 7, 8 for the next ...).
+    `letters`: the names of the query and the keys (RoPE's rotated q̂, k̂), with step_keys["query"] the sentence
+    before the query (else attend.query_is); `after_scores`: steps after the dot products (RoPE's scores in m − n)."""
     focus = facts.token
-    key_names = tuple(Name("k", t) for t in key_tokens)
+    key_names = tuple(Name(letters[1], t) for t in key_tokens)
     value_names = tuple(Name("v", t) for t in key_tokens)
-    query_name = Name("q", focus)
+    query_name = Name(letters[0], focus)
     weights, known = result.softmax.weights, result.softmax.known
     steps: list[Step] = [
         heading(2, step_keys["scores"], facts, {"token": Token(focus), "n": number}),
-        Paragraph("attend.query_is", {"token": Token(focus)}),
+        Paragraph(step_keys.get("query", "attend.query_is"), {"token": Token(focus)}),
         VectorEquation(query_name, query),
         Paragraph("attend.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", query_name),
-                                                                   ("k", Name("k", label="j"))))}),
+                                                                   ("k", Name(letters[1], label="j"))))}),
         DotProducts(query_name, key_names, query, K.rows, result.scores, known),
+        *after_scores,
         *raw_scores(result.scores, known),
         *scaling_steps(scale, d_k, result, key_tokens, facts),
         heading(2, step_keys["softmax"], facts, {"token": Token(focus), "n": number + 1}),
@@ -155,14 +159,14 @@ MATRIX_FORM = ("matrix.heading", "matrix.intro")  # the matrix form's heading an
 
 
 def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown, K: Shown,
-                      V: Shown, keys: tuple[str, str] = MATRIX_FORM) -> list[Step]:
-    """All n queries at once: S = QKᵀ, its scaling, the row-wise softmax A and A·V (`keys`: its heading and the
-    sentence before it)."""
+                      V: Shown, keys: tuple[str, str] = MATRIX_FORM, rotated: bool = False) -> list[Step]:
+    """All n queries at once: S = QKᵀ (S = Q̂K̂ᵀ of the rotated Q and K with RoPE), its scaling, the row-wise
+    softmax A and A·V (`keys`: its heading and the sentence before it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
         Heading(2, keys[0]),
         Paragraph(keys[1]),
-        MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known),
+        MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known, rotated=rotated),
     ]
 
 

@@ -73,7 +73,8 @@ def caption(renderer, step: FlowFigure) -> str:
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     key = "figure.caption_cache" if step.cached else key
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
-    return renderer.text(key, {"number": step.number, **names})
+    rope = " " + renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
+    return renderer.text(key, {"number": step.number, **names}) + rope
 
 
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
@@ -82,10 +83,11 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     if step.flavour == "multi":
         return _multi_head(step)
     cross = step.flavour == "cross"
-    boxes = [Box("Q", 1, Fraction(0), (math(f"Q = {'Y' if cross else _source(step, encoder)} W_Q"),)),
-             Box("K", 1, Fraction(1), (math(f"K = {_source(step, encoder)} W_K"),)),
+    q, k = ("Q", "K") if not step.rope else (r"\hat{Q}", r"\hat{K}")  # RoPE: the rotated queries and keys score
+    boxes = [Box("Q", 1, Fraction(0), (math(_rotated(step, f"{'Y' if cross else _source(step, encoder)} W_Q")),)),
+             Box("K", 1, Fraction(1), (math(_rotated(step, f"{_source(step, encoder)} W_K")),)),
              Box("V", 1, Fraction(2), (math(f"V = {_source(step, encoder)} W_V"),)),
-             Box("S", 2, Fraction(1), (math(r"Q K^{\top}"), text("scores")))]
+             Box("S", 2, Fraction(1), (math(rf"{q} {k}^{{\top}}"), text("scores")))]
     if cross:
         sources = [Box("X", 0, Fraction(0), (math("Y"), text("decoder"))),  # the decoder states Y, rows y_t
                    Box("H", 0, Fraction(3, 2), (math(encoder), text("encoder")))]
@@ -99,7 +101,7 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     first = 3 if step.cached else 2
     if step.cached:
         boxes[3] = replace(boxes[3], col=first)
-        boxes += [Box("KC", 2, Fraction(1), (math(r"K"), text("cache_keys"))),
+        boxes += [Box("KC", 2, Fraction(1), (math(k), text("cache_keys"))),
                   Box("VC", 2, Fraction(2), (math(r"V"), text("cache_values")))]
     if step.scale.mode != "none":
         scaling = r"\div \sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else rf"\div {divisor}"
@@ -120,6 +122,12 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     if step.cached:
         arrows += [Arrow("right", ("K",), ("KC",)), Arrow("right", ("V",), ("VC",))]
     return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
+
+
+def _rotated(step: FlowFigure, product: str) -> str:
+    r"""Q = X W_Q, or with RoPE \hat{Q} = RoPE(X W_Q): the projection rotated for the tokens' positions."""
+    letter = product[-1]
+    return rf"\hat{{{letter}}} = \mathrm{{RoPE}}({product})" if step.rope else f"{letter} = {product}"
 
 
 def _source(step: FlowFigure, encoder: str) -> str:

@@ -12,11 +12,13 @@ from typing import Any, ClassVar
 from sympy import Rational
 
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..model_rope import RopeFigure
 from ..numfmt import format_number
 from .escape import escape_attribute, escape_html
 from .flow import caption, layout
 from .layout import heat_cells, visible_width
 from .printers import DerivationRenderer
+from .rope_figure import html_figure
 from .svg import flow_svg
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
@@ -155,6 +157,9 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
         svg = flow_svg(figure, lines, ident)
         return (f"<figure>{svg}<figcaption class=\"caption\" id=\"{ident}\">{caption(self, step)}</figcaption>"
                 "</figure>")
+
+    def _print_RopeFigure(self, step: RopeFigure) -> str:
+        return html_figure(self, step)  # RoPE's rotation of one pair: the matrix product, then the drawing
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """Shaded cells, every weight column of one width (the widest name or value): the darker the blue, the larger

@@ -13,6 +13,7 @@ from pylatex import Document, NoEscape
 from sympy import Rational
 
 from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..model_rope import RopeFigure
 from ..numfmt import format_number
 from .escape import escape
 from .flow import caption, geometry, layout
@@ -29,6 +30,7 @@ from .layout import (
     visible_width,
 )
 from .printers import DerivationRenderer
+from .rope_figure import latex_figure
 from .templates import class_options, language_preamble, read_template
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
@@ -263,6 +265,9 @@ class LatexRenderer(DerivationRenderer):
         # to the next page's top.
         return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture, under,
                           r"\end{minipage}\par\medskip"])
+
+    def _print_RopeFigure(self, step: RopeFigure) -> str:
+        return latex_figure(self, step)  # RoPE's rotation of one pair: the matrix product, then the drawing
 
     def _print_Heatmap(self, step: Heatmap) -> str:
         """A table of shaded cells, all of one width (\\heatcells: the widest name or value), the darker the larger

@@ -102,8 +102,10 @@ class Line:
             if total is None:
                 return True
             return round_over_root(total, radicand, places) == result
-        if self.result.exact:
+        if self.result.exact and self.lead == "=":
             return recomputed == result
+        # rounded operands (an exact result among them, as RoPE's score at m = n from rotated vectors): the result
+        # is what they give rounded half-up to its decimals
         return round_half_up(recomputed, places) == result
 
     def recomputed_numerator(self) -> Fraction | None:

@@ -122,8 +122,11 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
                 start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
             else:
                 start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
-            if "KC" in boxes:  # a KV cache: the new keys and values appended to the cached ones
-                start += rf" \longrightarrow \underbrace{{K,\ V}}_{{\text{{{words('figure.cache_both', {})}}}}}"
+                if step.rope:  # q and k rotated for their positions before the scores
+                    start += r" \xrightarrow{\mathrm{RoPE}} \hat{Q},\ \hat{K}"
+            if "KC" in boxes:  # a KV cache: the new keys (rotated, with RoPE) and values appended to the cached ones
+                keys = r"\hat{K}" if step.rope else "K"
+                start += rf" \longrightarrow \underbrace{{{keys},\ V}}_{{\text{{{words('figure.cache_both', {})}}}}}"
             first = rf"{start} \longrightarrow {part('S')}"
             steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]
             second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "

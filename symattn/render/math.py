@@ -41,6 +41,8 @@ NOTATION = {
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P",
     "p": "p",  # a KV cache's count of cached positions
+    # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
+    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -58,6 +60,15 @@ FORMULAS = {
     # a KV cache: new token t at absolute position p + t sees positions 0 … p + t
     "cache_position": "p + t",
     "cache_seen": r"0, \ldots, p + t",
+    # RoPE (kinds/rope.py)
+    "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
+    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}",
+    "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
+    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos\varphi_{i} - x_b \sin\varphi_{i},\ "
+                     r"x_a \sin\varphi_{i} + x_b \cos\varphi_{i})",
+    "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
+    "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
+                     r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final", "cache": "cache"}
@@ -182,6 +193,15 @@ class MathRenderer(Renderer):
             sub = self.subscript_word(label, user_text=False) if label else ""
         sup = f"^{{({name.head})}}" if name.head is not None else ""
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
+
+    def positioned(self, positions: tuple[int, ...], header: list[str], tokens: list[str],
+                   columns: list[list[str]]) -> str:
+        """A token table (self.table), with each token's absolute position in a column after the tokens when
+        `positions` are given (a KV cache's tables)."""
+        if not positions:
+            return self.table(header, tokens, columns)
+        at = [self.inline(str(p)) for p in positions]
+        return self.table([header[0], self.text("table.position"), *header[1:]], tokens, [at, *columns])
 
     def num(self, number: Number, factor: bool = False) -> str:
         """A formatted number; negative numbers and sums are parenthesised as factors of a product."""

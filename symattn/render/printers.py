@@ -32,9 +32,10 @@ from .escape import escape
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import MathRenderer
+from .rope import RopePrinter
 
 
-class DerivationRenderer(MathRenderer):
+class DerivationRenderer(RopePrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -66,10 +67,9 @@ class DerivationRenderer(MathRenderer):
 
     def _print_TokenTable(self, step: TokenTable) -> str:
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
-        at = [[self.inline(str(p)) for p in step.positions]] if step.positions else []  # a KV cache's positions
         # One count of decimals per column, as the article's tables have.
-        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])]) + 10 * len(at)
-        room = self.width - token_width - 4
+        token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
+        room = self.width - token_width - 4 - 10 * bool(step.positions)  # a KV cache's tables: a position column
         vectors = []  # the LaTeX of each cell: what the page width is measured in, whatever the output format
         cells = []
         for column in step.columns:
@@ -85,10 +85,9 @@ class DerivationRenderer(MathRenderer):
                 vectors[-1] = [max(cell, key=visible_width) for cell in lines]
         tokens = [self.token(token) for token in step.tokens]
         widths = [max(visible_width(vector) + 2 for vector in column) for column in vectors]
-        groups = column_groups(widths, self.width - token_width)
-        head = [header[0], *[self.text("table.position")] * len(at)]
-        return "\n".join(self.table([*head, *[header[1 + c] for c in group]], tokens, [*at, *[cells[c] for c in group]])
-                         for group in groups)
+        groups = column_groups(widths, self.width - token_width - 10 * bool(step.positions))
+        return "\n".join(self.positioned(step.positions, [header[0], *[header[1 + c] for c in group]], tokens,
+                                         [cells[c] for c in group]) for group in groups)
 
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:
         blocks = self.matrix_blocks(step.value, self.width - 8)
@@ -331,7 +330,8 @@ class DerivationRenderer(MathRenderer):
         else:
             scores = Shown(form.scores, uniform=False, known=known)
             product, factors, exact = self.product(step.Q, transposed, scores, self.width - 12)
-            lines = [r"S &= Q K^{\top}" + (f" {self.relation(factors)} {product}" if product else ""),
+            QK = r"\hat{Q} \hat{K}^{\top}" if step.rotated else r"Q K^{\top}"  # RoPE: the rotated Q̂ and K̂
+            lines = [rf"S &= {QK}" + (f" {self.relation(factors)} {product}" if product else ""),
                      *self.matrix_relation(scores, exact)]
         parts.append(self.align(lines))
         if step.scale.mode != "none":

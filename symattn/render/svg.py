@@ -57,6 +57,9 @@ def _group(tokens: list[str], i: int, level: int) -> tuple[list[Run], int]:
         elif token in (r"\mathrm", r"\text"):
             inner, i = _atom(tokens, i, level)
             out += [Run(r.text, False, r.level) for r in inner]
+        elif token == r"\hat":  # a combining circumflex over the letter: Q̂
+            inner, i = _atom(tokens, i, level)
+            out += [Run(r.text + "\u0302", r.italic, r.level) for r in inner]
         elif token == r"\sqrt":  # √ and its argument (no vinculum: SVG text cannot join one to the sign)
             inner, i = _atom(tokens, i, level)
             out += [Run("√", False, level), *inner]
