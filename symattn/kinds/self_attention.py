@@ -237,7 +237,7 @@ class SelfAttentionKind(Kind):
             plain = attention_answers(rotary.unrotated(section.inputs, section.W_Q.values, section.W_K.values,
                                                        result), section.tokens)
             answers.update(rotary.rope_answers(section.rope, plain, answers, len(section.tokens),
-                                               section.W_Q.shape[1]))
+                                               section.W_Q.shape[1], cache.past(section.cache)))
         return {"kind": self.name, "tokens": list(section.tokens), **cache.answers(section.cache, section.tokens),
                 **scale_answers(section), **answers}
 

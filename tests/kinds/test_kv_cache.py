@@ -37,21 +37,26 @@ def sinusoidal(positions: np.ndarray, d: int) -> np.ndarray:
     return P
 
 
-def whole_sequence(X: np.ndarray, WQ, WK, WV, positional: bool) -> np.ndarray:
-    """Causal self-attention over the whole sequence, no cache: softmax(QKᵀ/√d_k + M)V with M lower triangular."""
+def whole_sequence(X: np.ndarray, WQ, WK, WV, positional: bool, pairing: str | None = None) -> np.ndarray:
+    """Causal self-attention over the whole sequence, no cache: softmax(QKᵀ/√d_k + M)V with M lower triangular
+    (with `pairing`, RoPE: Q and K rotated for positions 0 … p + n − 1)."""
     total = X.shape[0]
     if positional:
         X = X + sinusoidal(np.arange(total), X.shape[1])
     Q, K, V = X @ WQ, X @ WK, X @ WV
+    if pairing is not None:
+        Q, K = rotate(Q, np.arange(total), pairing), rotate(K, np.arange(total), pairing)
     S = Q @ K.T / np.sqrt(WK.shape[1]) + np.where(np.tril(np.ones((total, total))) == 1, 0.0, -np.inf)
     return softmax_rows(S) @ V
 
 
-def cache_of(X_past: np.ndarray, WK, WV, positional: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The keys and values a model stores for the past tokens."""
+def cache_of(X_past: np.ndarray, WK, WV, positional: bool,
+             pairing: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The keys and values a model stores for the past tokens (with RoPE, the keys rotated for their positions)."""
     if positional:
         X_past = X_past + sinusoidal(np.arange(X_past.shape[0]), X_past.shape[1])
-    return X_past @ WK, X_past @ WV
+    K = X_past @ WK
+    return (K if pairing is None else rotate(K, np.arange(X_past.shape[0]), pairing)), X_past @ WV
 
 
 def texts(M: np.ndarray) -> list[list[str]]:
@@ -59,31 +64,39 @@ def texts(M: np.ndarray) -> list[list[str]]:
     return [[repr(float(v)) for v in row] for row in M]
 
 
-def random_case(seed: int, positional: bool):
+def random_case(seed: int, positional: bool, pairing: str | None = None):
     rng = np.random.default_rng(seed)
     p, n, d = int(rng.integers(1, 4)), int(rng.integers(1, 3)), 2 * int(rng.integers(1, 3))
     X = np.round(rng.uniform(-1.5, 1.5, (p + n, d)), 1)
     WQ, WK, WV = (np.round(rng.uniform(-1, 1, (d, d)), 1) for _ in range(3))
-    past_K, past_V = cache_of(X[:p], WK, WV, positional)
+    past_K, past_V = cache_of(X[:p], WK, WV, positional, pairing)
     section = {"kind": "self_attention", "tokens": [f"n{t}" for t in range(n)], "X": texts(X[p:]),
                "W_Q": texts(WQ), "W_K": texts(WK), "W_V": texts(WV), "past_tokens": [f"p{j}" for j in range(p)],
                "past_K": texts(past_K), "past_V": texts(past_V)}
     if positional:
         section["positional_encoding"] = "sinusoidal"
-    return section, whole_sequence(X, WQ, WK, WV, positional), p, n
+    if pairing is not None:
+        section["rope"] = {"pairing": pairing}
+    return section, whole_sequence(X, WQ, WK, WV, positional, pairing), p, n
 
 
-@pytest.mark.parametrize("positional", [False, True], ids=["plain", "sinusoidal"])
+@pytest.mark.parametrize(("positional", "pairing"), [(False, None), (True, None), (False, "interleaved"),
+                                                     (False, "half")], ids=["plain", "sinusoidal", "rope", "rope-half"])
 @pytest.mark.parametrize("seed", range(6))
-def test_the_cached_step_equals_recomputing_the_whole_sequence(seed: int, positional: bool) -> None:
-    section, whole, p, n = random_case(seed, positional)
+def test_the_cached_step_equals_recomputing_the_whole_sequence(seed: int, positional: bool, pairing) -> None:
+    section, whole, p, n = random_case(seed, positional, pairing)
     data = answers(derive(parse_spec({"sections": [section]})))["sections"][0]
-    assert data["positions"] == list(range(p, p + n)) and len(data["K"]) == len(data["V"]) == p + n
+    assert data["positions"] == list(range(p, p + n)) and len(data["V"]) == p + n
+    assert len(data["K"]) == (p + n if pairing is None else n)  # with RoPE, K is the new keys before the rotation
     for t, token in enumerate(section["tokens"]):
         output = [float(v) for v in data["queries"][token]["output"]]
         assert np.allclose(output, whole[p + t], atol=1e-9, rtol=0)
         weights = data["queries"][token]["weights"]
         assert len(weights) == p + n and all(float(w) == 0 for w in weights[p + t + 1:])
+    if pairing is not None:  # RoPE's positions are the new tokens' absolute ones; the cache's keys stay as given
+        assert data["rope"]["positions"] == list(range(p, p + n)) and len(data["K_rotated"]) == p + n
+        assert [[float(v) for v in row] for row in data["K_rotated"][:p]] == [
+            [float(v) for v in row] for row in section["past_K"]]
 
 
 def rotate(M: np.ndarray, positions: np.ndarray, pairing: str, base: float = 10000.0) -> np.ndarray:
