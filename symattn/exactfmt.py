@@ -8,7 +8,7 @@ from functools import lru_cache
 from itertools import compress
 from operator import and_
 
-from sympy import Add, Expr, Pow, S, Symbol, exp, latex, sympify
+from sympy import Add, Expr, Pow, S, Symbol, cos, exp, latex, sin, sympify
 
 from .decimals import decimal_places, plain, to_decimal
 from .engine import exponential, is_symbolic
@@ -52,7 +52,42 @@ def _quick_latex(value: Expr) -> str | None:
         return fraction_latex(int(value.p), int(value.q))
     if isinstance(value, exp) and value.args[0].is_Rational:
         return fraction_exponential_latex(int(value.args[0].p), int(value.args[0].q))
+    if value.is_Add or value.is_Mul or isinstance(value, (cos, sin)):
+        return trig_sum_latex(value)
     return None
+
+
+def trig_sum_latex(value: Expr) -> str | None:
+    """SymPy's LaTeX (order="none") of a sum of rationals times cos or sin of an angle, written directly: RoPE's
+    rotated entries and scores (SymPy's printer took most of a 16-token RoPE answer key); None for anything else."""
+    terms = value.args if value.is_Add else (value,)
+    out = []
+    for i, term in enumerate(terms):
+        text = _trig_term_latex(term)
+        if text is None:
+            return None
+        if i and text.startswith("- "):
+            out.append(" - " + text[2:])
+        else:
+            out.append((" + " if i else "") + text)
+    return "".join(out)
+
+
+def _trig_term_latex(term: Expr) -> str | None:
+    """One term of trig_sum_latex: a rational, or c·cos(r) / c·sin(r) with a rational c (r > 0, as SymPy keeps
+    it)."""
+    if term.is_Rational:
+        return fraction_latex(int(term.p), int(term.q))
+    coefficient, function = term.as_coeff_Mul()
+    if not (coefficient.is_Rational and isinstance(function, (cos, sin))):
+        return None
+    argument = function.args[0]  # a rational, or an irrational angle such as m·10000^(−1/3), printed by SymPy
+    inner = fraction_latex(int(argument.p), int(argument.q)) if argument.is_Rational else latex(argument, order="none")
+    name = rf"\{type(function).__name__}{{\left({inner} \right)}}"
+    p, q = abs(int(coefficient.p)), int(coefficient.q)
+    sign = "- " if coefficient < 0 else ""
+    numerator = name if p == 1 else f"{p} {name}"
+    return sign + (numerator if q == 1 else rf"\frac{{{numerator}}}{{{q}}}")
 
 
 def fraction_latex(p: int, q: int) -> str:
@@ -162,7 +197,8 @@ def exponential_latex(a: Expr) -> str | None:
         return None
     if a.is_Rational:
         return fraction_exponential_latex(int(a.p), int(a.q))
-    return exact_latex(exponential(a), decimals=False)
+    trig = trig_sum_latex(a) if a.is_Add or a.is_Mul else None  # a RoPE logit
+    return f"e^{{{trig}}}" if trig is not None else exact_latex(exponential(a), decimals=False)
 
 
 def fraction_exponential_latex(p: int, q: int) -> str:

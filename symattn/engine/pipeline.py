@@ -192,6 +192,7 @@ def attention_of(
     mask: ImmutableMatrix | None = None,
     inputs: tuple[ImmutableMatrix, ...] | None = None,
     raw: dict[int, tuple[Expr, ...]] | None = None,
+    known: Numbers | None = None,
 ) -> Attention:
     """Attention of given projections `stored` ("Q", "K", "V": SymPy matrices, rational ones possibly as
     DomainMatrices over QQ): what attention() does once X is projected, and what a section that gives Q, K and V
@@ -199,10 +200,11 @@ def attention_of(
 
     `inputs` (X, source, W_Q, W_K, W_V), when Q, K and V are their products, lets irrational products (X + P with
     sines) be evaluated from the inputs once. `raw` gives the raw scores of the focus queries (then Q and K are
-    not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j.
+    not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j. `known`: the
+    numbers of irrational values filed already (RoPE's rotated entries and scores), else a new table.
     """
     queries: dict[int, QueryAttention] = {}
-    known = Numbers()
+    known = Numbers() if known is None else known
     result = Attention(stored, queries, known)
 
     def allowed(i: int) -> tuple[bool, ...] | None:

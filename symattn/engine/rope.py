@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sympy import Expr, ImmutableMatrix, Integer, Rational, cos, sin
+import mpmath
+from sympy import Add, Expr, ImmutableMatrix, Rational, cos, sin
 
+from .matrices import file_matrix, matrix_numbers
+from .numbers import WORKING_DIGITS, Numbers
 from .pipeline import Attention, attention_of, dot
+from .symbols import any_symbolic
 
 if TYPE_CHECKING:  # the engine reads a Rope's base and pairing; it does not import the spec
     from ..spec.model import Rope
@@ -54,10 +58,10 @@ def relative_score(q: ImmutableMatrix, k: ImmutableMatrix, delta: int, rope: Rop
     """(R_m q)·(R_n k) from the unrotated q and k and δ = m − n alone:
     Σ_i (q_a k_a + q_b k_b) cos(δθ_i) + (q_a k_b − q_b k_a) sin(δθ_i)."""
     d = q.cols
-    total = Integer(0)
+    terms = []  # one Add of all terms: adding them one by one flattens the growing sum again each time (d²)
     for (a, b), phi in zip(pairs(d, rope.pairing), angles(delta, d, rope), strict=True):
-        total += (q[a] * k[a] + q[b] * k[b]) * cos(phi) + (q[a] * k[b] - q[b] * k[a]) * sin(phi)
-    return total
+        terms += [(q[a] * k[a] + q[b] * k[b]) * cos(phi), (q[a] * k[b] - q[b] * k[a]) * sin(phi)]
+    return Add(*terms)
 
 
 def rotary_attention(stored: dict[str, ImmutableMatrix], q_positions: tuple[int, ...], k_positions: tuple[int, ...],
@@ -74,4 +78,24 @@ def rotary_attention(stored: dict[str, ImmutableMatrix], q_positions: tuple[int,
     raw = {i: tuple(dot(Q_rot.row(i), K_rot.row(j)) if j < rotated
                     else relative_score(Q.row(i), K.row(j), q_positions[i] - k_positions[j], rope)
                     for j in range(K.rows)) for i in focus}
-    return attention_of({"Q": Q_rot, "K": K_rot, "V": stored["V"]}, divisor, focus, mask, raw=raw)
+    known = Numbers()
+    if not any(any_symbolic(M) for M in (Q, K)):
+        _file_numbers(Q_rot, K_rot, raw, known)
+    return attention_of({"Q": Q_rot, "K": K_rot, "V": stored["V"]}, divisor, focus, mask, raw=raw, known=known)
+
+
+def _file_numbers(Q_rot: ImmutableMatrix, K_rot: ImmutableMatrix, raw: dict[int, tuple[Expr, ...]],
+                  known: Numbers) -> None:
+    """File the numbers of the rotated entries and of the raw scores: each cos and sin evaluated once, the
+    products taken in mpmath at the working precision (evaluating every score's exact form on its own evaluated
+    the same sines again for every query and key)."""
+    with mpmath.workdps(WORKING_DIGITS + 10):
+        rows = {}
+        for name, M in (("Q", Q_rot), ("K", K_rot)):
+            numbers = matrix_numbers(M, known)  # entries x_a cos φ − x_b sin φ: their cos and sin cached by SymPy
+            file_matrix(M, numbers, known)
+            rows[name] = numbers
+        for i, row in raw.items():
+            for j, score in enumerate(row):
+                if not score.is_Rational:
+                    known.file(score, mpmath.fdot(rows["Q"][i], rows["K"][j]))

@@ -62,7 +62,7 @@ FORMULAS = {
     "cache_seen": r"0, \ldots, p + t",
     # RoPE (kinds/rope.py)
     "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
-    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}",
+    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
     "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
     "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos\varphi_{i} - x_b \sin\varphi_{i},\ "
                      r"x_a \sin\varphi_{i} + x_b \cos\varphi_{i})",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from sympy import Expr, cos, pi, sin
 
 from ..exactfmt import exact_latex
-from ..model import Eq, Name, Phrase
+from ..model import Eq, Formula, Name, Phrase
 from ..model_rope import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 from ..numfmt import Number, format_number
 from .layout import visible_width
@@ -62,7 +62,7 @@ class RopePrinter:
 
     def rope_caption(self, step: RopeFigure) -> str:
         """The caption of the drawn rotation (a drawing only: the sentence before it introduces the matrix)."""
-        modulo = Phrase("rope.modulo") if step.angle >= 2 * pi else ""
+        modulo = Phrase("rope.modulo", (("two_pi", Formula("two_pi")),)) if step.angle >= 2 * pi else ""
         return self.text("rope.figure", {"x": step.name, "xh": step.rotated, "m": Eq(Name("m"), step.position),
                                          "ab": f"({step.pair[0]}, {step.pair[1]})",
                                          "phi": Eq(Name("phi0"), step.position), "modulo": modulo})
@@ -79,6 +79,15 @@ class RopePrinter:
         return self.align(lines)
 
     def _print_RopeRotation(self, step: RopeRotation) -> str:
+        if step.position == 0:  # every angle is 0: cos 0 = 1, sin 0 = 0, and each vector stays as it is
+            last = len(step.angles) - 1
+            angles = " = ".join([r"\varphi_{0}", *([r"\dots"] if last > 1 else []), *([rf"\varphi_{{{last}}}"]
+                                                                                   if last else []), "0"])
+            out = [rf"&{angles}, \quad \cos(0) = 1, \quad \sin(0) = 0"]
+            for rotated_name, name, row, _ in step.vectors:
+                out += self.continued(f"{self.name(rotated_name)} &= {self.name(name)} = ",
+                                      self.vector_pieces(list(self.numbers(row))), self.width - 12)
+            return self.align(out)
         cosines = [cos(phi) for phi in step.angles]
         sines = [sin(phi) for phi in step.angles]
         plain = [self.numbers(vector[2]) for vector in step.vectors]

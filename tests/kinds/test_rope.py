@@ -37,6 +37,7 @@ from symattn.model import Heading, Paragraph
 from symattn.render.checked import displayed_lines
 from symattn.spec.model import Rope
 from tests.render.test_displayed_lines import check
+from tests.render.test_html_page import fonts, measure  # noqa: F401 (fonts: a fixture)
 
 
 def spec_data(rng: random.Random, pairing: str, n: int = 3, d_model: int = 3, d: int = 4, base=10000,
@@ -278,3 +279,32 @@ def test_bad_rope_input_is_one_line_and_exit_2(tmp_path, capsys, extra, field, w
     assert status == 2 and len(err.splitlines()) == 1, err
     assert err.startswith(f"symattn: error: {field}:") and words in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_trig_sums_are_written_as_sympy_writes_them():
+    """The answers' quick LaTeX of RoPE's values (exactfmt.trig_sum_latex) is SymPy's own, byte for byte."""
+    from sympy import Add, Integer, cos, latex, sin, sqrt
+
+    from symattn.engine import exponential
+    from symattn.exactfmt import exponential_latex, trig_sum_latex
+
+    rng = random.Random(2)
+    angles = [Rational(1, 50), sqrt(10) / 10, 10 ** Rational(2, 3) / 100, Integer(7),
+              Integer(10) ** Rational(1, 3) / 200]
+    for _ in range(300):
+        value = Add(*[Rational(rng.randint(-30, 30), rng.choice([1, 2, 500])) * rng.choice([cos, sin])(
+            rng.choice([1, -1]) * rng.choice(angles)) for _ in range(rng.randint(1, 5))],
+            Rational(rng.randint(-3, 3), 4) if rng.random() < 0.3 else 0)
+        if value.is_Rational:
+            continue
+        assert trig_sum_latex(value) == latex(value, order="none")
+        assert exponential_latex(value) == latex(exponential(value), order="none")
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_rope_flow_figure_lays_out_in_chromium(article, lang, fonts, tmp_path):  # noqa: F811 (the fixture)
+    """Q̂ = RoPE(XW_Q) and K̂ = RoPE(XW_K) fit their boxes and no arrow label touches anything (as the built-in
+    examples' figures, tests/render/test_html_page.py)."""
+    result = measure(render_html(derive(article, lang=lang)), tmp_path, fonts)
+    assert result["boxes"] and all(b["fits"] for b in result["boxes"]), [b for b in result["boxes"] if not b["fits"]]
+    assert all(label["clashes"] == 0 for label in result["labels"]), result["labels"]
