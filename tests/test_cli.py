@@ -66,7 +66,8 @@ def test_render_tex_only(tmp_path, capsys):
         (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
         (["render"], "render: give either a SPEC file or --example NAME"),
         (["render", "missing.toml"], "missing.toml: cannot read file"),
-        (["examples", "--show", "nope"], "--show: unknown example 'nope'; the examples are decoder, matrix, modern, mt"),
+        (["examples", "--show", "nope"],
+         "--show: unknown example 'nope'; the examples are decoder, matrix, modern, mt"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, message):
