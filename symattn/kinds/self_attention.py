@@ -137,7 +137,8 @@ class SelfAttentionKind(Kind):
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *_positional_steps(section, x),
-            *([cache.positional(cached, section.tokens)] if cached and P is not None else []),
+            *([cache.positional(cached, section.tokens)] if cached and P is not None and P.mode == "sinusoidal"
+              else []),
             Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("cache.projections" if cached else "self.projections"),
             *([] if P is not None or rope is not None else [Paragraph("cache.no_positional", note=True) if cached

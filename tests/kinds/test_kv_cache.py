@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sympy import ImmutableMatrix, Integer, Rational, sqrt
+from sympy import ImmutableMatrix, Integer, Rational, cos, sin, sqrt
 
 from symattn import answers, derive, parse_spec, render_markdown
 from symattn.cli import main
@@ -230,3 +230,11 @@ def test_every_format_renders(tmp_path: Path) -> None:
 def test_the_pdf_compiles(lang: str, tmp_path: Path) -> None:
     assert main(["render", str(write(tmp_path, SPEC)), "--lang", lang, "--format", "pdf", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "kv.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_sinusoidal_positions_continue_after_the_cache() -> None:
+    spec = parse_spec({"sections": [{**SPEC, "positional_encoding": "sinusoidal"}]})
+    P = spec.sections[0].positions.P.values
+    assert P[0, 0] == sin(2) and P[1, 1] == cos(3)  # d = 2: PE(pos, 0) = sin(pos), PE(pos, 1) = cos(pos)
+    en = render_markdown(derive(spec, lang="en"))
+    assert "the rows of $P$ above are those of their absolute positions (positions 2–3)" in en
