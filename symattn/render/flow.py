@@ -73,7 +73,8 @@ def caption(renderer, step: FlowFigure) -> str:
     key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     key = "figure.caption_cache" if step.cached else key
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
-    rope = " " + renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
+    # the note after the caption's sentences (its own leading space where the language spaces sentences)
+    rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
     return renderer.text(key, {"number": step.number, **names}) + rope
 
 

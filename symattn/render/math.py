@@ -64,8 +64,8 @@ FORMULAS = {
     "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
     "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
     "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
-    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos\varphi_{i} - x_b \sin\varphi_{i},\ "
-                     r"x_a \sin\varphi_{i} + x_b \cos\varphi_{i})",
+    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos(\varphi_{i}) - x_b \sin(\varphi_{i}),\ "
+                     r"x_a \sin(\varphi_{i}) + x_b \cos(\varphi_{i}))",
     "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
     "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
                      r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
