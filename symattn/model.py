@@ -122,11 +122,13 @@ class References(Step):
 
 @dataclass(frozen=True)
 class TokenTable(Step):
-    """A table with a row per token: header keys (language keys or Names) and one row vector per column."""
+    """A table with a row per token: header keys (language keys or Names) and one row vector per column;
+    `positions`, when given, each token's absolute position (a KV cache's tables), in a column after the tokens."""
 
     header: tuple[str | Name, ...]
     tokens: tuple[str, ...]
     columns: tuple[Shown, ...]
+    positions: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,7 @@ class FlowFigure(Step):
     # the given forms (kinds/given.py): the flow starts at given Q, K and V, or at given scores (with values or not)
     given: Literal["qkv", "scores"] | None = None
     values: bool = True
+    cached: bool = False  # a KV cache: the new keys and values are appended to the cached ones
     rope: bool = False  # q and k are rotated (RoPE) before the scores
 
 

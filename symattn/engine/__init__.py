@@ -12,6 +12,8 @@ Modules, each with one job, each importing only those above it:
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
     online     FlashAttention's online softmax: blocks, running maximum, sum and partial output
     rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
+    cache      a decoding step with a KV cache: the cached keys and values first, the new queries only, and the
+               whole sequence recomputed to check it
     grouped    grouped-query and multi-query attention: K/V heads shared by groups of query heads
     heads      multi-head attention of several queries: their rows stacked into matrices
 Other modules import from this package, not from its modules.
@@ -19,7 +21,7 @@ Other modules import from this package, not from its modules.
 
 from __future__ import annotations
 
-from . import online, rope
+from . import cache, online, rope
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
 from .grouped import GroupedQuery, grouped_attention, head_mapping
@@ -65,6 +67,7 @@ __all__ = [
     "attention",
     "attention_of",
     "binary_parts",
+    "cache",
     "concat",
     "decimal",
     "decimal_digits",

@@ -183,7 +183,7 @@ def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]
             else "given.matrix_scores"
         out += online.matrix_note(section.online)
         out += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, shown.get("Q"),
-                                        shown.get("K"), shown.get("V"), intro)
+                                        shown.get("K"), shown.get("V"), ("matrix.heading", intro))
     rows = tuple(section.tokens.index(t) for t in focus.tokens)
     return out + common.heatmap(focus.tokens, keys, result, rows)
 

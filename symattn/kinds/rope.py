@@ -168,15 +168,16 @@ def relative_steps(rope: Rope, tokens: tuple[str, ...], query: str, plain: dict[
             say("rope.relative_meaning", facts, {"delta": Formula("m_minus_n")})]
 
 
-def rope_answers(rope: Rope, plain: dict[str, Any], rotated: dict[str, Any], n: int, d: int) -> dict[str, Any]:
+def rope_answers(rope: Rope, plain: dict[str, Any], rotated: dict[str, Any], n: int, d: int,
+                 past: int = 0) -> dict[str, Any]:
     """The answers' keys of RoPE: Q and K before the rotation (`plain`, attention_answers of the unrotated
     projections), Q_rotated and K_rotated after it (`rotated`, those of the result), and `rope`: base, pairing,
-    the pairs (0-based), the positions and θ_i (decimals, and exact in "exact")."""
+    the pairs (0-based), the positions (after `past` cached ones) and θ_i (decimals, and exact in "exact")."""
     theta = thetas(rope, d)
     return {"Q": plain["Q"], "K": plain["K"], "Q_rotated": rotated["Q"], "K_rotated": rotated["K"],
             "rope": {"base": row_texts((rope.base,))[0], "pairing": rope.pairing,
                      "pairs": [list(p) for p in engine.rope.pairs(d, rope.pairing)],
-                     "positions": list(rope.at(n)), "theta": row_texts(theta),
+                     "positions": list(rope.at(n, past)), "theta": row_texts(theta),
                      "exact": {"base": exact_texts((rope.base,))[0], "theta": exact_texts(theta)}},
             "exact": {**rotated["exact"], "Q": plain["exact"]["Q"], "K": plain["exact"]["K"],
                       "Q_rotated": rotated["exact"]["Q"], "K_rotated": rotated["exact"]["K"]}}

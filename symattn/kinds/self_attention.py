@@ -27,8 +27,8 @@ from ..model import (
     VectorEquation,
 )
 from ..spec import fields
-from ..spec.model import Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
-from . import given, online, sentences
+from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
+from . import cache, given, online, sentences
 from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, scale_answers
@@ -56,6 +56,7 @@ class SelfAttentionSpec(Section):
     mask: Mask | None = None
     positions: Positions | None = None
     online: int | None = None  # keys per block of the online softmax (softmax = "online"), None: direct
+    cache: Cache | None = None  # a KV cache: the tokens are then the new ones, after the cached positions
     rope: Rope | None = None  # RoPE: q and k rotated for their positions (kinds/rope.py)
 
     @property
@@ -74,7 +75,7 @@ class GivenSelfAttentionSpec(given.GivenSpec):
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
-                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope"})
+                      "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope", *cache.KEYS})
     examinable = True
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec | GivenSelfAttentionSpec:
@@ -85,19 +86,23 @@ class SelfAttentionKind(Kind):
                                           "W_V": ("d", "v", "w^V")}, {"n": len(tokens)})
         fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
-        positions = fields.positions(data, m["X"], field)
+        cached, mask = cache.parse(data, field, tokens, m["W_K"], m["W_V"])
+        positions = fields.positions(data, m["X"], field, cache.past(cached))
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), positions=positions,
-            online=online.parse(data, field, m), rope=rotary.parse(data, field, m, len(tokens), positions))
+            mask=mask, positions=positions, cache=cached, online=online.parse(data, field, m),
+            rope=rotary.parse(data, field, m, len(tokens), positions))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):
             return given.compute(section)
         X = section.inputs
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
+        if section.cache is not None:  # a decoding step: the cached keys and values first
+            return cache.attention(_new(section), section.cache, section.scale.divisor(section.d_k), focus,
+                                   section.mask, section.rope)
         mask = None if section.mask is None else section.mask.values
         if section.rope is not None:
             return rotary.attention(X, section.W_Q.values, section.W_K.values, section.W_V.values, section.rope,
@@ -122,29 +127,35 @@ class SelfAttentionKind(Kind):
         QKV = common.projections(dict.fromkeys("QKV", x), W, result if rope is None else rotary.unrotated(
             section.inputs, section.W_Q.values, section.W_K.values, result))
         rotated = None if rope is None else {c: Shown(getattr(result, c), known=result.known) for c in "QK"}
+        cached, seen = section.cache, cache.key_tokens(section.cache, section.tokens)  # the keys' tokens
+        new, QKV = cache.shown(QKV, cached) if cached else (QKV, QKV)  # the new tokens', and all keys and values
         scores_from = QKV if rotated is None else rotated
         focus = section.focus
         whole = self.facts(section, result)
-        queries = {t: sentences.query_facts(whole, t, section.tokens, result.queries[section.tokens.index(t)],
+        queries = {t: sentences.query_facts(whole, t, seen, result.queries[section.tokens.index(t)],
                                             first=t == focus.stepwise[0]) for t in focus.stepwise}
         goal = [Paragraph("matrix.only", note=True)] if focus.mode == "matrix" else []
         if not goal:
             first = queries.get(focus.tokens[0]) or sentences.query_facts(
-                whole, focus.tokens[0], section.tokens, result.queries[section.tokens.index(focus.tokens[0])], True)
+                whole, focus.tokens[0], seen, result.queries[section.tokens.index(focus.tokens[0])], True)
             goal = [say(sentences.first_true(first, "self.goal", "self.goal_visible"), first,
                         {"token": Token(focus.tokens[0])})]
         steps: list[Step] = [
             common.part_heading(section, "self.heading"),
-            say(sentences.first_true(whole, "self.intro", "self.intro_masked"), whole),
+            cache.intro(cached, section.tokens) if cached else say(sentences.first_true(whole, "self.intro",
+                                                                                        "self.intro_masked"), whole),
             *goal,
             Heading(2, "self.step1"),
             TokenTable(("table.token", "table.embedding"), section.tokens, (Shown.input(section.X),)),
             *([] if section.X.symbolic else [Paragraph("note.dummy_embeddings", note=True)]),
             Paragraph("self.x_is", {"X": Name("X"), "x": Name("x", label="t"), "t": Formula("t")}),
             *common.positional_steps(section.positions, section.tokens, x),
-            Heading(2, "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
-            Paragraph("self.projections"),
-            *([] if P is not None or rope is not None else [say("self.no_positional", whole, note=True)]),
+            *([cache.positional(cached, section.tokens)] if cached and P is not None and P.mode == "sinusoidal"
+              else []),
+            Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
+            Paragraph("cache.projections" if cached else "self.projections"),
+            *([] if P is not None or rope is not None else [Paragraph("cache.no_positional", note=True) if cached
+                                                            else say("self.no_positional", whole, note=True)]),
             *([] if rope is None else [say("rope.later", whole, {"n": 3}, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),
@@ -158,15 +169,21 @@ class SelfAttentionKind(Kind):
                           {"token": Token(token), "X": Name("Xp")}),
                       VectorEquation(Name(rows, token), x.row(i))]
             steps += common.projection_steps(token, Name(rows, token), x.row(i), W,
-                                             {k: v.row(i) for k, v in QKV.items()}, "self.projection_of")
+                                             {k: v.row(i) for k, v in new.items()}, "self.projection_of")
         steps += [
-            Paragraph("self.all_tokens"),
+            Paragraph("cache.new_tokens" if cached else "self.all_tokens"),
             TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
-                       (QKV["Q"], QKV["K"], QKV["V"])),
+                       (new["Q"], new["K"], new["V"])),
         ]
-        if section.mask is not None:
+        if cached:  # RoPE's rotation of the new tokens (Step 3), the cache they join, and its mask
+            steps += [*([] if rope is None else cache.rotation_steps(rope, cached, section.tokens, new, rotated, focus,
+                                                                     whole)),
+                      *cache.table_steps(cached, section.tokens, QKV if rope is None else {**QKV, "K": rotated["K"]},
+                                         rotated=rope is not None),
+                      *cache.mask_steps(cached, section.tokens, section.mask, whole)]
+        elif section.mask is not None:
             steps += common.mask_steps(section.mask)
-        if rope is not None:  # Step 3: the rotation of q and k
+        if rope is not None and not cached:  # Step 3: the rotation of q and k
             steps += rotary.rope_steps(rope, section.tokens, QKV, rotated, focus.stepwise, whole, 3,
                                        stepwise=focus.mode != "matrix")
         several = len(focus.stepwise) > 1
@@ -179,10 +196,11 @@ class SelfAttentionKind(Kind):
                     "softmax": "self.step4_of" if several else "self.step4",
                     "sum": "self.step5_of" if several else "self.step5"}
             rope_keys = {} if rope is None else {"letters": ("qh", "kh"), "after_scores": tuple(
-                rotary.relative_steps(rope, section.tokens, token, QKV, query.scores, facts))}
+                cache.relative_steps(rope, cached, section.tokens, token, new, query.scores, facts) if cached
+                else rotary.relative_steps(rope, section.tokens, token, QKV, query.scores, facts))}
             if rope is not None:
                 keys["query"] = "rope.query_is"
-            steps += common.attention_steps(section.tokens, scores_from["Q"].row(i), scores_from["K"], QKV["V"],
+            steps += common.attention_steps(seen, scores_from["Q"].row(i), scores_from["K"], QKV["V"],
                                             query, section.d_k, section.scale, keys, facts, n, section.online,
                                             **rope_keys)
             steps += [
@@ -200,9 +218,14 @@ class SelfAttentionKind(Kind):
         if focus.matrix_form(len(section.tokens)):
             steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,
-                                              scores_from["Q"], scores_from["K"], QKV["V"], rotated=rope is not None)
+                                              scores_from["Q"], scores_from["K"], QKV["V"],
+                                              cache.MATRIX_FORM if cached else common.MATRIX_FORM, rope is not None)
+        if cached:  # the check: the whole sequence recomputed without the cache gives the same rows
+            whole_sequence = cache.recomputed(_new(section), cached, section.scale.divisor(section.d_k), section.mask,
+                                              rope)
+            steps += cache.check_steps(cached, section.tokens, result, whole_sequence, section.mask, focus.tokens)
         rows_shown = tuple(section.tokens.index(t) for t in focus.tokens)
-        steps += common.heatmap(focus.tokens, section.tokens, result, rows_shown)
+        steps += common.heatmap(focus.tokens, seen, result, rows_shown)
         return steps
 
     def facts(self, section: SelfAttentionSpec, result: engine.Attention) -> Facts:
@@ -216,26 +239,27 @@ class SelfAttentionKind(Kind):
             return given.figure(section)
         mask = section.mask.mode if section.mask is not None else None
         return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask,
-                          rope=section.rope is not None)
+                          cached=section.cache is not None, rope=section.rope is not None)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         if isinstance(section, given.GivenSpec):
             return given.size(section)
-        n = len(section.tokens)
+        n, keys = len(section.tokens), len(section.tokens) + cache.past(section.cache)
         d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
-        return Size("focus", len(section.focus.stepwise), n, d, n * n if section.focus.matrix_form(n) else 0)
+        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         if isinstance(section, given.GivenSpec):
             return given.answers(section, result, self.name)
         answers = online.add_answers(attention_answers(result, section.tokens), result, section.tokens,
-                                     section.tokens, section.online)
+                                     cache.key_tokens(section.cache, section.tokens), section.online)
         if section.rope is not None:  # Q and K before the rotation, Q_rotated and K_rotated after it, and rope
             plain = attention_answers(rotary.unrotated(section.inputs, section.W_Q.values, section.W_K.values,
                                                        result), section.tokens)
             answers.update(rotary.rope_answers(section.rope, plain, answers, len(section.tokens),
-                                               section.W_Q.shape[1]))
-        return {"kind": self.name, "tokens": list(section.tokens), **scale_answers(section), **answers}
+                                               section.W_Q.shape[1], cache.past(section.cache)))
+        return {"kind": self.name, "tokens": list(section.tokens), **cache.answers(section.cache, section.tokens),
+                **scale_answers(section), **answers}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)
@@ -272,6 +296,11 @@ class SelfAttentionKind(Kind):
         return Asked(("exam.given_self", {}), given, focus, section.d_k,
                      query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
                      tuple(q.scaled for q in result.queries.values()))
+
+
+def _new(section: SelfAttentionSpec) -> dict[str, ImmutableMatrix]:
+    """The section's own tokens' Q, K and V (with a KV cache: the new tokens')."""
+    return {c: engine.project(section.inputs, getattr(section, f"W_{c}").values) for c in "QKV"}
 
 
 SELF_ATTENTION = SelfAttentionKind()

@@ -95,6 +95,8 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
                                                       "positions", "positions_given", "relative",
                                                       "relative_meaning", "later", "example")},
+    "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
+    "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
 }
 
 

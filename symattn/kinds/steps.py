@@ -174,14 +174,18 @@ def sum_steps(key_tokens: tuple[str, ...], V: Shown, result: engine.QueryAttenti
             WeightedSum(result.softmax.weights, V.rows, result.output, key_tokens, result.softmax.known)]
 
 
+MATRIX_FORM = ("matrix.heading", "matrix.intro")  # the matrix form's heading and the sentence before it
+
+
 def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, Q: Shown | None, K: Shown | None,
-                      V: Shown | None, intro: str = "matrix.intro", rotated: bool = False) -> list[Step]:
+                      V: Shown | None, keys: tuple[str, str] = MATRIX_FORM, rotated: bool = False) -> list[Step]:
     """All n queries at once: S = QKᵀ (the given S when Q and K are None; S = Q̂K̂ᵀ of the rotated Q and K with
-    RoPE), its scaling, the row-wise softmax A and A·V (not without V)."""
+    RoPE), its scaling, the row-wise softmax A and A·V (not without V; `keys`: its heading and the sentence
+    before it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
     return [
-        Heading(2, "matrix.heading"),
-        Paragraph(intro, {"S": Name("S")}),
+        Heading(2, keys[0]),
+        Paragraph(keys[1], {"S": Name("S")}),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known, rotated=rotated),
     ]
 

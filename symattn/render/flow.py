@@ -7,7 +7,7 @@ from 0 and may be halves (a box between two rows); columns run right with a gap 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -76,6 +76,7 @@ def caption(renderer, step: FlowFigure) -> str:
     elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
         key = "multi_rows.caption"
     key = "gqa.caption" if step.flavour == "grouped" else key
+    key = "figure.caption_cache" if step.cached else key
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     # the note after the caption's sentences (its own leading space where the language spaces sentences)
     rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
@@ -105,14 +106,25 @@ def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
         sources = [Box("X", 0, Fraction(1), (math(r"\tilde{X} = X + P"), text("with_positions")) if step.positions
                        else (math("X"), text("embeddings")))]
         arrows = [Arrow("fork", ("X",), ("Q", "K", "V"), ("W_Q", "W_K", "W_V"))]
-    chain, last = _scores_to_sum(step, divisor, boxes, 2, 1)
-    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", ("K",), ("S",)), *chain]
+    # a KV cache: the new keys and values appended to the cached ones, a column before the scores
+    first = 3 if step.cached else 2
+    if step.cached:
+        boxes[3] = replace(boxes[3], col=first)
+        boxes += [Box("KC", 2, Fraction(1), (math(k), text("cache_keys"))),
+                  Box("VC", 2, Fraction(2), (math(r"V"), text("cache_values")))]
+    keys, values = ("KC", "VC") if step.cached else ("K", "V")
+    chain, last = _scores_to_sum(step, divisor, boxes, first, 1, values)
+    arrows += [Arrow("elbow", ("Q",), ("S",)), Arrow("right", (keys,), ("S",)), *chain]
+    if step.cached:
+        arrows += [Arrow("right", ("K",), ("KC",)), Arrow("right", ("V",), ("VC",))]
     return Flow((*sources, *boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1)))
 
 
-def _scores_to_sum(step: FlowFigure, divisor: str, boxes: list[Box], col: int, row: int) -> tuple[list[Arrow], int]:
+def _scores_to_sum(step: FlowFigure, divisor: str, boxes: list[Box], col: int, row: int,
+                   values: str = "V") -> tuple[list[Arrow], int]:
     """From the scores box S (at `col`, `row`): the scaling, the mask, the softmax, then (with values) the weighted
-    sum of V and the output below it. Adds the boxes after S; returns the arrows and the last column."""
+    sum of the values (box `values`: V, or the cache's) and the output below it. Adds the boxes after S; returns
+    the arrows and the last column."""
     chain = ["S"]
     if step.scale.mode != "none":
         scaling = r"\div \sqrt{d_k}" if step.scale.mode == "sqrt_d_k" else rf"\div {divisor}"
@@ -129,7 +141,7 @@ def _scores_to_sum(step: FlowFigure, divisor: str, boxes: list[Box], col: int, r
     if step.values:
         boxes += [Box("Z", last, Fraction(row + 1), (math(r"\sum_j w_j v_j"), text("sum"))),
                   Box("O", last, Fraction(row + 2), (math("z"), text("output")), "output")]
-        arrows += [Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
+        arrows += [Arrow("down", ("A",), ("Z",)), Arrow("right", (values,), ("Z",)), Arrow("down", ("Z",), ("O",))]
     return arrows, last
 
 

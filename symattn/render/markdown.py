@@ -128,6 +128,9 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
                     start += r" \xrightarrow{\mathrm{RoPE}} \hat{Q},\ \hat{K}"
             else:  # the given forms: from given Q, K and V, or from given scores (and V)
                 start = rf"\underbrace{{Q,\ K,\ V}}_{{\text{{{words('figure.given', {})}}}}}" if "Q" in boxes else ""
+            if "KC" in boxes:  # a KV cache: the new keys (rotated, with RoPE) and values appended to the cached ones
+                keys = r"\hat{K}" if step.rope else "K"
+                start += rf" \longrightarrow \underbrace{{{keys},\ V}}_{{\text{{{words('figure.cache_both', {})}}}}}"
             first = rf"{start} \longrightarrow {part('S')}" if start else part("S")
             first += rf",\quad {part('V')}" if "V" in boxes and not start else ""
             steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]

@@ -40,6 +40,7 @@ NOTATION = {
     "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
+    "p": "p",  # a KV cache's count of cached positions
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
     "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
     "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
@@ -69,6 +70,9 @@ FORMULAS = {
     "online_factor": r"e^{m^{(b-1)} - m^{(b)}}",
     "online_identity": r"\ell^{(B)} = e^{-m^{(B)}} Z,\ o^{(B)} = e^{-m^{(B)}} \sum_{j} e^{a_{j}} v_{j}",
     "online_split": r"e^{a_{j} - m} = e^{a_{j}} e^{-m}",
+    # a KV cache: new token t at absolute position p + t sees positions 0 … p + t
+    "cache_position": "p + t",
+    "cache_seen": r"0, \ldots, p + t",
     # RoPE (kinds/rope.py)
     "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
     "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
@@ -87,7 +91,7 @@ FORMULAS = {
     "gqa_projection": r"$P = $X $W",
 }
 # Fixed (non-token) subscripts: the word written under the symbol.
-LABELS = {"concat": "concat", "final": "final"}
+LABELS = {"concat": "concat", "final": "final", "cache": "cache"}
 # Index subscripts (k_j: the key of any token j), set in math italic.
 INDICES = {"j", "t"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
@@ -212,6 +216,15 @@ class MathRenderer(Renderer):
         sup = f"^{{({name.head})}}" if name.head is not None else ""
         sup = f"^{{[{name.group}]}}" if name.group is not None else sup  # a K/V head of grouped-query attention
         return f"{{{base}}}{sup}_{{{sub}}}" if sub else f"{base}{sup}"
+
+    def positioned(self, positions: tuple[int, ...], header: list[str], tokens: list[str],
+                   columns: list[list[str]]) -> str:
+        """A token table (self.table), with each token's absolute position in a column after the tokens when
+        `positions` are given (a KV cache's tables)."""
+        if not positions:
+            return self.table(header, tokens, columns)
+        at = [self.inline(str(p)) for p in positions]
+        return self.table([header[0], self.text("table.position"), *header[1:]], tokens, [at, *columns])
 
     def num(self, number: Number, factor: bool = False) -> str:
         """A formatted number; negative numbers and sums are parenthesised as factors of a product."""

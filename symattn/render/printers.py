@@ -70,7 +70,7 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPr
         header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
         # One count of decimals per column, as the article's tables have.
         token_width = max(visible_width(escape(t)) for t in [*step.tokens, self.text(step.header[0])])
-        room = self.width - token_width - 4
+        room = self.width - token_width - 4 - 10 * bool(step.positions)  # a KV cache's tables: a position column
         vectors = []  # the LaTeX of each cell: what the page width is measured in, whatever the output format
         cells = []
         for column in step.columns:
@@ -86,9 +86,9 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPr
                 vectors[-1] = [max(cell, key=visible_width) for cell in lines]
         tokens = [self.token(token) for token in step.tokens]
         widths = [max(visible_width(vector) + 2 for vector in column) for column in vectors]
-        groups = column_groups(widths, self.width - token_width)
-        return "\n".join(self.table([header[0], *[header[1 + c] for c in group]], tokens, [cells[c] for c in group])
-                         for group in groups)
+        groups = column_groups(widths, self.width - token_width - 10 * bool(step.positions))
+        return "\n".join(self.positioned(step.positions, [header[0], *[header[1 + c] for c in group]], tokens,
+                                         [cells[c] for c in group]) for group in groups)
 
     def _print_MatrixEquation(self, step: MatrixEquation) -> str:
         blocks = self.matrix_blocks(step.value, self.width - 8)

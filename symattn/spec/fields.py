@@ -67,20 +67,24 @@ def parse_digit_stages(value: Any, field: str) -> tuple[int | None, tuple[tuple[
     return default, tuple(parsed.items())
 
 
-def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
-    """mask = "causal", or an n × n matrix of 0/1 (1: the query may attend to the key)."""
+def mask(data: dict[str, Any], n: int, field: str, past: int = 0) -> Mask | None:
+    """mask = "causal", or an n × n matrix of 0/1 (1: the query may attend to the key); after `past` tokens of a KV
+    cache, n × (past + n): a row per new token, a column per position."""
     if "mask" not in data:
         return None
     value = data["mask"]
+    keys = past + n
     if value == "causal":
-        return Mask.causal(n)
+        return Mask.causal(n, past)
     if isinstance(value, str):  # "casual": the one word a mask may be
-        raise SpecError(f"{field}.mask", f"expected \"causal\" or a matrix of 0 and 1 ({n} × {n}), got {value!r}"
+        raise SpecError(f"{field}.mask", f"expected \"causal\" or a matrix of 0 and 1 ({n} × {keys}), got {value!r}"
                                          f"{suggest(value, ['causal'])}")
     given = matrix(value, f"{field}.mask")
-    if given.shape != (n, n):
-        raise SpecError(f"{field}.mask", f"{given.shape[0]} × {given.shape[1]}, but there are {n} tokens "
-                                         f"(expected {n} × {n}, or \"causal\")")
+    if given.shape != (n, keys):
+        there = (f"there are {n} tokens" if not past else
+                 f"with a KV cache there are {past} cached + {n} new = {keys} positions, a column each")
+        raise SpecError(f"{field}.mask", f"{given.shape[0]} × {given.shape[1]}, but {there} "
+                                         f"(expected {n} × {keys}, or \"causal\")")
     for i in range(n):
         row = given.values.row(i)
         if any(v not in (0, 1) for v in row):
@@ -90,8 +94,9 @@ def mask(data: dict[str, Any], n: int, field: str) -> Mask | None:
     return Mask("matrix", given.values)
 
 
-def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | None:
-    """positional_encoding = "sinusoidal", or a given matrix P (same shape as X)."""
+def positions(data: dict[str, Any], X: GivenMatrix, field: str, offset: int = 0) -> Positions | None:
+    """positional_encoding = "sinusoidal" (X's rows at positions offset, offset + 1, …: after a KV cache's), or a
+    given matrix P (same shape as X)."""
     if "positional_encoding" in data and "P" in data:
         raise SpecError(f"{field}.P", "give either positional_encoding or P, not both")
     if "positional_encoding" in data:
@@ -99,7 +104,7 @@ def positions(data: dict[str, Any], X: GivenMatrix, field: str) -> Positions | N
             raise SpecError(f"{field}.positional_encoding",
                             f"expected \"sinusoidal\" (or give the matrix as P), got {data['positional_encoding']!r}")
         n, d = X.shape
-        return Positions.sinusoidal(n, d)
+        return Positions.sinusoidal(n, d, offset)
     if "P" in data:
         P = matrix(data["P"], f"{field}.P")
         if P.shape != X.shape:

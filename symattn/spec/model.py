@@ -100,10 +100,12 @@ class Positions:
     P: GivenMatrix
 
     @classmethod
-    def sinusoidal(cls, n: int, d: int) -> Positions:
+    def sinusoidal(cls, n: int, d: int, offset: int = 0) -> Positions:
         """The original paper's PE(pos, 2i) = sin(pos / 10000^{2i/d}), PE(pos, 2i+1) = cos(pos / 10000^{2i/d}),
-        exact (sin 1, cos(1/100), ...), positions counted from 0."""
-        def entry(pos: int, column: int) -> Expr:
+        exact (sin 1, cos(1/100), ...), positions counted from 0; the n rows are positions offset … offset + n − 1
+        (after `offset` tokens of a KV cache)."""
+        def entry(row: int, column: int) -> Expr:
+            pos = offset + row
             angle = Integer(pos) / Integer(10000) ** (Integer(2 * (column // 2)) / d)
             return sin(angle) if column % 2 == 0 else cos(angle)
 

@@ -14,7 +14,7 @@ from symattn import derive, derive_spec, parse_spec, render_markdown
 from symattn.kinds.sentences import CONDITIONS, NEARLY_EQUAL, groups, query_facts, section_facts, weight_sentences
 from symattn.model import Facts, Heading, Paragraph
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder")
+EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
 
 CAUSAL = {"sections": [{
     "kind": "self_attention", "tokens": ["I", "love", "cats"], "X": [["1", "0"], ["0.5", "1"], ["1", "1"]],

@@ -116,14 +116,14 @@ def specs(tmp_path_factory):
                                        encoding="utf-8")
     (folder / "grouped.toml").write_text(GROUPED, encoding="utf-8")
     (folder / "rotary.toml").write_text(GROUPED.replace('mask = "causal"', "rope = true"), encoding="utf-8")
-    return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "causal": folder / "causal.toml",
+    return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "modern": "modern", "causal": folder / "causal.toml",
             "ties": folder / "ties.toml", "third": folder / "third.toml", "grouped": folder / "grouped.toml",
             "rotary": folder / "rotary.toml"}
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("digits", [None, 3])
-@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "causal", "ties", "third", "grouped", "rotary"])
+@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "modern", "causal", "ties", "third", "grouped", "rotary"])
 def test_every_displayed_line_checks(specs, name, lang, digits):
     derivation = derive(specs[name], lang=lang, digits=digits)
     lines = displayed_lines(derivation)

@@ -12,7 +12,7 @@ from symattn.cli import main
 
 pytestmark = pytest.mark.pdf
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder")
+EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
 
 
 @pytest.fixture(scope="module")

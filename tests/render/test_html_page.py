@@ -46,7 +46,9 @@ window.addEventListener('load', () => {
       result.labels.push({figure, text, clashes});
     });
   });
+  // a text-size fraction (tfrac: an exact rational operand, an angle inside cos) is so on purpose: not measured
   document.querySelectorAll('table.eq mfrac').forEach(f => {
+    if (f.parentElement.matches('mstyle[displaystyle="false"]')) return;
     const math = f.closest('math');
     result.fractions.push({numerator: parseFloat(getComputedStyle(f.firstElementChild).fontSize),
                            text: parseFloat(getComputedStyle(math).fontSize),
