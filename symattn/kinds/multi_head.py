@@ -181,15 +181,15 @@ class MultiHeadKind(Kind):
                     what="queries of heads derived one by one")
 
     def answers(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> dict[str, Any]:
-        """The first focus token's heads, concatenation and output (a one-token section's answers); with several
-        focus tokens, every token's under `queries` too."""
+        """The first focus token's heads, concatenation and output (a one-token section's answers, as before), and
+        every focus token's under `queries`, keyed by token."""
         first = _row_answers(result.first)
         answers = {"kind": self.name, "focus": section.token, "heads": first["heads"],
                    "head_details": [_head_details(section, head, a)
                                     for head, a in zip(section.heads, result.attentions, strict=True)],
                    "concat": first["concat"], "output": first["output"], "exact": first["exact"]}
-        if section.several:
-            answers["queries"] = {section.tokens[i]: _row_answers(row) for i, row in result.rows.items()}
+        answers["queries"] = ({section.tokens[i]: _row_answers(row) for i, row in result.rows.items()}
+                              if section.several else {section.token: first})
         return answers
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when

@@ -170,10 +170,12 @@ def test_a_list_of_tokens_gives_those_queries_in_order():
     assert detail["rope"]["positions"] == [0, 1, 2, 3]
 
 
-def test_one_token_keeps_its_answers_without_queries():
+def test_one_token_keeps_its_answers_and_has_them_under_queries_too():
     data = random_spec(random.Random(5), "t2")
     section = solved(data)
-    assert "queries" not in section
+    assert list(section["queries"]) == ["t2"]
+    assert {key: section["queries"]["t2"][key] for key in ("heads", "concat", "output", "exact")} == {
+        key: section[key] for key in ("heads", "concat", "output", "exact")}
     _, _, final = reference(data)
     np.testing.assert_allclose(floats(section["output"]), final[2], rtol=1e-10)
 
