@@ -75,6 +75,28 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
             whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
     if 2 * rest >= denominator:  # half-up: away from zero on a tie
         whole += 1
+    return _written(sign, whole, magnitude, figures)
+
+
+def significant_surd(p: int, q: int, radicand: int, figures: int = 30) -> str:
+    """significant() of (p/q)·√radicand (q > 0, radicand not a square, p ≠ 0: irrational, so never a tie), exactly
+    from integers: floor(2·|p|·√radicand·10^k / q) is isqrt(4p²·radicand·10^2k) // q."""
+    magnitude = math.floor(math.log10(abs(p)) + math.log10(radicand) / 2 - math.log10(q))  # or one off
+    while True:
+        k = figures - 1 - magnitude
+        scaled = 4 * p * p * radicand * _ten(2 * k) if k >= 0 else 4 * p * p * radicand
+        twice = math.isqrt(scaled) // (q if k >= 0 else q * _ten(-k))
+        whole = (twice + 1) // 2  # nearest
+        if whole >= _ten(figures):
+            magnitude += 1
+        elif whole < _ten(figures - 1):
+            magnitude -= 1
+        else:
+            return _written(p < 0, whole, magnitude, figures)
+
+
+def _written(negative: bool, whole: int, magnitude: int, figures: int) -> str:
+    """The text of ±whole·10^(magnitude − figures + 1), `whole` the rounded significant digits."""
     shift, digits = figures - 1 - magnitude, str(whole)
     rounded_magnitude = magnitude + len(digits) - figures  # 99…9 rounded up to 10…0 (one digit more): one more
     if abs(rounded_magnitude) >= EXPONENT_FROM:
@@ -85,7 +107,7 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
         text = f"{digits[:len(digits) - shift]}.{digits[len(digits) - shift:]}"
     else:
         text = "0." + digits.rjust(shift, "0")
-    return ("-" if sign else "") + text
+    return ("-" if negative else "") + text
 
 
 def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:

@@ -185,3 +185,22 @@ def test_exponents_beyond_the_decimal_contexts_limit():
     assert format_number(exp(Rational(10**7))).text == rf"{mantissa} \times 10^{{{exponent}}}"
     assert significant(exp(Rational(10**7))).endswith(f"E+{exponent}")
     assert significant(exp(Rational(-10**7))).endswith(f"E-{exponent + 1}")
+
+
+def test_significant_surd_is_the_correctly_rounded_value_of_a_times_root_m():
+    """(p/q)·√m to 30 significant digits from integers: equal to mpmath at 200 digits rounded once, at every size."""
+    import mpmath
+
+    from symattn.figures import significant_surd
+
+    rng = random.Random(17)
+    for _ in range(3000):
+        p = rng.choice([-1, 1]) * rng.randint(1, 10 ** rng.randint(0, 40))
+        q, m = rng.randint(1, 10 ** rng.randint(0, 40)), rng.choice([2, 3, 8, 10, 32, 99, 10**6 + 3])
+        with mpmath.workdps(200):
+            value = mpmath.mpf(p) / q * mpmath.sqrt(m)
+            expected = significant(Rational(p, q) * sqrt(m))
+        text = significant_surd(p, q, m)
+        assert text == expected, (p, q, m)
+        with mpmath.workdps(200):
+            assert abs(mpmath.mpf(text.replace("E", "e")) - value) <= abs(value) * mpmath.mpf(10) ** -29

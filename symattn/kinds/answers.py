@@ -21,7 +21,7 @@ from ..exactfmt import (
     surd_exponential_latex,
     surd_latex,
 )
-from ..figures import FIGURES, significant, significant_approximation, significant_fraction
+from ..figures import FIGURES, significant, significant_approximation, significant_fraction, significant_surd
 
 ZERO = significant(S.Zero, FIGURES)
 # The most keys whose terms an output entry's exact form writes out: each of n queries × d entries repeating n
@@ -101,9 +101,9 @@ def score_texts(query: QueryAttention) -> tuple[list[list[str | None]], list[lis
     raw, logits, radicand = query.score_fractions, query.softmax.fractions, query.softmax.radicand
     if radicand == 1:
         scaled = fraction_texts(logits)
-    else:  # logits c·√m (√d_k not an integer): their decimals from the engine's numbers
-        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_approximation(number, FIGURES)
-                  for f, number in zip(logits, query.softmax.logit_numbers, strict=True)]
+    else:  # logits c·√m (√d_k not an integer): their decimals exactly from the integers
+        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_surd(*f, radicand, FIGURES)
+                  for f in logits]
     terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
     return [fraction_texts(raw), scaled], [fraction_exact_texts(raw), fraction_exact_texts(logits, radicand)], terms
 
