@@ -98,8 +98,8 @@ def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens:
         width = {} if why else {"d": result.query.cols}
         why = why or ("attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given")
         intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
-                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name("q", facts.token),
-                                 "k": Name("k", label="j")})]
+                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name("qh" if facts.rope else "q", facts.token),
+                                 "k": Name("kh" if facts.rope else "k", label="j")})]  # RoPE: q̂, k̂ score
     return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
 

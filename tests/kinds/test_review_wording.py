@@ -1,0 +1,46 @@
+"""Sentences whose condition depends on the counts or on RoPE, read as a lecturer would: each is checked on the
+input it is true for and on one where it would be false (grouped-query head counts, the d_k sentence with RoPE)."""
+
+from __future__ import annotations
+
+import pytest
+
+from symattn import derive_spec, parse_spec, render_markdown
+
+
+def text(data: dict, lang: str = "en") -> str:
+    return render_markdown(derive_spec(parse_spec({"sections": [data]}), lang=lang)).replace("\\", "")
+
+
+def gqa(heads: int, kv: int) -> dict:
+    eye = [[1, 0], [0, 1]]
+    return {"kind": "grouped_query", "tokens": ["A", "B"], "X": [["1", "0.5"], ["0.2", "1.5"]], "focus": "B",
+            "heads": [{"W_Q": eye} for _ in range(heads)], "kv_heads": [{"W_K": eye, "W_V": eye} for _ in range(kv)],
+            "W_O": [[1, 0] if i % 2 == 0 else [0, 1] for i in range(2 * heads)]}
+
+
+@pytest.mark.parametrize(("heads", "kv", "says", "never"), [
+    (4, 2, ["Query heads (1) and (2) both use K/V head [1]", "each of the 2 K/V heads", "shared within its group"],
+     ["(1) to (2)", "no K/V head is shared"]),
+    (6, 2, ["Query heads (1) to (3) all use K/V head [1]", "shared within its group"], ["(1) and (3)"]),
+    (3, 1, ["Query heads (1) to (3) all use", "once for the single K/V head", "The one K/V head projects"],
+     ["each of the 1 K/V heads", "Each K/V head projects"]),
+    (2, 2, ["no K/V head is shared", "used by query head (1) alone"], ["shared within its group"]),
+    (1, 1, ["nothing is shared or concatenated"], ["shared within its group", "each of the 1 K/V heads"]),
+])
+def test_grouped_query_words_follow_the_head_counts(heads, kv, says, never):
+    page = text(gqa(heads, kv))
+    for phrase in says:
+        assert phrase in page
+    for phrase in never:
+        assert phrase not in page
+    assert f"r = {heads // kv} query heads" not in page  # "r = 1 query heads" was wrong in number
+
+
+def test_the_d_k_sentence_names_the_rotated_vectors_with_rope():
+    data = {"kind": "self_attention", "tokens": ["a", "b"], "X": [["1", "0.5"], ["0.2", "1.5"]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]], "focus": "a"}
+    plain, rotated = text(data), text({**data, "rope": True})
+    assert "The query ${q}_{text{a}}$ and the keys ${k}_{j}$ have 2 entries each" in plain
+    assert "The query ${hat{q}}_{text{a}}$ and the keys ${hat{k}}_{j}$ have 2 entries each" in rotated
+    assert "${hat{q}}_{text{a}}$ と各 Key ${hat{k}}_{j}$ は 2 次元ベクトル" in text({**data, "rope": True}, "ja")
