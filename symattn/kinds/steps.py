@@ -97,9 +97,10 @@ def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens:
         # d_k is the length of q and k unless the spec sets it.
         width = {} if why else {"d": result.query.cols}
         why = why or ("attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given")
+        q, k = ("qh", "kh") if facts.rope else ("q", "k")  # RoPE: the rotated q̂, k̂ give the scores
         intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
-                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name("qh" if facts.rope else "q", facts.token),
-                                 "k": Name("kh" if facts.rope else "k", label="j")})]  # RoPE: q̂, k̂ score
+                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name(q, facts.token),
+                                 "k": Name(k, label="j")})]
     return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
 
