@@ -184,9 +184,10 @@ def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, 
     RoPE), its scaling, the row-wise softmax A and A·V (not without V; `keys`: its heading and the sentence
     before it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
+    unscaled = scale.mode == "none" and keys[1] in ("matrix.intro", "cache.matrix")  # no "its scaling"
     return [
         Heading(2, keys[0]),
-        Paragraph(keys[1], {"S": Name("S")}),
+        Paragraph(keys[1] + ("_unscaled" if unscaled else ""), {"S": Name("S")}),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known, rotated=rotated),
     ]
 

@@ -44,3 +44,29 @@ def test_the_d_k_sentence_names_the_rotated_vectors_with_rope():
     assert "The query ${q}_{text{a}}$ and the keys ${k}_{j}$ have 2 entries each" in plain
     assert "The query ${hat{q}}_{text{a}}$ and the keys ${hat{k}}_{j}$ have 2 entries each" in rotated
     assert "${hat{q}}_{text{a}}$ と各 Key ${hat{k}}_{j}$ は 2 次元ベクトル" in text({**data, "rope": True}, "ja")
+
+
+def given(**extra) -> dict:
+    return {"kind": "self_attention", "tokens": ["I", "love", "cats"], "Q": [[1, 0], [0, 1], [1, 1]],
+            "K": [[1, 0], [1, 0], [0, 1]], "V": [[1, 2], [3, 4], [5, 6]], **extra}
+
+
+def test_equal_weights_under_a_mask_are_the_visible_keys_only():
+    # cats sees love and itself with equal scores (1, 1); I is masked, its weight 0, not equal to theirs
+    page = text(given(mask=[[1, 0, 0], [1, 1, 1], [0, 1, 1]], scale=False, focus="cats"))
+    assert "The weights of the keys `cats` may see are all equal: it attends equally to `love` and itself, and " \
+           "not at all to `I` (masked)." in page
+    assert "All weights are equal" not in page
+    ja = text(given(mask=[[1, 0, 0], [1, 1, 1], [0, 1, 1]], scale=False, focus="cats"), "ja")
+    assert "「`cats`」が参照できる Key の重みはすべて等しい" in ja and "「`I`」には（マスクにより）" in ja
+    unmasked = text(given(K=[[1, 0], [1, 0], [1, 0]], scale=False, focus="I"))  # every score 1: all equal
+    assert "All weights are equal: `I` attends equally to itself, `love` and `cats`." in unmasked
+
+
+def test_the_matrix_form_without_scaling_still_applies_the_mask():
+    page = text(given(mask="causal", scale=False, focus="matrix"))
+    assert "its scaling" not in page and "(the scores are not scaled)" in page
+    assert "S' &= S, qquad S'_{ij} = -infty quad (M_{ij} = 0)" in page
+    assert "softmax}_{text{row}}(S')" in page  # the softmax of the masked scores, not of S
+    plain = text(given(scale=False, focus="matrix"))
+    assert "S'" not in plain and "softmax}_{text{row}}(S)" in plain
