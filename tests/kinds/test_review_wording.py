@@ -70,3 +70,16 @@ def test_the_matrix_form_without_scaling_still_applies_the_mask():
     assert "softmax}_{text{row}}(S')" in page  # the softmax of the masked scores, not of S
     plain = text(given(scale=False, focus="matrix"))
     assert "S'" not in plain and "softmax}_{text{row}}(S)" in plain
+
+
+@pytest.mark.parametrize("block", [1, 2, 3])
+def test_the_online_softmax_counts_its_blocks_without_a_wrong_plural(block):
+    data = {"kind": "self_attention", "tokens": ["a", "b", "c"], "X": [["1", "0.5"], ["0.8", "1.2"], ["1.5", "0.7"]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]], "focus": ["b", "c"],
+            "softmax": "online", "block": block}
+    page = text(data)
+    blocks = -(-3 // block)
+    assert f"here of size {block}, so that the number of blocks is B = {blocks}" in page
+    assert f"(block size {block}, B = {blocks})" in page
+    assert "1 keys" not in page and "1 blocks" not in page
+    assert "This query sees no key before this block" in page
