@@ -83,3 +83,13 @@ def test_the_online_softmax_counts_its_blocks_without_a_wrong_plural(block):
     assert f"(block size {block}, B = {blocks})" in page
     assert "1 keys" not in page and "1 blocks" not in page
     assert "This query sees no key before this block" in page
+
+
+def test_one_new_token_is_not_an_example():
+    data = {"kind": "self_attention", "past_tokens": ["I", "love"], "past_K": [["1", "0.5"], ["0.2", "1.1"]],
+            "past_V": [["0.5", "1"], ["1.5", "-0.5"]], "tokens": ["cats"], "X": [["1", "0.5"]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]]}
+    assert "For the token `cats` the computation goes as follows." in text(data)
+    assert "for example" not in text(data) and "例えば" not in text(data, "ja")
+    two = {**data, "tokens": ["cats", "too"], "X": [["1", "0.5"], ["0.2", "1.5"]]}
+    assert "For the token `cats`, for example, the computation goes as follows." in text(two)
