@@ -93,3 +93,15 @@ def test_one_new_token_is_not_an_example():
     assert "for example" not in text(data) and "例えば" not in text(data, "ja")
     two = {**data, "tokens": ["cats", "too"], "X": [["1", "0.5"], ["0.2", "1.5"]]}
     assert "For the token `cats`, for example, the computation goes as follows." in text(two)
+
+
+def test_the_rope_figure_moves_an_axis_label_out_of_a_vector_labels_way():
+    # the README's half-pairing spec: q̂_love's pair (0, 2) turns to nearly vertical, its label beside x_2's place
+    from symattn import render_latex
+    data = {"kind": "self_attention", "tokens": ["I", "love"], "focus": "love", "rope": {"pairing": "half"},
+            "X": [["1.0", "0.5", "0.2", "-0.1"], ["0.8", "1.2", "0.0", "0.3"]],
+            "W_Q": [["1.0", "0.2", "0.0", "0.1"], ["0.1", "0.9", "0.3", "0.0"], ["0.0", "0.4", "1.0", "0.2"],
+                    ["0.3", "0.0", "0.1", "1.0"]],
+            "W_K": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], "W_V": [[1, 0], [0, 1], [0, 0], [0, 0]]}
+    tex = render_latex(derive_spec(parse_spec({"sections": [data]}), lang="en"))
+    assert r"\put(23.50,48.00){\makebox(0,0)[tr]{$x_{2}$}}" in tex  # left of the axis, not under q̂'s label
