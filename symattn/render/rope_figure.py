@@ -47,12 +47,19 @@ def geometry(step: RopeFigure) -> Geometry:
                     ((ARC + 4) * math.cos(middle), (ARC + 4) * math.sin(middle)), phi >= 2 * math.pi)
 
 
+def label_spot(tip: tuple[float, float], reach: float = 1.18) -> tuple[float, float]:
+    """Where a vector's label goes: beyond its tip, moved off an axis the vector lies along (a pair (0, b) points
+    straight up the x_b axis, where the axis's own label is)."""
+    x, y = tip[0] * reach, tip[1] * reach
+    return (x + 5 if abs(x) < 4 else x), (y + 3.5 if abs(y) < 3 else y)
+
+
 def axis_sides(g: Geometry) -> tuple[bool, bool]:
     """Where the axes' labels go: x_a above its axis (else below), x_b right of its axis (else left), each on the
     side farther from the vectors' tips and labels, so that a near-vertical rotated pair's label does not run into
     x_b (nor a near-horizontal one into x_a)."""
     c = SIZE / 2
-    points = [p for tip in (g.before, g.after) for p in (tip, (tip[0] * 1.18, tip[1] * 1.18))]
+    points = [p for tip in (g.before, g.after) for p in (tip, label_spot(tip))]
 
     def room(spot: tuple[float, float]) -> float:
         return min(math.hypot(spot[0] - x, spot[1] - y) for x, y in points)
@@ -98,7 +105,7 @@ def latex_picture(step: RopeFigure, labels: dict[str, str], caption: str) -> str
     out += ["{\\color{orange!80!black}" + "".join(segment(p, q) for p, q in zip(g.arc, g.arc[1:], strict=False))
             + "}", put(g.label, labels["angle"])]
     for tip, name in ((g.before, "before"), (g.after, "after")):
-        out.append(put((tip[0] * 1.18, tip[1] * 1.18), labels[name]))
+        out.append(put(label_spot(tip), labels[name]))
     out.append(r"\end{picture}")
     return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", *out,
                       rf"\figurecaption{{{caption}}}", r"\end{minipage}\par\medskip"])
@@ -135,7 +142,7 @@ def svg_picture(step: RopeFigure, labels: dict[str, str], caption: str, ident: s
     out.append(f'<polyline points="{points}" fill="none" stroke="#c06000" stroke-width="1.2"/>')
     out.append(text(g.label, labels["angle"]))
     for tip, name in ((g.before, "before"), (g.after, "after")):
-        out.append(text((tip[0] * 1.2, tip[1] * 1.2), labels[name]))
+        out.append(text(label_spot(tip, 1.2), labels[name]))
     out.append("</svg>")
     return f'<figure>{"".join(out)}<figcaption class="caption" id="{ident}">{caption}</figcaption></figure>'
 

@@ -105,3 +105,12 @@ def test_the_rope_figure_moves_an_axis_label_out_of_a_vector_labels_way():
             "W_K": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], "W_V": [[1, 0], [0, 1], [0, 0], [0, 0]]}
     tex = render_latex(derive_spec(parse_spec({"sections": [data]}), lang="en"))
     assert r"\put(23.50,48.00){\makebox(0,0)[tr]{$x_{2}$}}" in tex  # left of the axis, not under q̂'s label
+
+
+def test_a_pair_along_an_axis_has_its_label_beside_the_axis_not_on_its_label():
+    from symattn import render_latex
+    data = {"kind": "self_attention", "tokens": ["a", "b"], "focus": "b", "rope": True, "X": [[1, 0], [0, 1]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]]}
+    tex = render_latex(derive_spec(parse_spec({"sections": [data]}), lang="en"))
+    assert r"\put(30.00,47.42){\makebox(0,0){${q}_{\mathrm{b}}$}}" in tex  # q_b = (0, 1): moved right of x_1's axis
+    assert r"\put(23.50,48.00){\makebox(0,0)[tr]{$x_{1}$}}" in tex  # and x_1 to the left
