@@ -49,11 +49,11 @@ def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
         TokenTable(("table.token", "table.embedding"), section.tokens, (x,)),
         Paragraph("gqa.x_is", {"X": Name("X")}),
         *_mask_and_rope(section),
-        Heading(2, "gqa.step_kv", {"G": G}),
-        Paragraph("gqa.kv_once", {"K": _projection("K"), "V": _projection("V")}),
+        Heading(2, "gqa.step_kv" if G > 1 else "gqa.step_kv_one", {"G": G}),  # not "each of the 1 K/V heads"
+        Paragraph("gqa.kv_once" if G > 1 else "gqa.kv_once_one", {"K": _projection("K"), "V": _projection("V")}),
         *([Paragraph("gqa.kv_rotated")] if section.rope is not None else []),
     ]
-    one = "_one" if G == H else ""
+    one = "_one" if G == H else "_two" if H == 2 * G else ""  # "(1) and (2)", not "(1) to (2)"
     for g in range(G):
         steps += [Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G}),
                   MatrixEquation(Name("W_K", group=g + 1), Shown.input(section.kv_heads[g].W_K)),
@@ -195,5 +195,11 @@ def _combine_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
         results.append(MatrixEquation(Name("Z", label="final"), output))
     steps += [Heading(2, "gqa.step_project"), Paragraph("gqa.project", {"W_O": Name("W_O")}),
               MatrixEquation(Name("W_O"), W_O), *products,
-              Heading(2, "gqa.result"), Paragraph("gqa.result_is"), *results, Paragraph("gqa.result_meaning")]
+              Heading(2, "gqa.result"), Paragraph("gqa.result_is"), *results, Paragraph(_meaning(section))]
     return steps
+
+
+def _meaning(section: Section) -> str:
+    """What the heads did: shared keys and values only when a K/V head serves several query heads."""
+    H, G = len(section.W_Q), len(section.kv_heads)
+    return "gqa.result_meaning_single" if H == 1 else "gqa.result_meaning_mha" if G == H else "gqa.result_meaning"

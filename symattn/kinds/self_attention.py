@@ -163,8 +163,9 @@ class SelfAttentionKind(Kind):
         ]
         for token, facts in queries.items():
             i = section.tokens.index(token)
-            steps += [say(sentences.first_true(facts, "self.for_example", "self.for_next"), facts,
-                          {"token": Token(token)}),
+            lead = "self.for_the_token" if len(section.tokens) == 1 else sentences.first_true(
+                facts, "self.for_example", "self.for_next")  # one token: no "for example"
+            steps += [say(lead, facts, {"token": Token(token)}),
                       say(sentences.first_true(facts, "self.embedding_of", "self.input_of"), facts,
                           {"token": Token(token), "X": Name("Xp")}),
                       VectorEquation(Name(rows, token), x.row(i))]

@@ -76,8 +76,12 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.pattern": lambda f: _several(f) and len(groups(f)) > 1,
     "attend.strongest": lambda f: strongest(f) not in (None, f.token),
     "attend.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
-    "attend.all_equal": lambda f: _several(f) and bool(f.weights) and all_equal(f),
-    "attend.nearly_equal": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f),
+    "attend.all_equal": lambda f: _several(f) and bool(f.weights) and all_equal(f) and _sees_all(f),
+    "attend.nearly_equal": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f) and _sees_all(f),
+    # with masked keys only the visible weights are (nearly) equal: the masked ones are 0
+    "attend.all_equal_visible": lambda f: _several(f) and bool(f.weights) and all_equal(f) and not _sees_all(f),
+    "attend.nearly_equal_visible": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f)
+    and not _sees_all(f),
     "attend.single": lambda f: len(f.visible) == 1,
     "attend.no_scaling": lambda f: f.scaling == "none",
     "attend.scale_by_number": lambda f: f.scaling == "number",
@@ -170,8 +174,10 @@ def weight_sentences(facts: Facts, itself: bool, values: bool = True) -> list[Pa
         return [say("attend.single", facts, {**token, "key": Tokens(facts.visible, me)})]
     g = groups(facts)
     if len(g) == 1:
-        key = first_true(facts, "attend.all_equal", "attend.nearly_equal")
-        return [say(key, facts, {**token, "keys": Tokens(facts.visible, me)})]
+        key = first_true(facts, "attend.all_equal", "attend.nearly_equal", "attend.all_equal_visible",
+                         "attend.nearly_equal_visible")
+        masked = {"masked": Tokens(masked_keys(facts), me)} if key.endswith("_visible") else {}
+        return [say(key, facts, {**token, "keys": Tokens(facts.visible, me), **masked})]
     phrases = [Phrase("attend.masked_part", (("tokens", Tokens(masked_keys(facts), me)),))] if masked_keys(
         facts) else []
     top_weight = max(facts.weights)

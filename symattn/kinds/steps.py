@@ -97,9 +97,10 @@ def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens:
         # d_k is the length of q and k unless the spec sets it.
         width = {} if why else {"d": result.query.cols}
         why = why or ("attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given")
+        q, k = ("qh", "kh") if facts.rope else ("q", "k")  # RoPE: the rotated q̂, k̂ give the scores
         intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
-                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name("q", facts.token),
-                                 "k": Name("k", label="j")})]
+                 Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name(q, facts.token),
+                                 "k": Name(k, label="j")})]
     return [*intro, Scaling(scale, d_k, result.divisor, result.scores, result.scaled, tokens, result.softmax.known)]
 
 
@@ -183,9 +184,10 @@ def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, 
     RoPE), its scaling, the row-wise softmax A and A·V (not without V; `keys`: its heading and the sentence
     before it)."""
     form = engine.matrix_form([result.queries[i] for i in range(n)])
+    unscaled = scale.mode == "none" and keys[1] in ("matrix.intro", "cache.matrix")  # no "its scaling"
     return [
         Heading(2, keys[0]),
-        Paragraph(keys[1], {"S": Name("S")}),
+        Paragraph(keys[1] + ("_unscaled" if unscaled else ""), {"S": Name("S")}),
         MatrixFormStep(Q, K, V, form, scale, d_k, scale.divisor(d_k), result.known, rotated=rotated),
     ]
 

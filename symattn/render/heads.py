@@ -30,7 +30,7 @@ def matrix_form_names(step: MatrixFormStep) -> FormNames:
     else:
         sup = f"^{{({step.head})}}"
         names = (*(f"{{{n}}}{sup}" for n in ("S", "S'", "A", "Z")), f"V{sup}")
-    scaled = step.scale.mode != "none"
+    scaled = step.scale.mode != "none" or step.form.scaled != step.form.scores  # a mask's −∞ make S' ≠ S
     return FormNames(*names, names[1] if scaled else names[0], "S'" if scaled else "S")
 
 

@@ -31,7 +31,13 @@ class MatrixFormPrinter(MathRenderer):
             lines = [lead + (f" {self.relation(factors)} {product}" if product else ""),
                      *self.matrix_relation(scores, exact)]
         parts = [self.align(lines)]
-        if step.scale.mode != "none":
+        masked_only = step.scale.mode == "none" and form.scaled != form.scores  # unscaled, but a mask's −∞
+        if masked_only:  # as the per-token lines write a masked score, a = −∞ (M = 0)
+            lines = [rf"{scaled} &= {S}, \qquad {scaled}_{{ij}} = -\infty \quad (M_{{ij}} = 0)"]
+            if not any_symbolic(form.scaled):
+                lines += self.matrix_relation(Shown(form.scaled, known=known))
+            parts.append(self.align(lines))
+        elif step.scale.mode != "none":
             lines = [rf"{scaled} &= \frac{{{S}}}{{{self.form_divisor(step)}}}"]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))

@@ -20,6 +20,7 @@ REACH = 19.0  # mm, the length of the longer of the two vectors
 ARC = 7.0  # mm, the radius of the angle's arc
 HEAD = 2.2  # mm, an arrowhead's sides
 PX = 3.78  # px to a millimetre (SVG)
+CLEAR = 6.0  # mm, the room an axis label needs from a vector's tip and label before it moves to the other side
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,29 @@ def geometry(step: RopeFigure) -> Geometry:
                     ((ARC + 4) * math.cos(middle), (ARC + 4) * math.sin(middle)), phi >= 2 * math.pi)
 
 
+def label_spot(tip: tuple[float, float], reach: float = 1.18) -> tuple[float, float]:
+    """Where a vector's label goes: beyond its tip, moved off an axis the vector lies along (a pair (0, b) points
+    straight up the x_b axis, where the axis's own label is)."""
+    x, y = tip[0] * reach, tip[1] * reach
+    return (x + 5 if abs(x) < 4 else x), (y + 3.5 if abs(y) < 3 else y)
+
+
+def axis_sides(g: Geometry) -> tuple[bool, bool]:
+    """Where the axes' labels go: x_a above its axis (else below), x_b right of its axis (else left), each on the
+    side farther from the vectors' tips and labels, so that a near-vertical rotated pair's label does not run into
+    x_b (nor a near-horizontal one into x_a)."""
+    c = SIZE / 2
+    points = [p for tip in (g.before, g.after) for p in (tip, label_spot(tip))]
+
+    def room(spot: tuple[float, float]) -> float:
+        return min(math.hypot(spot[0] - x, spot[1] - y) for x, y in points)
+
+    def keep(usual: tuple[float, float], other: tuple[float, float]) -> bool:  # the usual side unless crowded
+        return room(usual) >= CLEAR or room(usual) >= room(other)
+
+    return keep((c - 4, 2.5), (c - 4, -2.5)), keep((3.5, c - 4), (-3.5, c - 4))
+
+
 def _head(tip: tuple[float, float]) -> tuple[tuple[float, float], tuple[float, float]]:
     """The two back corners of an arrowhead at `tip` (an arrow from the centre)."""
     angle = math.atan2(tip[1], tip[0])
@@ -57,6 +81,7 @@ def latex_picture(step: RopeFigure, labels: dict[str, str], caption: str) -> str
     axes ("a", "b"), of the two vectors ("before", "after") and of the angle ("angle")."""
     g = geometry(step)
     c = SIZE / 2
+    above, right = axis_sides(g)
 
     def at(p: tuple[float, float]) -> str:
         return f"({c + p[0]:.2f},{c + p[1]:.2f})"
@@ -74,12 +99,13 @@ def latex_picture(step: RopeFigure, labels: dict[str, str], caption: str) -> str
 
     out = [r"\setlength\unitlength{1mm}", rf"\begin{{picture}}({SIZE:.0f},{SIZE:.0f})",
            rf"{{\color{{black!45}}\put(0,{c:.2f}){{\vector(1,0){{{SIZE:.0f}}}}}\put({c:.2f},0){{\vector(0,1){{{SIZE:.0f}}}}}}}",
-           put((c - 2, 1.5), labels["a"], "[r]"), put((1.5, c - 2), labels["b"], "[t]")]
+           put((c - 2, 1.5 if above else -2.5), labels["a"], "[r]"),
+           put((1.5, c - 2), labels["b"], "[t]") if right else put((-1.5, c - 2), labels["b"], "[tr]")]
     out += arrow(g.before, "black!70") + arrow(g.after, "blue!80!black")
     out += ["{\\color{orange!80!black}" + "".join(segment(p, q) for p, q in zip(g.arc, g.arc[1:], strict=False))
             + "}", put(g.label, labels["angle"])]
     for tip, name in ((g.before, "before"), (g.after, "after")):
-        out.append(put((tip[0] * 1.18, tip[1] * 1.18), labels[name]))
+        out.append(put(label_spot(tip), labels[name]))
     out.append(r"\end{picture}")
     return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", *out,
                       rf"\figurecaption{{{caption}}}", r"\end{minipage}\par\medskip"])
@@ -89,6 +115,7 @@ def svg_picture(step: RopeFigure, labels: dict[str, str], caption: str, ident: s
     """The figure as inline SVG in a <figure> with its caption; `labels` as in latex_picture, as HTML text."""
     g = geometry(step)
     c = SIZE / 2
+    above, right = axis_sides(g)
 
     def X(x: float) -> float:
         return round((c + x) * PX, 2)
@@ -107,14 +134,15 @@ def svg_picture(step: RopeFigure, labels: dict[str, str], caption: str, ident: s
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="rope" width="{size}" height="{size}" '
            f'viewBox="0 0 {size} {size}" role="img" aria-labelledby="{ident}">',
            line((-c, 0), (c, 0), "#999", 1), line((0, -c), (0, c), "#999", 1),
-           text((c - 2, 3), labels["a"], "end"), text((2, c - 3), labels["b"], "start")]
+           text((c - 2, 3 if above else -4), labels["a"], "end"),
+           text((2, c - 3), labels["b"], "start") if right else text((-2, c - 3), labels["b"], "end")]
     for tip, colour in ((g.before, "#444"), (g.after, "#1f3fa0")):
         out += [line((0, 0), tip, colour), *(line(corner, tip, colour) for corner in _head(tip))]
     points = " ".join(f"{X(x)},{Y(y)}" for x, y in g.arc)
     out.append(f'<polyline points="{points}" fill="none" stroke="#c06000" stroke-width="1.2"/>')
     out.append(text(g.label, labels["angle"]))
     for tip, name in ((g.before, "before"), (g.after, "after")):
-        out.append(text((tip[0] * 1.2, tip[1] * 1.2), labels[name]))
+        out.append(text(label_spot(tip, 1.2), labels[name]))
     out.append("</svg>")
     return f'<figure>{"".join(out)}<figcaption class="caption" id="{ident}">{caption}</figcaption></figure>'
 
