@@ -67,6 +67,13 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
         raise SpecError(f"{field}.rope", f"applies to the queries and keys projected from X; a section that gives "
                                          f"{given.replace(' (and V)', '')} gives them as the scores use them "
                                          "(rotated already, for RoPE)")
+    cached = [key for key in ("past_tokens", "past_K", "past_V") if key in data]
+    if cached:  # a cache holds keys and values projected earlier from X; a given form gives every key already
+        where = "the cached keys' columns in scores (and their rows in V)" if "scores" in data \
+            else "the cached rows in K and V"
+        raise SpecError(f"{field}.{cached[0]}", f"a KV cache applies to keys and values projected from X; a "
+                                                f"section that gives {given.replace(' (and V)', '')} gives every "
+                                                f"key: put {where}")
     for key in OF_X:
         if key in data:
             raise SpecError(f"{field}.{key}", f"applies to X, which a section that gives "

@@ -93,7 +93,7 @@ class SelfAttentionKind(Kind):
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
             mask=mask, positions=positions, cache=cached, online=online.parse(data, field, m),
-            rope=rotary.parse(data, field, m, len(tokens), positions))
+            rope=rotary.parse(data, field, m, len(tokens), positions, cache.past(cached)))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):
