@@ -216,3 +216,8 @@ def test_multi_head_head_keys_that_do_not_apply_are_named():
                                                                             {"output": [2]}]}
     assert refused(given) == ("sections[0].heads[0].d_k: applies to a head computed from W_Q, W_K, W_V, not to one "
                               "with a given output")
+
+
+def test_rope_on_given_scores_says_where_they_come_from():
+    assert refused(SCORES | {"rope": True}) == ("sections[0].rope: applies to the queries and keys projected from X; "
+                                                "given scores come from q and k rotated already (for RoPE)")
