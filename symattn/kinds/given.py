@@ -109,6 +109,7 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
             raise SpecError(f"{field}.K", f"{m['K'].shape[1]} columns, but Q has {m['Q'].shape[1]} "
                                           "(q·k needs equal lengths)")
         d_k = fields.d_k(data, m["K"], field)
+    fields.d_k_used(data, scale, "Q" in m and m["Q"].symbolic and m["K"].symbolic, field)
     block = online.parse(data, field, m)
     if block is not None and "V" not in m:
         raise SpecError(f"{field}.softmax", "\"online\" computes the output block by block, so it needs V "

@@ -88,6 +88,7 @@ class SelfAttentionKind(Kind):
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
         cached, mask = cache.parse(data, field, tokens, m["W_K"], m["W_V"])
         positions = fields.positions(data, m["X"], field, cache.past(cached))
+        fields.d_k_used(data, fields.scale(data, field), m["W_Q"].symbolic and m["W_K"].symbolic, field)
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),

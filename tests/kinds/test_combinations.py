@@ -221,3 +221,19 @@ def test_multi_head_head_keys_that_do_not_apply_are_named():
 def test_rope_on_given_scores_says_where_they_come_from():
     assert refused(SCORES | {"rope": True}) == ("sections[0].rope: applies to the queries and keys projected from X; "
                                                 "given scores come from q and k rotated already (for RoPE)")
+
+
+@pytest.mark.parametrize("section", [GIVEN, SCORES, {"kind": "cross_attention", "tokens": ["x"], "X": [[1, 0]],
+                                                     "memory_tokens": ["a"], "memory": [[0, 1]],
+                                                     **{w: [[1, 0], [0, 1]] for w in ("W_Q", "W_K", "W_V")}}])
+def test_d_k_without_the_square_root_scaling_is_refused(section):
+    assert refused(section | {"scale": False, "d_k": 3}) == (
+        "sections[0].d_k: applies to scale = true (the scores ÷ √d_k); with scale = false it has no effect (leave it "
+        "out)")
+    assert refused(section | {"scale": "1/3", "d_k": 3}).endswith("with scale = 1/3 it has no effect (leave it out)")
+
+
+def test_d_k_that_sizes_symbolic_projections_stays_allowed():
+    data = solve({"kind": "self_attention", "tokens": ["A"], "X": [[1, 2]], "W_Q": "symbolic", "W_K": "symbolic",
+                  "W_V": [[1, 0], [0, 1]], "d_k": 3, "scale": False})
+    assert data["d_k"] == 3 and len(data["exact"]["Q"][0]) == 3
