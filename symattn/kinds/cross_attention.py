@@ -80,6 +80,7 @@ class CrossAttentionKind(Kind):
         fields.rows_match(m["X"], len(tokens), f"{field}.X", "tokens")
         fields.rows_match(m["memory"], len(memory_tokens), f"{field}.memory", "memory_tokens")
         fields.check_projections(m, field, m["X"].shape[1], m["memory"].shape[1], "memory")
+        fields.d_k_used(data, fields.scale(data, field), m["W_Q"].symbolic and m["W_K"].symbolic, field)
         return CrossAttentionSpec(
             tokens=tokens, X=m["X"], memory_tokens=memory_tokens, memory=m["memory"], W_Q=m["W_Q"],
             W_K=m["W_K"], W_V=m["W_V"], focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),

@@ -64,9 +64,16 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
             x_form = "X and memory with W_Q, W_K, W_V" if spec.cross else "X with W_Q, W_K, W_V"
             raise SpecError(f"{field}.{key}", f"give either {x_form}, or {given}, not both")
     if "rope" in data:  # the given Q and K (or scores) are the ones the scores use: rotated already, if at all
-        raise SpecError(f"{field}.rope", f"applies to the queries and keys projected from X; a section that gives "
-                                         f"{given.replace(' (and V)', '')} gives them as the scores use them "
-                                         "(rotated already, for RoPE)")
+        them = ("given scores come from q and k rotated already (for RoPE)" if "scores" in data else
+                "a section that gives Q, K and V gives them as the scores use them (rotated already, for RoPE)")
+        raise SpecError(f"{field}.rope", f"applies to the queries and keys projected from X; {them}")
+    cached = [key for key in ("past_tokens", "past_K", "past_V") if key in data]
+    if cached:  # a cache holds keys and values projected earlier from X; a given form gives every key already
+        where = "the cached keys' columns in scores (and their rows in V)" if "scores" in data \
+            else "the cached rows in K and V"
+        raise SpecError(f"{field}.{cached[0]}", f"a KV cache applies to keys and values projected from X; a "
+                                                f"section that gives {given.replace(' (and V)', '')} gives every "
+                                                f"key: put {where}")
     for key in OF_X:
         if key in data:
             raise SpecError(f"{field}.{key}", f"applies to X, which a section that gives "
@@ -102,6 +109,7 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
             raise SpecError(f"{field}.K", f"{m['K'].shape[1]} columns, but Q has {m['Q'].shape[1]} "
                                           "(q·k needs equal lengths)")
         d_k = fields.d_k(data, m["K"], field)
+    fields.d_k_used(data, scale, "Q" in m and m["Q"].symbolic and m["K"].symbolic, field)
     block = online.parse(data, field, m)
     if block is not None and "V" not in m:
         raise SpecError(f"{field}.softmax", "\"online\" computes the output block by block, so it needs V "

@@ -259,11 +259,17 @@ def _parse_head(data: Any, field: str, number: int, X: GivenMatrix | None, secti
                 section_field: str, positions: Positions | None) -> HeadSpec:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table with 'output' or with 'W_Q', 'W_K', 'W_V'")
+    for key in _SECTION_SETTINGS:  # they change X, which all heads share
+        if key in data:
+            raise SpecError(f"{field}.{key}", "applies to the whole section (every head projects the same X), "
+                                              "not to one head")
     fields.check_keys(data, _HEAD_KEYS, field)
     if "output" in data:
         extra = sorted(set(data) - {"output"})
         if extra:
-            raise SpecError(f"{field}.{extra[0]}", "a head with a given output takes no weights")
+            weights = extra[0] in ("W_Q", "W_K", "W_V", "d_v")
+            raise SpecError(f"{field}.{extra[0]}", "a head with a given output takes no weights" if weights else
+                            "applies to a head computed from W_Q, W_K, W_V, not to one with a given output")
         output = data["output"]
         return HeadSpec(output=fields.matrix([output] if isinstance(output, list) else output, f"{field}.output"))
     if X is None:

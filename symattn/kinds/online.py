@@ -34,9 +34,13 @@ def parse(data: dict[str, Any], field: str, matrices: dict[str, GivenMatrix]) ->
             raise SpecError(f"{field}.block", "applies only with softmax = \"online\"")
         return None
     symbolic = [name for name, given in matrices.items() if given.symbolic]
-    if symbolic:
+    scores = [name for name in symbolic if name not in ("V", "W_V")]  # the matrices the scores come from
+    if scores:
         raise SpecError(f"{field}.softmax", f"\"online\" compares the scores to find their running maximum, "
-                                                   f"so it needs numbers ({symbolic[0]} holds symbols)")
+                                                   f"so it needs numbers ({scores[0]} holds symbols)")
+    if symbolic:  # the values only: the running output o is derived in numbers
+        raise SpecError(f"{field}.softmax", f"\"online\" rescales a numeric running output block by block, so "
+                                                   f"it needs numeric values ({symbolic[0]} holds symbols)")
     return fields.positive_int(data.get("block", DEFAULT_BLOCK), f"{field}.block")
 
 

@@ -42,10 +42,11 @@ ROTATED = {"Q": "Qh", "K": "Kh", "q": "qh", "k": "kh"}
 
 
 def parse(data: dict[str, Any], field: str, m: dict[str, GivenMatrix], n: int,
-          positions: Positions | None) -> Rope | None:
+          positions: Positions | None, past: int = 0) -> Rope | None:
     """The section's `rope`, or None. RoPE gives the positions itself: with positional_encoding or P as well the
     section would add positions twice, which no RoPE model does, so the pair is refused; symbolic matrices are
-    refused too (their rotations are not derived)."""
+    refused too (their rotations are not derived). After `past` cached tokens the new tokens' positions are
+    past, past + 1, … (the cache's mask and its sentences use them), so other positions are refused."""
     rope = fields.rope(data, m["W_Q"].shape[1], n, field)
     if rope is None:
         return None
@@ -56,6 +57,10 @@ def parse(data: dict[str, Any], field: str, m: dict[str, GivenMatrix], n: int,
     symbolic = [key for key in ("X", "W_Q", "W_K") if m[key].symbolic]
     if symbolic:
         raise SpecError(f"{field}.rope", f"RoPE needs numeric matrices, but {symbolic[0]} is symbolic")
+    if past and rope.positions is not None and rope.positions != tuple(range(past, past + n)):
+        raise SpecError(f"{field}.rope.positions", f"with a KV cache of {past} tokens the new tokens are at the "
+                                                   f"positions {past} … {past + n - 1}, after the cached ones "
+                                                   "(give no positions)")
     return rope
 
 

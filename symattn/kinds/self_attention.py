@@ -88,12 +88,13 @@ class SelfAttentionKind(Kind):
         fields.check_projections(m, field, m["X"].shape[1], m["X"].shape[1], "X")
         cached, mask = cache.parse(data, field, tokens, m["W_K"], m["W_V"])
         positions = fields.positions(data, m["X"], field, cache.past(cached))
+        fields.d_k_used(data, fields.scale(data, field), m["W_Q"].symbolic and m["W_K"].symbolic, field)
         return SelfAttentionSpec(
             tokens=tokens, X=m["X"], W_Q=m["W_Q"], W_K=m["W_K"], W_V=m["W_V"],
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, m["W_K"], field), scale=fields.scale(data, field),
             mask=mask, positions=positions, cache=cached, online=online.parse(data, field, m),
-            rope=rotary.parse(data, field, m, len(tokens), positions))
+            rope=rotary.parse(data, field, m, len(tokens), positions, cache.past(cached)))
 
     def compute(self, section: SelfAttentionSpec) -> engine.Attention:
         if isinstance(section, given.GivenSpec):

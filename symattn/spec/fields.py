@@ -260,6 +260,15 @@ def d_k(data: dict[str, Any], W_K: GivenMatrix, field: str) -> int:
     return positive_int(data.get("d_k", W_K.shape[1]), f"{field}.d_k")
 
 
+def d_k_used(data: dict[str, Any], scale: Scale, sized: bool, field: str) -> None:
+    """A d_k that neither divides the scores (scale = false or a number) nor sizes a symbolic matrix has no effect:
+    refused, rather than ignored."""
+    if "d_k" in data and scale.mode != "sqrt_d_k" and not sized:
+        given = "false" if scale.mode == "none" else data["scale"]
+        raise SpecError(f"{field}.d_k", f"applies to scale = true (the scores ÷ √d_k); with scale = {given} it has "
+                                        "no effect (leave it out)")
+
+
 def scale(data: dict[str, Any], field: str) -> Scale:
     value = data.get("scale", True)
     if value is True:
