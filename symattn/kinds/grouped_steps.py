@@ -46,9 +46,9 @@ def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
         Paragraph(_variant(H, G), {"H": H, "G": G, "r": H // G}),
         Paragraph("gqa.convention", {"mapping": Formula("gqa_mapping"), "zero": Formula("gqa_mapping_zero"),
                                      "r": H // G}),
+        *([cache.intro(cached, section.tokens)] if cached else []),
         Heading(2, "gqa.step_inputs"),
         TokenTable(("table.token", "table.embedding"), section.tokens, (x,)),
-        *([cache.intro(cached, section.tokens)] if cached else []),
         Paragraph("gqa.x_is", {"X": Name("X")}),
         *_mask_and_rope(section),
         Heading(2, "gqa.step_kv", {"G": G}),
@@ -62,9 +62,8 @@ def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
                   MatrixEquation(Name("W_V", group=g + 1), Shown.input(section.kv_heads[g].W_V)),
                   TokenTable(("table.token", Name("K", group=g + 1), Name("V", group=g + 1)), section.tokens,
                              (cache.last(shown["K"][g], n), cache.last(shown["V"][g], n)))]
-        if cached:  # K/V head g's own cache, before and after this step (the heading once)
-            steps += cache.table_steps(section.kv_heads[g].cache, section.tokens, {"K": shown["K"][g], "V": shown[
-                "V"][g]}, rotated=section.rope is not None, group=g + 1)[0 if g == 0 else 1:]
+    if cached:
+        steps += _cache_tables(section, shown, one)
     steps += [Heading(2, "gqa.step_sharing"),
               *(Paragraph(f"gqa.group{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G})
                 for g in range(G)),
@@ -76,6 +75,19 @@ def grouped_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
     steps += _combine_steps(section, result)
     if cached:
         steps += _check_steps(section, result)
+    return steps
+
+
+def _cache_tables(section: Section, shown: dict[str, list[Shown]], one: str) -> list[Step]:
+    """Each K/V head's own cache before and after this step (engine.cache's tables; the heading, and what the
+    cache saves, once)."""
+    H, G = len(section.W_Q), len(section.kv_heads)
+    steps: list[Step] = []
+    for g in range(G):
+        tables = cache.table_steps(section.kv_heads[g].cache, section.tokens, {"K": shown["K"][g], "V": shown["V"][g]},
+                                   rotated=section.rope is not None, group=g + 1)
+        label = Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G})
+        steps += [*tables[:1] * (g == 0), label, *tables[1:-1], *tables[-1:] * (g == G - 1)]
     return steps
 
 
@@ -140,12 +152,14 @@ def _cache_sentence(H: int, G: int, d_k: int, d_v: int, total: int = 0) -> list[
 
 
 def _scale_sentence(section: Section) -> Paragraph:
+    """How every head scales its scores (a sentence checked against the section's facts)."""
     scale = section.scale
+    facts = sentences.section_facts(section.kind, scaling=scale.mode)
     if scale.mode == "none":
-        return Paragraph("gqa.scale_none")
+        return sentences.say("gqa.scale_none", facts)
     if scale.mode == "number":
-        return Paragraph("gqa.scale_number", {"c": Num(scale.number)})
-    return Paragraph("gqa.scale_sqrt", {"scale": SqrtDk(section.d_k)})
+        return sentences.say("gqa.scale_number", facts, {"c": Num(scale.number)})
+    return sentences.say("gqa.scale_sqrt", facts, {"scale": SqrtDk(section.d_k)})
 
 
 def _head_steps(section: Section, result: engine.GroupedQuery, h: int,
