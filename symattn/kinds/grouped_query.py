@@ -124,7 +124,8 @@ class GroupedQueryKind(Kind):
         return grouped_steps(section, result)
 
     def figure(self, section: GroupedQuerySpec) -> FlowFigure:
-        return FlowFigure("grouped", section.scale, heads=len(section.W_Q), kv_heads=len(section.kv_heads))
+        return FlowFigure("grouped", section.scale, heads=len(section.W_Q), kv_heads=len(section.kv_heads),
+                          cached=section.cache is not None)
 
     def size(self, section: GroupedQuerySpec) -> Size:
         """Every query head derives each focus token over every key (and its matrix form)."""
