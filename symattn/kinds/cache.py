@@ -166,14 +166,15 @@ def part(shown: Shown, start: int, stop: int) -> Shown:
 
 
 def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None,
-                rotated: bool = False, group: int | None = None) -> list[Step]:
+                rotated: bool = False, group: int | None = None, keys: str | None = None) -> list[Step]:
     """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
     and the work it saves (`head`: a head's names, K^(h); `group`: a K/V head's, K^[g]; `rotated`: with RoPE, the
-    keys are rotated ones)."""
+    keys are rotated ones, named K̂ unless `keys` names them as the kind does)."""
     p, n = past(cache), len(tokens)
     total = p + n
     K_c, V_c = (Name(c, label="cache", head=head, group=group) for c in "KV")
-    K, V = Name("Kh" if rotated else "K", head=head, group=group), Name("V", head=head, group=group)
+    K = Name(keys or ("Kh" if rotated else "K"), head=head, group=group)
+    V = Name("V", head=head, group=group)
     rope = "_rope" if rotated else ""
     before = tuple(part(whole[c], 0, p) for c in "KV")
     return [

@@ -85,7 +85,7 @@ def _cache_tables(section: Section, shown: dict[str, list[Shown]], one: str) -> 
     steps: list[Step] = []
     for g in range(G):
         tables = cache.table_steps(section.kv_heads[g].cache, section.tokens, {"K": shown["K"][g], "V": shown["V"][g]},
-                                   rotated=section.rope is not None, group=g + 1)
+                                   rotated=section.rope is not None, group=g + 1, keys="K")  # K^[g]: rotated
         label = Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G})
         steps += [*tables[:1] * (g == 0), label, *tables[1:-1], *tables[-1:] * (g == G - 1)]
     return steps
