@@ -17,6 +17,7 @@ import mpmath
 from sympy import QQ, Expr, ImmutableMatrix
 from sympy.polys.matrices import DomainMatrix
 
+from .cache import decode
 from .fast import fixed_point
 from .matrices import as_matrix, fractions, over_QQ, projection
 from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers
@@ -49,7 +50,8 @@ class GroupedQuery:
         return self.heads[self.mapping.index(g)].K
 
     def V(self, g: int) -> ImmutableMatrix:
-        return as_matrix(self.kv[g]["V"])
+        """K/V head g's values as the query heads use them (with a KV cache, the cached rows first)."""
+        return as_matrix(self.heads[self.mapping.index(g)].V)
 
     def combined(self, i: int) -> MultiHead:
         """Focus query i's head outputs, their concatenation and its projection by W_O, exactly (what a document
@@ -108,16 +110,20 @@ _CANCELLED = mpmath.mpf(10) ** -(WORKING_DIGITS - 40)
 
 def grouped_attention(X: ImmutableMatrix, W_Q: tuple[ImmutableMatrix, ...], W_K: tuple[ImmutableMatrix, ...],
                   W_V: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix, divisor: Expr, focus: tuple[int, ...],
-                  mask: ImmutableMatrix | None = None, rope=None, positions: tuple[int, ...] = ()) -> GroupedQuery:
+                  mask: ImmutableMatrix | None = None, rope=None, positions: tuple[int, ...] = (),
+                  past: tuple[tuple[ImmutableMatrix, ImmutableMatrix], ...] | None = None) -> GroupedQuery:
     """Grouped-query attention of X: K and V once per K/V head (W_K[g], W_V[g]), Q per query head (W_Q[h]), each
     query head attending with its K/V head's keys and values (head_mapping); `rope` rotates q and k for
-    `positions` (engine.rope.rotary_attention)."""
+    `positions` (engine.rope.rotary_attention). `past`: each K/V head's KV cache (K, V of the earlier positions,
+    keys rotated already), before the new rows (engine.cache.decode; `mask` is then n × (p + n))."""
     mapping = head_mapping(len(W_Q), len(W_K))
     kv = tuple({"K": projection(X, K), "V": projection(X, V)} for K, V in zip(W_K, W_V, strict=True))
     heads = []
     for h, W in enumerate(W_Q):
         stored = {"Q": projection(X, W), **kv[mapping[h]]}
-        if rope is None:
+        if past is not None:
+            heads.append(decode(stored, *past[mapping[h]], divisor, focus, mask, rope, positions or None))
+        elif rope is None:
             heads.append(attention_of(stored, divisor, focus, mask))
         else:
             stored = {name: as_matrix(M) for name, M in stored.items()}

@@ -13,6 +13,7 @@ from typing import Any
 from sympy import ImmutableMatrix
 
 from .. import engine
+from ..errors import SpecError
 from ..model import (
     Eq,
     Facts,
@@ -53,6 +54,24 @@ def of(data: dict[str, Any], field: str, tokens: tuple[str, ...], W_K: GivenMatr
     """The cache a section (or a K/V head's entry) gives: past_tokens, past_K and past_V, the keys as wide as
     W_K's columns and the values as W_V's; None without one."""
     return fields.cache(data, field, W_K.shape[1], W_V.shape[1], tokens)
+
+
+def per_head(data: dict[str, Any], field: str, tokens: tuple[str, ...], entries: list[dict[str, Any]],
+             W_K: tuple[GivenMatrix, ...], W_V: tuple[GivenMatrix, ...]) -> tuple[Cache, ...] | None:
+    """Grouped-query attention's caches, one per K/V head: past_tokens on the section, past_K and past_V in every
+    kv_heads entry (each as wide as its W_K's and W_V's columns); None without a cache."""
+    has = [any(key in entry for key in ("past_K", "past_V")) for entry in entries]
+    if "past_tokens" not in data and not any(has):
+        return None
+    if "past_tokens" not in data:
+        raise SpecError(f"{field}.past_tokens", f"missing: kv_heads[{has.index(True)}] gives a KV cache (past_K, "
+                                                f"past_V), whose tokens the section names in past_tokens")
+    if not all(has):
+        raise SpecError(f"{field}.kv_heads[{has.index(False)}].past_K",
+                        "missing: with past_tokens every K/V head gives its cached past_K and past_V")
+    return tuple(fields.cache({"past_tokens": data["past_tokens"], **{k: v for k, v in entry.items() if k in KEYS}},
+                              f"{field}.kv_heads[{g}]", W_K[g].shape[1], W_V[g].shape[1], tokens, field)
+                 for g, entry in enumerate(entries))
 
 
 def mask(data: dict[str, Any], field: str, n: int, cache: Cache | None) -> Mask | None:
@@ -147,13 +166,15 @@ def part(shown: Shown, start: int, stop: int) -> Shown:
 
 
 def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None,
-                rotated: bool = False) -> list[Step]:
+                rotated: bool = False, group: int | None = None, keys: str | None = None) -> list[Step]:
     """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
-    and the work it saves (`head`: a K/V head's names, K^(g); `rotated`: with RoPE, the keys are rotated ones)."""
+    and the work it saves (`head`: a head's names, K^(h); `group`: a K/V head's, K^[g]; `rotated`: with RoPE, the
+    keys are rotated ones, named K̂ unless `keys` names them as the kind does)."""
     p, n = past(cache), len(tokens)
     total = p + n
-    K_c, V_c = Name("K", label="cache", head=head), Name("V", label="cache", head=head)
-    K, V = Name("Kh" if rotated else "K", head=head), Name("V", head=head)
+    K_c, V_c = (Name(c, label="cache", head=head, group=group) for c in "KV")
+    K = Name(keys or ("Kh" if rotated else "K"), head=head, group=group)
+    V = Name("V", head=head, group=group)
     rope = "_rope" if rotated else ""
     before = tuple(part(whole[c], 0, p) for c in "KV")
     return [
@@ -214,11 +235,14 @@ def mask_steps(cache: Cache, tokens: tuple[str, ...], mask: Mask, facts: Facts) 
 
 
 def check_steps(cache: Cache, tokens: tuple[str, ...], step: engine.Attention, whole: engine.Attention,
-                mask: Mask, focus: tuple[str, ...]) -> list[Step]:
+                mask: Mask, focus: tuple[str, ...], heads: tuple[tuple[engine.Attention, engine.Attention], ...] = (),
+                results: dict[str, Result] | None = None) -> list[Step]:
     """The check: row p + t of the whole sequence's attention, recomputed without the cache, is the output of new
-    token t, exactly (engine.cache.same_rows; refused if not, which would be a bug)."""
+    token t, exactly (engine.cache.same_rows; refused if not, which would be a bug). `heads`: further (step, whole)
+    pairs that must agree too (the other query heads of grouped-query attention); `results`: the rows to show per
+    token, if not the whole sequence's outputs (grouped-query attention's outputs after W_O)."""
     p = past(cache)
-    if not engine.cache.same_rows(step, whole, p):
+    if not all(engine.cache.same_rows(s, w, p) for s, w in ((step, whole), *heads)):
         raise AssertionError("a KV cache's step differs from the whole sequence recomputed")
     total = p + len(tokens)
     steps: list[Step] = [
@@ -229,7 +253,8 @@ def check_steps(cache: Cache, tokens: tuple[str, ...], step: engine.Attention, w
     for token in focus:
         t = tokens.index(token)
         steps += [Paragraph("cache.check_row", {"pos": p + t, "token": Token(token)}),
-                  Result(Name("z", token), Shown(whole.queries[p + t].output, known=whole.known))]
+                  results[token] if results else Result(Name("z", token),
+                                                        Shown(whole.queries[p + t].output, known=whole.known))]
     steps.append(Paragraph("cache.check_equal", {"n": len(focus)}))
     return steps
 

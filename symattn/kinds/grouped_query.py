@@ -15,20 +15,23 @@ from ..errors import SpecError
 from ..figures import FIGURES, significant_approximation
 from ..model import FlowFigure, Step
 from ..spec import fields
-from ..spec.model import Focus, GivenMatrix, Mask, Rope, Scale, Section
+from ..spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
+from . import cache
 from .answers import EXPLICIT_TERMS, exact_texts, projection_answers, query_answers, row_texts, scale_answers
 from .base import Kind, Size
 
 _HEAD_KEYS = {"W_Q"}
 _KV_KEYS = {"W_K", "W_V"}
+_KV_CACHE = cache.KEYS - {"past_tokens"}  # a K/V head's own cache: past_K, past_V (past_tokens: the section's)
 
 
 @dataclass(frozen=True)
 class KVHead:
-    """One K/V head: its key and value projections, shared by its group of query heads."""
+    """One K/V head: its key and value projections, shared by its group of query heads, and its KV cache."""
 
     W_K: GivenMatrix
     W_V: GivenMatrix
+    cache: Cache | None = None  # the earlier positions' keys (rotated, with RoPE) and values
 
 
 @dataclass(frozen=True)
@@ -52,11 +55,16 @@ class GroupedQuerySpec(Section):
         """The K/V head (0-based) of each query head."""
         return engine.head_mapping(len(self.W_Q), len(self.kv_heads))
 
+    @property
+    def cache(self) -> Cache | None:
+        """The KV cache of K/V head 1 (the past tokens of all of them), or None."""
+        return self.kv_heads[0].cache
+
 
 class GroupedQueryKind(Kind):
     name = GroupedQuerySpec.kind
     keys = frozenset({"kind", "tokens", "X", "heads", "kv_heads", "W_O", "focus", "mask", "rope", "scale", "d_k",
-                      "heading"})
+                      "heading", "past_tokens"})
 
     def parse(self, data: dict[str, Any], field: str) -> GroupedQuerySpec:
         tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
@@ -65,8 +73,9 @@ class GroupedQueryKind(Kind):
         d = X.shape[1]
         W_Q = tuple(_weights(head, f"{field}.heads[{h}]", _HEAD_KEYS, d)["W_Q"]
                     for h, head in enumerate(_heads(data, "heads", field)))
-        kv = tuple(KVHead(**_weights(head, f"{field}.kv_heads[{g}]", _KV_KEYS, d))
-                   for g, head in enumerate(_heads(data, "kv_heads", field)))
+        entries = _heads(data, "kv_heads", field)
+        kv = tuple(KVHead(**_weights(head, f"{field}.kv_heads[{g}]", _KV_KEYS, d, _KV_CACHE))
+                   for g, head in enumerate(entries))
         if len(W_Q) % len(kv):
             raise SpecError(f"{field}.kv_heads", f"{len(kv)} K/V heads do not divide {len(W_Q)} query heads")
         width = {"W_Q": [m.shape[1] for m in W_Q], "W_K": [h.W_K.shape[1] for h in kv],
@@ -79,6 +88,9 @@ class GroupedQueryKind(Kind):
         if width["W_Q"][0] != width["W_K"][0]:
             raise SpecError(f"{field}.kv_heads[0].W_K", f"{width['W_K'][0]} columns, but the query heads' W_Q have "
                                                         f"{width['W_Q'][0]} (q·k needs equal lengths)")
+        caches = cache.per_head(data, field, tokens, entries, tuple(h.W_K for h in kv), tuple(h.W_V for h in kv))
+        if caches is not None:
+            kv = tuple(KVHead(h.W_K, h.W_V, c) for h, c in zip(kv, caches, strict=True))
         W_O = fields.matrix(fields.require(data, "W_O", field), f"{field}.W_O")
         concat = len(W_Q) * width["W_V"][0]
         if W_O.shape[0] != concat:
@@ -88,16 +100,20 @@ class GroupedQueryKind(Kind):
             tokens=tokens, X=X, W_Q=W_Q, kv_heads=kv, W_O=W_O,
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, kv[0].W_K, field), scale=fields.scale(data, field),
-            mask=fields.mask(data, len(tokens), field), rope=fields.rope(data, width["W_Q"][0], len(tokens), field))
+            mask=cache.mask(data, field, len(tokens), kv[0].cache),
+            rope=fields.rope(data, width["W_Q"][0], len(tokens), field))
 
     def compute(self, section: GroupedQuerySpec) -> engine.GroupedQuery:
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
         mask = None if section.mask is None else section.mask.values
-        positions = section.rope.at(len(section.tokens)) if section.rope is not None else ()
+        positions = (section.rope.at(len(section.tokens), cache.past(section.cache)) if section.rope is not None
+                     else ())
+        past = None if section.cache is None else tuple((h.cache.K.values, h.cache.V.values)
+                                                        for h in section.kv_heads)
         return engine.grouped_attention(section.X.values, tuple(W.values for W in section.W_Q),
                                     tuple(h.W_K.values for h in section.kv_heads),
                                     tuple(h.W_V.values for h in section.kv_heads), section.W_O.values,
-                                    section.scale.divisor(section.d_k), focus, mask, section.rope, positions)
+                                    section.scale.divisor(section.d_k), focus, mask, section.rope, positions, past)
 
     def symbolic(self, result: engine.GroupedQuery) -> bool:
         return result.symbolic
@@ -108,14 +124,16 @@ class GroupedQueryKind(Kind):
         return grouped_steps(section, result)
 
     def figure(self, section: GroupedQuerySpec) -> FlowFigure:
-        return FlowFigure("grouped", section.scale, heads=len(section.W_Q), kv_heads=len(section.kv_heads))
+        return FlowFigure("grouped", section.scale, heads=len(section.W_Q), kv_heads=len(section.kv_heads),
+                          cached=section.cache is not None)
 
     def size(self, section: GroupedQuerySpec) -> Size:
         """Every query head derives each focus token over every key (and its matrix form)."""
         n, heads = len(section.tokens), len(section.W_Q)
+        keys = n + cache.past(section.cache)
         d = max(section.X.shape[1], section.W_Q[0].shape[1], section.kv_heads[0].W_V.shape[1])
-        matrix = heads * n * n if section.focus.matrix_form(n) else 0
-        return Size("focus", heads * len(section.focus.stepwise), n, d, matrix,
+        matrix = heads * n * keys if section.focus.matrix_form(n) else 0
+        return Size("focus", heads * len(section.focus.stepwise), keys, d, matrix,
                     what=f"queries ({len(section.focus.stepwise)} tokens × {heads} query heads) derived one by one")
 
     def answers(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> dict[str, Any]:
@@ -130,7 +148,8 @@ class GroupedQueryKind(Kind):
             numbers, exact, _ = projection_answers(attention, "Q")
             queries = {tokens[i]: query_answers(q, columns[result.mapping[h]]) for i, q in attention.queries.items()}
             heads.append({"kv_head": result.mapping[h], **numbers, "queries": queries, "exact": exact})
-        return {"kind": self.name, "tokens": list(tokens), **scale_answers(section), "mapping": list(result.mapping),
+        return {"kind": self.name, "tokens": list(tokens), **cache.answers(section.cache, tokens),
+                **scale_answers(section), "mapping": list(result.mapping),
                 "kv_heads": kv, "heads": heads,
                 "queries": {tokens[i]: _combined_answers(result, i, len(tokens)) for i in result.focus}}
 
@@ -142,11 +161,12 @@ def _heads(data: dict[str, Any], key: str, field: str) -> list[Any]:
     return heads
 
 
-def _weights(data: Any, field: str, keys: set[str], d: int) -> dict[str, GivenMatrix]:
-    """A head's matrices, each with a row per X column."""
+def _weights(data: Any, field: str, keys: set[str], d: int,
+             more: frozenset[str] = frozenset()) -> dict[str, GivenMatrix]:
+    """A head's matrices, each with a row per X column (`more`: further keys the entry may hold, read elsewhere)."""
     if not isinstance(data, dict):
         raise SpecError(field, f"expected a table with {', '.join(sorted(keys))}")
-    fields.check_keys(data, keys, field)
+    fields.check_keys(data, keys | more, field)
     out = {key: fields.matrix(fields.require(data, key, field), f"{field}.{key}") for key in sorted(keys)}
     for key, given in out.items():
         fields.rows_match(given, d, f"{field}.{key}", "X columns")

@@ -101,6 +101,10 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
                                                       "relative_meaning", "later", "example")},
     "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
     "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
+    # grouped-query attention's one scaling sentence for all heads
+    "gqa.scale_sqrt": lambda f: f.scaling == "sqrt_d_k",
+    "gqa.scale_none": lambda f: f.scaling == "none",
+    "gqa.scale_number": lambda f: f.scaling == "number",
 }
 
 

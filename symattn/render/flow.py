@@ -75,8 +75,10 @@ def caption(renderer, step: FlowFigure) -> str:
         key = _given_caption(step)
     elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
         key = "multi_rows.caption"
-    key = "gqa.caption" if step.flavour == "grouped" else key
-    key = "figure.caption_cache" if step.cached else key
+    if step.flavour == "grouped":  # with a KV cache, each K/V head's own
+        key = "gqa.caption_cache" if step.cached else "gqa.caption"
+    elif step.cached:
+        key = "figure.caption_cache"
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     # the note after the caption's sentences (its own leading space where the language spaces sentences)
     rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
@@ -236,8 +238,10 @@ def _grouped(step: FlowFigure) -> Flow:
                 boxes.append(Box(f"q{n}", 2, Fraction(row), lines))
                 targets.append(f"q{n}")
             row += 1
+        cached = (text("cache_both"),) if step.cached else ()  # a KV cache: each K/V head holds its own
         boxes.append(Box(f"kv{g}", 1, Fraction(start + row - 1, 2), (math(f"K^{{[{g + 1}]}},\\ V^{{[{g + 1}]}}"),
-                                                                    Line("text", "gqa.figure_kv", {"g": g + 1}))))
+                                                                    Line("text", "gqa.figure_kv", {"g": g + 1}),
+                                                                    *cached)))
         arrows.append(Arrow("fork", (f"kv{g}",), tuple(targets)))
         kv.append(f"kv{g}")
         queries += targets
@@ -255,7 +259,8 @@ def grouped_chain(step: FlowFigure, words) -> tuple[str, str]:
     heads' outputs, grouped under the K/V head they share, → their concatenation → · W_O. `words(key, params)`:
     a language string as math text."""
     group = step.heads // step.kv_heads
-    kv = [rf"\underbrace{{K^{{[{g}]}},\, V^{{[{g}]}}}}_{{\text{{{words('gqa.figure_kv', {'g': g})}}}}}"
+    cached = rf"\text{{, {words('figure.cache_both', {})}}}" if step.cached else ""  # a KV cache per K/V head
+    kv = [rf"\underbrace{{K^{{[{g}]}},\, V^{{[{g}]}}}}_{{\text{{{words('gqa.figure_kv', {'g': g})}}}{cached}}}"
           for g in range(1, step.kv_heads + 1)]
     first = r"X \xrightarrow{W_K^{[g]},\, W_V^{[g]}} " + r",\ ".join(kv)
     heads = [", ".join(f"z^{{({g * group + h})}}" for h in range(1, group + 1)) for g in range(step.kv_heads)]

@@ -166,9 +166,11 @@ def _shown(value: Any) -> str:
 CACHE_KEYS = frozenset({"past_tokens", "past_K", "past_V"})
 
 
-def cache(data: dict[str, Any], field: str, d_k: int, d_v: int, new: tuple[str, ...] = ()) -> Cache | None:
+def cache(data: dict[str, Any], field: str, d_k: int, d_v: int, new: tuple[str, ...] = (),
+          tokens_field: str | None = None) -> Cache | None:
     """past_tokens, past_K and past_V, all three or none: the cached keys (d_k wide) and values (d_v wide) of the
-    earlier positions, one row per past token; a past token's name may not repeat one of the `new` tokens."""
+    earlier positions, one row per past token; a past token's name may not repeat one of the `new` tokens.
+    `tokens_field`: where past_tokens is written, if not in `field` (grouped-query attention: on the section)."""
     given = [key for key in ("past_tokens", "past_K", "past_V") if key in data]
     if not given:
         return None
@@ -176,10 +178,11 @@ def cache(data: dict[str, Any], field: str, d_k: int, d_v: int, new: tuple[str, 
     if missing:
         raise SpecError(f"{field}.{missing[0]}", f"missing: a KV cache gives past_tokens, past_K and past_V "
                                                  f"together (this one gives {', '.join(given)})")
-    past = tokens(data["past_tokens"], f"{field}.past_tokens")
+    at = tokens_field or field
+    past = tokens(data["past_tokens"], f"{at}.past_tokens")
     for i, token in enumerate(past):
         if token in new:
-            raise SpecError(f"{field}.past_tokens[{i}]", f"token {token!r} is also one of the new tokens")
+            raise SpecError(f"{at}.past_tokens[{i}]", f"token {token!r} is also one of the new tokens")
     K, V = matrix(data["past_K"], f"{field}.past_K"), matrix(data["past_V"], f"{field}.past_V")
     for key, given_matrix, width in (("past_K", K, d_k), ("past_V", V, d_v)):
         rows_match(given_matrix, len(past), f"{field}.{key}", "past_tokens")

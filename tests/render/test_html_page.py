@@ -91,7 +91,9 @@ def test_every_example_lays_out_in_chromium(example, lang, fonts, tmp_path):
     result = measure(render_html(derive(example, lang=lang)), tmp_path, fonts)
     assert result["boxes"] and all(b["fits"] for b in result["boxes"]), [b for b in result["boxes"] if not b["fits"]]
     assert all(label["clashes"] == 0 for label in result["labels"]), result["labels"]
-    assert {label["text"] for label in result["labels"]} >= {"WQ", "WK", "WV"}  # the labels of Figure 1's branches
+    # the labels of Figure 1's branches (modern's is grouped-query attention: a W_K, W_V pair per K/V head)
+    branches = {"WK,V[1]", "WK,V[2]", "·WO"} if example == "modern" else {"WQ", "WK", "WV"}
+    assert {label["text"] for label in result["labels"]} >= branches
     for fraction in result["fractions"]:  # display style: the numerator at the text's size, not a script's
         assert fraction["numerator"] == fraction["text"] and fraction["height"] > 1.8 * fraction["text"]
 
