@@ -226,7 +226,8 @@ def _combine_steps(section: Section, result: engine.GroupedQuery) -> list[Step]:
         results.append(MatrixEquation(Name("Z", label="final"), output))
     steps += [Heading(2, "gqa.step_project"), Paragraph("gqa.project", {"W_O": Name("W_O")}),
               MatrixEquation(Name("W_O"), W_O), *products,
-              Heading(2, "gqa.result"), Paragraph("gqa.result_is"), *results, Paragraph(_meaning(section))]
+              Heading(2, "gqa.result"), Paragraph("gqa.result_is", {"W_O": Name("W_O")}), *results,
+              Paragraph(_meaning(section))]
     return steps
 
 
