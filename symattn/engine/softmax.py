@@ -67,13 +67,6 @@ class Softmax:
         return rationals(self.fractions, self.radicand)
 
     @property
-    def logit_numbers(self) -> list[mpmath.mpf | None]:
-        """The logits' numbers (None: masked): the row's, else (formulas: symbolic values) evaluated."""
-        if self.numbers is not None:
-            return self.numbers.logits
-        return [None if a is S.NegativeInfinity else self.known.number(a) for a in self.logits]
-
-    @property
     def masked(self) -> tuple[bool, ...]:
         """Whether each key is masked (logit −∞, weight exactly 0)."""
         if self.fractions is not None:

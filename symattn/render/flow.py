@@ -70,15 +70,16 @@ def layout(renderer, step: FlowFigure) -> Flow:
 
 def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
-    key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
-    if step.given is not None:
-        key = _given_caption(step)
-    elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
-        key = "multi_rows.caption"
     if step.flavour == "grouped":  # with a KV cache, each K/V head's own
         key = "gqa.caption_cache" if step.cached else "gqa.caption"
     elif step.cached:
         key = "figure.caption_cache"
+    elif step.given is not None:
+        key = _given_caption(step)
+    elif step.flavour == "multi" and step.rows:  # every token at once: the heads' output matrices
+        key = "multi_rows.caption"
+    else:
+        key = f"figure.caption_{step.flavour}" + ("_given" if step.flavour == "multi" and not step.computed else "")
     names = {"M": Name("M"), "H": Name("memory"), "W_O": Name("W_O")}
     # the note after the caption's sentences (its own leading space where the language spaces sentences)
     rope = renderer.text("figure.rope_note", {"Q": Name("Qh"), "K": Name("Kh")}) if step.rope else ""
