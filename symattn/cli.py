@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -120,6 +121,7 @@ def run() -> None:
     except KeyboardInterrupt as exc:
         status = interrupt_status(exc)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    gc.freeze()  # the exit's last collection need not walk the finished command's objects
     sys.exit(status)
 
 
@@ -203,6 +205,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .numfmt import DEFAULT_DIGITS
     from .spec.fields import parse_digits
 
+    _settle()
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else DEFAULT_DIGITS
     check_request(args.count, args.kind, args.difficulty, digits)
     if args.jobs is not None and args.jobs < 1:
@@ -237,10 +240,18 @@ def _latex_started(formats: str | None) -> contextlib.AbstractContextManager:
     return contextlib.nullcontext()
 
 
+def _settle() -> None:
+    """Called once a command's modules are imported: what the imports made (SymPy's classes and caches, hundreds of
+    thousands of objects) is left out of the cyclic collector's passes, which a large derivation makes again and
+    again (gc.freeze; forked exam workers then share it too)."""
+    gc.freeze()
+
+
 def _solve(args: argparse.Namespace) -> int:
     from .derivation import derive_spec
     from .render.answers import render_json
 
+    _settle()
     sys.stdout.write(render_json(derive_spec(_load(args), steps=False)))
     return 0
 
@@ -250,6 +261,7 @@ def _render(args: argparse.Namespace) -> int:
         from .build import FORMATS, build
         from .spec.fields import parse_digits
 
+        _settle()
         formats = parse_formats("tex,pdf" if args.formats is None else args.formats, FORMATS)
         digits = parse_digits(args.digits, "--digits") if args.digits is not None else None
         spec = _load(args)

@@ -40,9 +40,10 @@ def significant_fraction(p: int, q: int, figures: int = 30) -> str:
         return "0." + "0" * (figures - 1)
     places = terminating_places(q)
     if places is not None:  # an exact decimal: all its digits, padded with zeros to `figures` (integers only)
-        scaled = abs(p) * (10**places // q)  # the value × 10^places, exactly
-        decimals = places + max(0, figures - len(str(scaled)))
-        text = str(scaled * 10 ** (decimals - places)).rjust(decimals + 1, "0")
+        digits = str(abs(p) * (_ten(places) // q))  # the value × 10^places, exactly
+        pad = max(0, figures - len(digits))
+        decimals = places + pad
+        text = (digits + "0" * pad).rjust(decimals + 1, "0")
         whole = f"{text[:len(text) - decimals]}.{text[len(text) - decimals:]}" if decimals else text
         return ("-" if p < 0 else "") + whole
     with context(figures + GUARD_DIGITS):
@@ -56,6 +57,15 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     binary value m·2^e: the Decimal route is slow per number, and a large answer key holds thousands of them.
     """
     sign, mantissa, exponent, bits = binary_parts(approximation)
+    if mantissa and -_EXACT_BITS <= exponent < 0:  # the common case (a weight, an output): shifts, no division
+        magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+        shift = figures - 1 - magnitude
+        if shift > 0 and mantissa * _ten(shift) >> -exponent >= _ten(figures):  # one less: figures + 1 digits
+            magnitude, shift = magnitude + 1, shift - 1
+        if shift > 0:
+            rounded = ((mantissa * _ten(shift) >> (-exponent - 1)) + 1) >> 1  # half-up: half a unit added, floor
+            if rounded < _ten(figures) - 1:  # not 99…9, which may round up to the next power of 10 (below)
+                return _written(sign, rounded, magnitude, figures)
     if not mantissa:  # zero: the Decimal route's own spelling
         return _rounded(approx_decimal(approximation, figures + GUARD_DIGITS), figures)
     if abs(exponent) > _EXACT_BITS:  # e^{a} of a huge score: 2^exponent is never built
@@ -101,13 +111,20 @@ def _written(negative: bool, whole: int, magnitude: int, figures: int) -> str:
     rounded_magnitude = magnitude + len(digits) - figures  # 99…9 rounded up to 10…0 (one digit more): one more
     if abs(rounded_magnitude) >= EXPONENT_FROM:
         text = f"{digits[0]}.{digits[1:]}E{rounded_magnitude:+d}"
-    elif shift <= 0:
+    elif shift > 0:
+        return _pointed(negative, digits, shift)
+    else:
         text = digits + "0" * -shift
-    elif shift < len(digits):
+    return "-" + text if negative else text
+
+
+def _pointed(negative: bool, digits: str, shift: int) -> str:
+    """The text of ±digits·10^-shift (shift > 0): the point among the digits, or 0. and zeros before them."""
+    if shift < len(digits):
         text = f"{digits[:len(digits) - shift]}.{digits[len(digits) - shift:]}"
     else:
         text = "0." + digits.rjust(shift, "0")
-    return ("-" if negative else "") + text
+    return "-" + text if negative else text
 
 
 def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:

@@ -20,8 +20,9 @@ Private names relied on, and what is assumed of them:
   `mpf_shift`, `mpf_mul_int`, `round_nearest`, on raw values (sign, man, exp, bc), as mpmath's operators call them.
 - mpmath `mpf._mpf_` (an mpf's raw value), `mpf.man`, `mpf.exp`, `mpf.bc`, and `mpmath.mp.make_mpf`.
 - python-flint `fmpz_mat`: integer matrices with `*` and `entries()`; `arb` balls at `ctx.prec` bits (a global
-  setting, restored after use) with `exp`, `sqrt`, `+`, `*`, `/`, and `arb.mid().man_exp()`, the midpoint as an
-  odd mantissa (or 0) and an exponent, which is an mpmath raw value as it is.
+  setting, restored after use) with `exp`, `sqrt`, `+`, `*`, `/`, `is_exact`, `rel_accuracy_bits`, and
+  `arb.mid().man_exp()`, the midpoint as an odd mantissa (or 0) and an exponent, which is an mpmath raw value as
+  it is; `arb_mat` built from an `fmpq_mat` or from a list of balls and integers, with `*` and `entries()`.
 """
 
 from __future__ import annotations
@@ -48,9 +49,11 @@ from sympy.external.gmpy import GROUND_TYPES
 from sympy.polys.matrices import DomainMatrix
 
 if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
-    from flint import arb, ctx, fmpq, fmpz_mat
+    from flint import arb, arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
+
+    _ZERO_BALL = arb(0)
 else:
-    arb = ctx = fmpq = fmpz_mat = None
+    arb = arb_mat = ctx = fmpq = fmpq_mat = fmpz_mat = None
 
 
 # SymPy matrices
@@ -127,25 +130,49 @@ def softmax_numbers(logits: list[mpmath.mpf | None], prec: int) -> tuple[list, m
     return exps, total, weights
 
 
-def rational_softmax(fractions: list[tuple[int, int] | None], radicand: int,
-                     prec: int) -> tuple[list, list, mpmath.mpf, list] | None:
-    """(a_j, e^{a_j}, Z, e^{a_j}/Z) of logits a_j = c_j·√radicand given as fractions c_j (None: masked), in
-    python-flint's arb balls at prec bits (each e^{a} in C: about seven times mpmath's time), as mpmath numbers;
-    None without python-flint (then mpmath computes them)."""
+def rational_softmax_rows(rows: list[list[tuple[int, int] | None]], radicand: int, prec: int,
+                          columns: list[tuple[int, list[int]]] | None, kept_bits: int) -> list[tuple] | None:
+    """The softmax of rows of logits a_j = c_j·√radicand given as fractions c_j (None: masked, e^{−∞} = 0) and,
+    given the values' columns as integers over a denominator, (d_c, [n_jc]), each row's outputs
+    Σ_j e^{a_j} n_jc / (d_c·Z): python-flint's arb balls at prec bits, the logits and the sums each one matrix
+    operation in C. Per row (a_j, e^{a_j}, Z, e^{a_j}/Z, outputs), balls, an output None when fewer than
+    kept_bits of its bits are certain (its terms cancelled); None without python-flint (then mpmath computes)."""
     if arb is None:
         return None
     before = ctx.prec
     ctx.prec = prec
     try:
-        root = arb(radicand).sqrt()
-        logits = [None if c is None else arb(fmpq(*c)) * root for c in fractions]
-        exps = [arb(0) if a is None else a.exp() for a in logits]
-        total = sum(exps[1:], exps[0])
-        weights = [e / total for e in exps]
-        return ([None if a is None else _from_arb(a) for a in logits], [_from_arb(e) for e in exps],
-                _from_arb(total), [_from_arb(w) for w in weights])
+        width = len(rows[0]) if rows else 0
+        logits = arb_mat(fmpq_mat(len(rows), width, [0 if c is None else fmpq(*c) for row in rows for c in row]))
+        logits = (logits if radicand == 1 else logits * arb(radicand).sqrt()).entries()
+        masked = [c is None for row in rows for c in row]
+        exps = [_ZERO_BALL if hidden else a.exp() for a, hidden in zip(logits, masked, strict=True)]
+        totals = [sum(exps[i * width + 1:(i + 1) * width], exps[i * width]) for i in range(len(rows))]
+        sums = None
+        if columns:
+            numerators = arb_mat(width, len(columns), [column[j] for j in range(width) for _, column in columns])
+            sums = (arb_mat(len(rows), width, exps) * numerators).entries()
+        out = []
+        for i, total in enumerate(totals):
+            row = slice(i * width, (i + 1) * width)
+            outputs = [] if sums is None else [
+                _kept(sums[i * len(columns) + c] / (total * denominator), kept_bits)
+                for c, (denominator, _) in enumerate(columns)]
+            out.append(([None if hidden else a for a, hidden in zip(logits[row], masked[row], strict=True)],
+                        exps[row], total, [e / total for e in exps[row]], outputs))
+        return out
     finally:
         ctx.prec = before
+
+
+def _kept(x, kept_bits: int):
+    """An output ball, or None when it is not exact and fewer than kept_bits of its bits are certain."""
+    return x if x.is_exact() or x.rel_accuracy_bits() >= kept_bits else None
+
+
+def ball_number(x) -> mpmath.mpf | None:
+    """A ball's midpoint as an mpmath number (None stays None)."""
+    return None if x is None else _from_arb(x)
 
 
 def _from_arb(x) -> mpmath.mpf:

@@ -25,7 +25,7 @@ from .matrices import (
     times,
 )
 from .numbers import WORKING_DIGITS, Numbers, rational_times_root, to_mpf
-from .softmax import FractionRow, Softmax, rational_row_numbers, rationals, row_numbers, weighted_sum
+from .softmax import FractionRow, RowNumbers, Softmax, rational_rows_numbers, rationals, row_numbers, weighted_sum
 from .symbols import any_symbolic, is_symbolic
 from .values import Values
 
@@ -165,10 +165,10 @@ def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableM
 
 
 def attend_fractions(query: Callable[[], ImmutableMatrix], V: Values, divisor: Expr, raw: FractionRow,
-                     scaled: FractionRow, known: Numbers, radicand: int = 1) -> QueryAttention:
+                     scaled: FractionRow, known: Numbers, radicand: int, numbers: RowNumbers | None) -> QueryAttention:
     """attend() of rational scores given as fractions, raw and scaled (None where masked; the scaled scores are
-    these fractions times √radicand): no SymPy number is made until one is read."""
-    softmax = Softmax(known, numbers=rational_row_numbers(scaled, V, radicand), fractions=scaled, radicand=radicand)
+    these fractions times √radicand), with the row's numbers: no SymPy number is made until one is read."""
+    softmax = Softmax(known, numbers=numbers, fractions=scaled, radicand=radicand)
     return QueryAttention(query, None, divisor, softmax, V, score_fractions=raw)
 
 
@@ -235,9 +235,11 @@ def attention_of(
     value_fractions = result.fractions("V")
     values = (None if "V" not in stored else Values.of(result.V, known) if value_fractions is None
               else Values.of_fractions(value_fractions, lambda: result.V))
-    if kept:
-        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, divisor, tuple(raw[i]),
-                                            _masked(scaled[i], allowed(i)), known, logit[1])) for i in focus)
+    if kept:  # every focus row's numbers at once
+        logits = {i: _masked(scaled[i], allowed(i)) for i in focus}
+        numbers = dict(zip(focus, rational_rows_numbers(list(logits.values()), values, logit[1]), strict=True))
+        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, divisor, tuple(raw[i]), logits[i],
+                                            known, logit[1], numbers[i])) for i in focus)
     else:
         queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, divisor, allowed(i), raw[i], known))
                        for i in focus)

@@ -3,14 +3,14 @@ of the whole row, evaluated once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cached_property
 
 import mpmath
 from sympy import Add, Expr, ImmutableMatrix, Pow, Rational, S, sqrt
 
 from .canonical import exp_sum, exponential, quotient
-from .fast import integer_outputs, rational_softmax, softmax_numbers
+from .fast import ball_number, binary_precision, integer_outputs, rational_softmax_rows, softmax_numbers
 from .matrices import Fraction
 from .numbers import PRECISION, WORKING_DIGITS, Numbers, fraction_numbers, fraction_precision
 from .symbols import any_symbolic
@@ -28,20 +28,45 @@ def rationals(fractions: FractionRow, radicand: int = 1) -> tuple[Expr, ...]:
     return tuple(S.NegativeInfinity if f is None else Rational(*f) * root for f in fractions)
 
 
-@dataclass(frozen=True)
 class RowNumbers:
-    """A numeric row's softmax and output as mpmath numbers (WORKING_DIGITS correct digits), in key order.
+    """A numeric row's softmax and output as mpmath numbers (WORKING_DIGITS correct digits), in key order: the
+    logits (None: a masked key), e^{a_j}, Z, the weights and the outputs (None: cancelled beyond the numbers'
+    digits, see _without_cancelled).
 
-    `irrational` says that Z holds two or more distinct exponentials, so that no weight is rational
-    (Lindemann–Weierstrass): then each weight's number is all there is to say about its value.
+    Given as python-flint balls (`number` = fast.ball_number), each part becomes mpmath numbers when first read:
+    an answer key reads the weights and outputs, never the e^{a}. `irrational` says that Z holds two or more
+    distinct exponentials, so that no weight is rational (Lindemann–Weierstrass): then each weight's number is
+    all there is to say about its value.
     """
 
-    logits: list[mpmath.mpf | None]  # None: a masked key
-    exps: list[mpmath.mpf]
-    total: mpmath.mpf
-    weights: list[mpmath.mpf]
-    outputs: list[mpmath.mpf | None]  # None: cancelled beyond the numbers' digits (see _without_cancelled)
-    irrational: bool
+    def __init__(self, logits: list, exps: list, total: object, weights: list, outputs: list, irrational: bool,
+                 number: Callable[[object], mpmath.mpf | None] | None = None) -> None:
+        self._given = {"logits": logits, "exps": exps, "weights": weights, "outputs": outputs}
+        self._total, self._number, self.irrational = total, number, irrational
+
+    def _part(self, name: str) -> list:
+        given = self._given[name]
+        return given if self._number is None else [self._number(x) for x in given]
+
+    @cached_property
+    def logits(self) -> list[mpmath.mpf | None]:
+        return self._part("logits")
+
+    @cached_property
+    def exps(self) -> list[mpmath.mpf]:
+        return self._part("exps")
+
+    @cached_property
+    def total(self) -> mpmath.mpf:
+        return self._total if self._number is None else self._number(self._total)
+
+    @cached_property
+    def weights(self) -> list[mpmath.mpf]:
+        return self._part("weights")
+
+    @cached_property
+    def outputs(self) -> list[mpmath.mpf | None]:
+        return self._part("outputs")
 
 
 class Softmax:
@@ -157,23 +182,31 @@ def row_numbers(logits: tuple[Expr, ...], V: Values | None, known: Numbers) -> R
     return _evaluate(approximations, V, distinct=len({a for a in logits if a is not S.NegativeInfinity}))
 
 
-def rational_row_numbers(logits: FractionRow, V: Values, radicand: int = 1) -> RowNumbers | None:
-    """row_numbers() of logits c_j·√radicand given as fractions c_j (each logit's number as to_mpf gives
-    it)."""
+def rational_rows_numbers(rows: list[FractionRow], V: Values | None, radicand: int = 1) -> list[RowNumbers | None]:
+    """row_numbers() of rows of logits c_j·√radicand given as fractions c_j (each logit's number as to_mpf gives
+    it): with python-flint all rows at once, in balls."""
     if V is not None and not V.is_numeric:
-        return None
-    distinct = len(set(logits) - {None})
-    computed = rational_softmax(list(logits), radicand, fraction_precision(list(logits), radicand) + 10)
-    if computed is None:  # without python-flint: mpmath
-        return _evaluate(fraction_numbers(list(logits), radicand), V, distinct)
-    return _evaluate(computed[0], V, distinct, computed[1:])
+        return [None] * len(rows)
+    balls = None
+    if V is None or V.integers is not None:  # rational values (or none): their sums in integers
+        prec = max((fraction_precision(list(row), radicand) for row in rows), default=PRECISION) + 10
+        balls = rational_softmax_rows([list(row) for row in rows], radicand, prec, None if V is None else V.integers,
+                                      binary_precision(WORKING_DIGITS - CANCELLED_DIGITS))
+    if balls is None:  # without python-flint, or values with surds: mpmath, row by row
+        return [_evaluate(fraction_numbers(list(row), radicand), V, _distinct(row)) for row in rows]
+    return [RowNumbers(*parts, irrational=_distinct(row) > 1, number=ball_number)
+            for parts, row in zip(balls, rows, strict=True)]
 
 
-def _evaluate(logits: list[mpmath.mpf | None], V: Values | None, distinct: int, softmax: tuple | None = None
-              ) -> RowNumbers:
+def _distinct(row: FractionRow) -> int:
+    """How many distinct logits a row's visible keys have."""
+    return len(set(row) - {None})
+
+
+def _evaluate(logits: list[mpmath.mpf | None], V: Values | None, distinct: int) -> RowNumbers:
     """A row's softmax and outputs (none without values) from its logits' numbers (None: masked), at the working
-    precision (`softmax`: its exponentials, Z and weights, when computed already)."""
-    exps, total, weights = softmax_numbers(logits, PRECISION) if softmax is None else softmax
+    precision."""
+    exps, total, weights = softmax_numbers(logits, PRECISION)
     if V is None:
         return RowNumbers(logits, exps, total, weights, [], irrational=distinct > 1)
     if V.integers is None:

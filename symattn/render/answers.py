@@ -11,6 +11,7 @@ from ..kinds import kind_of
 from ..model import Derivation
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
+_CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of anything else stays on one line)
 
 
 def answers(derivation: Derivation) -> dict[str, Any]:
@@ -36,7 +37,7 @@ def _write(value: Any, depth: int, parts: list[str]) -> None:
     """Append the JSON text of a value to parts (joined once at the end, not once per nesting level)."""
     if isinstance(value, dict) and value:
         items, brackets = [(f"{_ENCODER.encode(key)}: ", item) for key, item in value.items()], "{}"
-    elif isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+    elif isinstance(value, list) and not _CONTAINERS.isdisjoint(map(type, value)):
         items, brackets = [("", item) for item in value], "[]"
     else:
         parts.append(_ENCODER.encode(value))

@@ -172,29 +172,40 @@ def test_mpf_parts_and_integer_outputs():
         assert outputs[1] == 0
 
 
-def test_arb_softmax_and_fixed_point():
-    """python-flint's arb (when SymPy runs on flint): a row's logits c·√m, e^{a}, Z and weights agree with mpmath
-    to the working precision, its midpoints become mpmath numbers exactly, and the global precision is restored;
-    fixed_point writes numbers as integers over one power of two."""
+def test_arb_softmax_rows_and_fixed_point():
+    """python-flint's arb (when SymPy runs on flint): rows of logits c·√m, their e^{a}, Z, weights and the outputs
+    Σ_j e^{a_j} n_j / (d·Z) agree with mpmath to the working precision, an output whose terms cancel is None, the
+    midpoints become mpmath numbers exactly, and the global precision is restored; fixed_point writes numbers as
+    integers over one power of two."""
     from symattn.engine.numbers import PRECISION
 
-    fractions = [(3, 7), None, (-5, 2), (0, 1)]
-    row = fast.rational_softmax(fractions, 2, PRECISION + 10)
+    rows = [[(3, 7), None, (-5, 2), (0, 1)], [(1, 3), (1, 3), (2, 3), None]]
+    columns = [(3, [1, -2, 5, 7]), (1, [1, -1, 0, 4])]  # the second cancels in row 2: e^{a}·1 + e^{a}·(−1) + 0
+    kept = fast.binary_precision(40)
+    computed = fast.rational_softmax_rows(rows, 2, PRECISION + 10, columns, kept)
     if fast.arb is None:
-        assert row is None
+        assert computed is None
         return
     before = fast.ctx.prec
-    logits, exps, total, weights = fast.rational_softmax(fractions, 2, PRECISION + 10)
-    assert fast.ctx.prec == before and logits[1] is None and exps[1] == 0 and logits[3] == 0
+    computed = fast.rational_softmax_rows(rows, 2, PRECISION + 10, columns, kept)
+    assert fast.ctx.prec == before
+    (logits, exps, total, weights, outputs), second = computed
+    assert logits[1] is None and exps[1] == 0 and logits[3] == 0 and second[0][3] is None and second[1][3] == 0
+    assert second[4][1] is None and second[4][0] is not None  # cancelled past kept bits; the other column holds
     with mpmath.workprec(PRECISION + 10):
         expected = [mpmath.mpf(3) / 7 * mpmath.sqrt(2), None, mpmath.mpf(-5) / 2 * mpmath.sqrt(2), mpmath.mpf(0)]
         for got, want in zip(logits, expected, strict=True):
-            assert want is None or abs(got - want) <= mpmath.mpf(2) ** -(PRECISION - 4)
-        Z = sum(mpmath.exp(a) for a in expected if a is not None)
-        assert abs(total - Z) <= Z * mpmath.mpf(2) ** -(PRECISION - 4)
-        assert abs(sum(weights) - 1) <= mpmath.mpf(2) ** -(PRECISION - 8)
+            assert want is None or abs(fast.ball_number(got) - want) <= mpmath.mpf(2) ** -(PRECISION - 4)
+        es = [mpmath.mpf(0) if a is None else mpmath.exp(a) for a in expected]
+        Z = mpmath.fsum(es)
+        assert abs(fast.ball_number(total) - Z) <= Z * mpmath.mpf(2) ** -(PRECISION - 4)
+        assert abs(sum(map(fast.ball_number, weights)) - 1) <= mpmath.mpf(2) ** -(PRECISION - 8)
+        for (denominator, column), got in zip(columns, outputs, strict=True):
+            want = mpmath.fdot(es, column) / (denominator * Z)
+            assert abs(fast.ball_number(got) - want) <= abs(want) * mpmath.mpf(2) ** -(PRECISION - 8)
     x = fast.arb(fast.fmpq(-3, 8))
-    assert fast.rational_softmax([(-3, 8)], 1, 64)[0][0] == mpmath.mpf(-3) / 8  # an exact midpoint, exactly
+    exact = fast.rational_softmax_rows([[(-3, 8)]], 1, 64, None, kept)[0]
+    assert fast.ball_number(exact[0][0]) == mpmath.mpf(-3) / 8 and exact[4] == []  # an exact midpoint, exactly
     assert x.mid().man_exp()[0] % 2 == 1  # arf midpoints are normalised: an odd mantissa, as mpmath's raw values
     integers, shift = fast.fixed_point([mpmath.mpf(3) / 4, mpmath.mpf(-5)], 10)
     assert [m / 2**shift for m in integers] == [0.75, -5]
