@@ -191,9 +191,12 @@ def surd_latex(p: int, q: int, m: int = 1) -> str:
 
 def surd_exponential_latex(p: int, q: int, m: int = 1) -> str:
     """exponential_latex() of (p/q)·√m: 1, e^{\\frac{\\sqrt{2}}{8}}; for m = 1 the rational's."""
-    if m == 1:
-        return fraction_exponential_latex(p, q)
-    return "1" if p == 0 else f"e^{{{surd_latex(p, q, m)}}}"
+    return exponent_latex(surd_latex(p, q, m))
+
+
+def exponent_latex(exponent: str) -> str:
+    """e^{a} from the LaTeX of a rational or surd a, as surd_exponential_latex writes it: 1 for 0, e for 1."""
+    return "1" if exponent == "0" else "e" if exponent == "1" else f"e^{{{exponent}}}"
 
 
 def exponential_latex(a: Expr) -> str | None:
@@ -208,7 +211,7 @@ def exponential_latex(a: Expr) -> str | None:
 
 def fraction_exponential_latex(p: int, q: int) -> str:
     """exponential_latex() of the rational p/q (q > 0, in lowest terms): 1, e, e^{- \\frac{3}{4}}."""
-    return "1" if p == 0 else "e" if p == q == 1 else f"e^{{{fraction_latex(p, q)}}}"
+    return exponent_latex(fraction_latex(p, q))
 
 
 def _factor(value: Expr) -> str:

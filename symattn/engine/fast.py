@@ -165,6 +165,20 @@ def rational_softmax_rows(rows: list[list[tuple[int, int] | None]], radicand: in
         ctx.prec = before
 
 
+def ball_products(rows: list[list], matrix: list[list[tuple[int, int]]], prec: int, kept_bits: int) -> list[list]:
+    """Rows of balls (rational_softmax_rows' outputs) times a rational matrix given as fractions: one arb_mat
+    product at prec bits, an entry None when fewer than kept_bits of its bits are certain (its terms cancelled)."""
+    before = ctx.prec
+    ctx.prec = prec
+    try:
+        width = len(matrix[0]) if matrix else 0
+        right = arb_mat(fmpq_mat(len(matrix), width, [fmpq(*f) for row in matrix for f in row]))
+        products = (arb_mat(len(rows), len(matrix), [x for row in rows for x in row]) * right).entries()
+        return [[_kept(x, kept_bits) for x in products[i * width:(i + 1) * width]] for i in range(len(rows))]
+    finally:
+        ctx.prec = before
+
+
 def _kept(x, kept_bits: int):
     """An output ball, or None when it is not exact and fewer than kept_bits of its bits are certain."""
     return x if x.is_exact() or x.rel_accuracy_bits() >= kept_bits else None

@@ -18,11 +18,12 @@ from sympy import QQ, Expr, ImmutableMatrix
 from sympy.polys.matrices import DomainMatrix
 
 from .cache import decode
-from .fast import fixed_point
+from .fast import ball_number, ball_products, binary_precision, fixed_point
 from .matrices import as_matrix, fractions, over_QQ, projection
 from .numbers import PRECISION, WORKING_DIGITS, fraction_numbers
 from .pipeline import Attention, MultiHead, attention_of, multi_head
 from .rope import rotary_attention
+from .softmax import CANCELLED_DIGITS
 from .symbols import any_symbolic
 
 
@@ -75,15 +76,22 @@ class GroupedQuery:
 
     @cached_property
     def _numbers(self) -> dict[int, tuple[list[mpmath.mpf], list[mpmath.mpf]]]:
-        """numbers() of every focus query whose numbers do: the concatenations as integers times 2^-shift (a
-        shift per query, PRECISION + 64 bits below its largest entry) and one exact product with W_O."""
+        """numbers() of every focus query whose numbers do: with the heads' rows in balls, one ball product with
+        W_O; else the concatenations as integers times 2^-shift (a shift per query, PRECISION + 64 bits below its
+        largest entry) and one exact product with W_O."""
         if self.symbolic:
             return {}
-        joined = {}
-        for i in self.focus:
-            rows = [a.queries[i].softmax.numbers for a in self.heads]
-            if all(r is not None and r.irrational and None not in r.outputs for r in rows):
-                joined[i] = [x for r in rows for x in r.outputs]
+        rows = {i: [a.queries[i].softmax.numbers for a in self.heads] for i in self.focus}
+        rows = {i: row for i, row in rows.items() if all(r is not None and r.irrational for r in row)}
+        if rows and all(r.balls("outputs") is not None for row in rows.values() for r in row):  # in balls
+            balls = {i: [x for r in row for x in r.balls("outputs")] for i, row in rows.items()}
+            balls = {i: row for i, row in balls.items() if None not in row}
+            products = ball_products(list(balls.values()), fractions(over_QQ(self.W_O)), PRECISION,
+                                     binary_precision(WORKING_DIGITS - CANCELLED_DIGITS)) if balls else []
+            return {i: ([x for r in rows[i] for x in r.outputs], [ball_number(y) for y in product])
+                    for i, product in zip(balls, products, strict=True) if None not in product}
+        joined = {i: [x for r in row for x in r.outputs] for i, row in rows.items()
+                  if all(None not in r.outputs for r in row)}
         if not joined:
             return {}
         scaled = {i: fixed_point(row, PRECISION + 64) for i, row in joined.items()}

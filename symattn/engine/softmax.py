@@ -68,6 +68,10 @@ class RowNumbers:
     def outputs(self) -> list[mpmath.mpf | None]:
         return self._part("outputs")
 
+    def balls(self, name: str) -> list | None:
+        """A part ("outputs", …) as python-flint balls when the row was computed in them, else None."""
+        return None if self._number is None else self._given[name]
+
 
 class Softmax:
     """softmax(a)_j = e^{a_j} / Z with Z = sum_k e^{a_k}, every part kept exact; a masked logit (−∞) has

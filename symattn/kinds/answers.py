@@ -12,13 +12,13 @@ from ..exactfmt import (
     Coefficients,
     coefficients_latex,
     exact_latex,
+    exponent_latex,
     exponential_latex,
     fraction_coefficients_latex,
     fraction_latex,
     normaliser_latex,
     output_reference_latex,
     softmax_latex,
-    surd_exponential_latex,
     surd_latex,
 )
 from ..figures import FIGURES, significant, significant_approximation, significant_fraction, significant_surd
@@ -104,8 +104,9 @@ def score_texts(query: QueryAttention) -> tuple[list[list[str | None]], list[lis
     else:  # logits c·√m (√d_k not an integer): their decimals exactly from the integers
         scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_surd(*f, radicand, FIGURES)
                   for f in logits]
-    terms = [None if f is None else surd_exponential_latex(*f, radicand) for f in logits]
-    return [fraction_texts(raw), scaled], [fraction_exact_texts(raw), fraction_exact_texts(logits, radicand)], terms
+    exact = fraction_exact_texts(logits, radicand)
+    terms = [None if f is None else exponent_latex(text) for f, text in zip(logits, exact, strict=True)]
+    return [fraction_texts(raw), scaled], [fraction_exact_texts(raw), exact], terms
 
 
 def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | None]]:

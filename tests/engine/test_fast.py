@@ -174,9 +174,9 @@ def test_mpf_parts_and_integer_outputs():
 
 def test_arb_softmax_rows_and_fixed_point():
     """python-flint's arb (when SymPy runs on flint): rows of logits c·√m, their e^{a}, Z, weights and the outputs
-    Σ_j e^{a_j} n_j / (d·Z) agree with mpmath to the working precision, an output whose terms cancel is None, the
-    midpoints become mpmath numbers exactly, and the global precision is restored; fixed_point writes numbers as
-    integers over one power of two."""
+    Σ_j e^{a_j} n_j / (d·Z) and their products with a rational matrix agree with mpmath to the working precision,
+    a number whose terms cancel is None, the midpoints become mpmath numbers exactly, and the global precision is
+    restored; fixed_point writes numbers as integers over one power of two."""
     from symattn.engine.numbers import PRECISION
 
     rows = [[(3, 7), None, (-5, 2), (0, 1)], [(1, 3), (1, 3), (2, 3), None]]
@@ -203,6 +203,12 @@ def test_arb_softmax_rows_and_fixed_point():
         for (denominator, column), got in zip(columns, outputs, strict=True):
             want = mpmath.fdot(es, column) / (denominator * Z)
             assert abs(fast.ball_number(got) - want) <= abs(want) * mpmath.mpf(2) ** -(PRECISION - 8)
+    # the outputs times a rational matrix, in balls: one entry agrees with mpmath, one cancels (x·1 + x·(−1))
+    products = fast.ball_products([[outputs[0], outputs[0]]], [[(1, 3), (1, 1)], [(2, 5), (-1, 1)]], PRECISION, kept)
+    with mpmath.workprec(PRECISION + 10):
+        want = fast.ball_number(outputs[0]) * (mpmath.mpf(1) / 3 + mpmath.mpf(2) / 5)
+        assert abs(fast.ball_number(products[0][0]) - want) <= abs(want) * mpmath.mpf(2) ** -(PRECISION - 8)
+    assert products[0][1] is None and fast.ctx.prec == before
     x = fast.arb(fast.fmpq(-3, 8))
     exact = fast.rational_softmax_rows([[(-3, 8)]], 1, 64, None, kept)[0]
     assert fast.ball_number(exact[0][0]) == mpmath.mpf(-3) / 8 and exact[4] == []  # an exact midpoint, exactly

@@ -58,14 +58,24 @@ def test_weighted_average_is_the_written_out_sum():
 
 
 def test_pure_python_ground_types_give_identical_answers(tmp_path):
-    """python-flint is optional: without it (SYMPY_GROUND_TYPES=python) every byte of the answers is the same."""
+    """python-flint is optional: without it (SYMPY_GROUND_TYPES=python) every byte of the answers is the same, the
+    grouped-query outputs (balls times W_O with flint, integers without) included."""
     import flint  # a declared dependency: the fast path is what CI tests  # noqa: F401
 
     texts = random_problem(12, seed=3)
+    rng = random.Random(4)
+
+    def matrix(rows: int, cols: int) -> list[list[str]]:
+        return [[f"{rng.randint(-20, 20) / 10}" for _ in range(cols)] for _ in range(rows)]
+
     spec = tmp_path / "random.json"
     spec.write_text(json.dumps({"sections": [{
         "kind": "self_attention", "tokens": [f"t{i}" for i in range(12)], "X": texts[0], "W_Q": texts[1],
-        "W_K": texts[2], "W_V": texts[3], "focus": "all"}]}), encoding="utf-8")
+        "W_K": texts[2], "W_V": texts[3], "focus": "all"}, {  # and grouped-query heads of d_k = 3, √3 a surd
+        "kind": "grouped_query", "tokens": [f"t{i}" for i in range(12)], "X": texts[0],
+        "heads": [{"W_Q": matrix(12, 3)} for _ in range(4)],
+        "kv_heads": [{"W_K": matrix(12, 3), "W_V": matrix(12, 3)} for _ in range(2)], "W_O": matrix(12, 12),
+        "focus": "all", "mask": "causal"}]}), encoding="utf-8")
 
     def solve(ground_types: str) -> str:
         env = {**os.environ, "SYMPY_GROUND_TYPES": ground_types}
