@@ -6,6 +6,8 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from sympy import ImmutableMatrix
+
 from ..model import FlowFigure, Step
 from ..spec.model import Section
 
@@ -22,6 +24,14 @@ ENTRIES_PER_PAGE = 64
 if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
     from ..exam.exercise import Asked
     from ..exam.levels import Level
+
+
+@dataclass(frozen=True)
+class Carried:
+    """Rows a section passes on to a later one: its tokens and one exact row per token (a SymPy matrix)."""
+
+    tokens: tuple[str, ...]
+    rows: ImmutableMatrix
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,16 @@ class Kind:
 
     def figure(self, section: Section) -> FlowFigure | None:
         """The flow figure of the section's kind (unnumbered), placed where its first section begins; None: none."""
+        return None
+
+    def outputs(self, section: Section, result: Any) -> Carried | None:
+        """What a later section's `"from:NAME"` reads: the section's tokens and its output rows, one per token,
+        exact (symattn.chain rounds them as the spec's `carry` says). None: the kind passes nothing on."""
+        return None
+
+    def inputs(self, section: Section, result: Any) -> Carried | None:
+        """What `"input:NAME"` reads: the tokens and the rows the section starts from (X after any positional
+        encoding). None: the kind has no such input."""
         return None
 
     def size(self, section: Section) -> Size:
