@@ -128,8 +128,8 @@ class NextTokenKind(Kind):
 
     def steps(self, section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
         vocabulary, known = section.vocabulary, result.known
-        facts = Facts(self.name, section.focus, vocabulary, vocabulary,
-                      ties=tuple(tuple(vocabulary[j] for j in group) for group in result.ties), top_k=section.top_k or 0)
+        ties = tuple(tuple(vocabulary[j] for j in group) for group in result.ties)
+        facts = Facts(self.name, section.focus, vocabulary, vocabulary, ties=ties, top_k=section.top_k or 0)
         focus, state = Token(section.focus), Name("x", section.focus)
         n = iter(range(1, 7))
         out: list[Step] = [part_heading(section, "next_token.heading"),
@@ -144,7 +144,8 @@ class NextTokenKind(Kind):
                     MatrixEquation(Name("E"), weights)]
             columns = weights.rows
         else:
-            out += [Paragraph("next_token.projection", {"W": Name("W_vocab"), "w": Name("w", label="j"), "j": Formula("j")}),
+            out += [Paragraph("next_token.projection", {"W": Name("W_vocab"), "w": Name("w", label="j"),
+                                                        "j": Formula("j")}),
                     MatrixEquation(Name("W_vocab"), weights)]
             columns = Shown(section.weights.values.T, section.weights.decimals,
                             written=_transposed(section.weights)).rows
