@@ -123,8 +123,8 @@ class NextTokenKind(Kind):
         return False
 
     def size(self, section: NextTokenSpec) -> Size:
-        return Size(field="vocabulary", stepwise=1, keys=len(section.vocabulary), d=section.X.shape[1],
-                    what="vocabulary entries")
+        # the document shows W_vocab (or E) and one line of d terms per entry: a matrix of |V| × d entries, twice
+        return Size(field="vocabulary", matrix=len(section.vocabulary) * section.X.shape[1])
 
     def steps(self, section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
         vocabulary, known = section.vocabulary, result.known
