@@ -99,7 +99,7 @@ class NextTokenKind(Kind):
                                                     "entries (one column each)")
         bias = None
         if "b_vocab" in data:
-            bias = _numeric(fields.matrix([data["b_vocab"]], f"{field}.b_vocab"), f"{field}.b_vocab")
+            bias = _numeric(_vector(data["b_vocab"], f"{field}.b_vocab"), f"{field}.b_vocab")
             if bias.shape[1] != size:
                 raise SpecError(f"{field}.b_vocab", f"{bias.shape[1]} entries, but there are {size} vocabulary "
                                                     "entries (one each)")
@@ -251,6 +251,16 @@ def _numeric(given: GivenMatrix, field: str) -> GivenMatrix:
         raise SpecError(field, "expected numbers (the ranking compares the logits), got names such as "
                                f"{sorted(map(str, given.values.free_symbols))[0]!r}")
     return given
+
+
+def _vector(value: Any, field: str) -> GivenMatrix:
+    """A list of numbers as a one-row matrix, its errors naming the entry (b_vocab[2], not b_vocab[0][2])."""
+    if not isinstance(value, list) or not value or any(isinstance(entry, list) for entry in value):
+        raise SpecError(field, f"expected a non-empty list of numbers, got {value!r}")
+    try:
+        return fields.matrix([value], field)
+    except SpecError as error:
+        raise SpecError(error.field.replace(f"{field}[0]", field, 1), error.problem) from None
 
 
 def _focus(value: Any, tokens: tuple[str, ...], field: str) -> str:

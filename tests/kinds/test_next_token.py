@@ -214,6 +214,8 @@ def test_a_tie_cut_by_the_kth_place_is_said_and_one_not_cut_is_not():
     ({"embeddings": [[1, 0, 0]] * 5}, "embeddings", "applies with tied = true"),
     ({"tied": "yes"}, "tied", "expected true or false"),
     ({"b_vocab": [0, 0]}, "b_vocab", "2 entries, but there are 5 vocabulary entries"),
+    ({"b_vocab": [0, 0, "x y", 0, 0]}, "b_vocab[2]", "expected a number"),
+    ({"b_vocab": [[0, 0, 0, 0, 0]]}, "b_vocab", "expected a non-empty list of numbers"),
     ({"focus": "私"}, "focus", "no token '私' in tokens (did you mean '私は'?)"),
     ({"focus": ["私は"]}, "focus", "expected one token name"),
     ({"vocabulary": ["猫", "が", "好き", "猫", "犬"]}, "vocabulary[3]", "duplicate token '猫'"),
