@@ -127,64 +127,33 @@ class NextTokenKind(Kind):
         return Size(field="vocabulary", matrix=len(section.vocabulary) * section.X.shape[1])
 
     def steps(self, section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
-        vocabulary, known = section.vocabulary, result.known
+        vocabulary = section.vocabulary
         ties = tuple(tuple(vocabulary[j] for j in group) for group in result.ties)
         facts = Facts(self.name, section.focus, vocabulary, vocabulary, ties=ties, top_k=section.top_k or 0)
-        focus, state = Token(section.focus), Name("x", section.focus)
-        n = iter(range(1, 7))
+        n = iter(range(1, 7))  # the Steps' numbers: the temperature's and top-k's only when they are asked for
         out: list[Step] = [part_heading(section, "next_token.heading"),
-                           Paragraph("next_token.intro", {"token": focus, "count": len(vocabulary)}),
+                           Paragraph("next_token.intro", {"token": Token(section.focus), "count": len(vocabulary)}),
                            heading(2, "next_token.step_logits", facts, {"n": next(n)}),
-                           Paragraph("next_token.state", {"token": focus, "x": state}),
-                           VectorEquation(state, Shown.input(section.X).row(section.tokens.index(section.focus)))]
-        weights = Shown.input(section.weights)
-        if section.tied:
-            out += [Paragraph("next_token.tied", {"W": Name("W_vocab"), "E": Name("E"), "e": Name("E", label="j"),
-                                                "j": Formula("j")}),
-                    MatrixEquation(Name("E"), weights)]
-            columns = weights.rows
-        else:
-            out += [Paragraph("next_token.projection", {"W": Name("W_vocab"), "w": Name("w", label="j"),
-                                                        "j": Formula("j")}),
-                    MatrixEquation(Name("W_vocab"), weights)]
-            columns = Shown(section.weights.values.T, section.weights.decimals,
-                            written=_transposed(section.weights)).rows
-        bias = None
-        if section.bias is not None:
-            bias = Shown.input(section.bias)
-            out += [Paragraph("next_token.bias", {"b": Name("b")}), VectorEquation(Name("b"), bias)]
-        key = "next_token.logits" + "_tied" * section.tied + "_bias" * (bias is not None)
-        out += [Paragraph(key, {"l": Name("l", label="j")}),
-                LogitLines(state, Shown.input(section.X).row(section.tokens.index(section.focus)),
-                           "E" if section.tied else "w", columns, bias, result.logits, vocabulary, known)]
-        letter = "l"
+                           *_logit_steps(section, result)]
+        letter = "l"  # the softmax's inputs: the logits, or a_j = ℓ_j / T
         if section.temperature != 1:
             letter = "a"
             out += [heading(2, "next_token.step_temperature", facts, {"n": next(n)}),
                     Paragraph("next_token.temperature", {"T": Num(section.temperature), "a": Name("a", label="j")}),
-                    TemperatureLines(section.temperature, result.logits, result.scaled, vocabulary, known)]
+                    TemperatureLines(section.temperature, result.logits, result.scaled, vocabulary, result.known)]
         softmax = result.softmax
         out += [heading(2, "next_token.step_softmax", facts, {"n": next(n)}),
                 Paragraph("next_token.softmax", {"a": Name(letter, label="j"), "p": Name("p", label="j")}),
-                SoftmaxStep(softmax.logits, softmax.exps, softmax.total, softmax.weights, vocabulary, known,
-                            letters=(letter, "p", "Z"))]
-        out += self._ranking(section, result, facts, next(n))
+                SoftmaxStep(softmax.logits, softmax.exps, softmax.total, softmax.weights, vocabulary, result.known,
+                            letters=(letter, "p", "Z")),
+                *self._ranking(section, result, facts, next(n))]
         if result.kept is not None:
-            kept = tuple(vocabulary[j] for j in result.kept)
-            top = result.renormalised
             out += [heading(2, "next_token.step_top_k", facts, {"n": next(n), "k": section.top_k}),
-                    say("next_token.top_k", facts, {"k": section.top_k, "kept": Tokens(kept)})]
-            out.append(SoftmaxStep(top.logits, top.exps, top.total, top.weights, kept, known,
-                                   letters=(letter, "pt", "Zt")))
-            if cut_tie(facts):
-                out.append(say("next_token.top_k_cut", facts, {"k": section.top_k, "tied": Tokens(cut_tie(facts))}))
-            if section.top_k == 1:
-                out.append(say("next_token.top_k_one", facts, {"token": Token(kept[0])}))
+                    *_top_k_steps(section, result, facts, letter)]
         predicted = vocabulary[result.predicted]
         out += [heading(2, "next_token.step_predicted", facts, {"n": next(n)}),
-                say("next_token.predicted" if len(result.ties[0]) == 1 else "next_token.predicted_tie", facts,
-                    {"token": Token(predicted), "p": Name("p", predicted),
-                     "tied": Tokens(tuple(vocabulary[j] for j in result.ties[0]))})]
+                say("next_token.predicted" if len(ties[0]) == 1 else "next_token.predicted_tie", facts,
+                    {"token": Token(predicted), "p": Name("p", predicted), "tied": Tokens(ties[0])})]
         if facts.top_k > 1:
             out.append(say("next_token.sampling", facts, {"p": Name("pt", label="j")}))
         return out
@@ -251,6 +220,45 @@ def _numeric(given: GivenMatrix, field: str) -> GivenMatrix:
         raise SpecError(field, "expected numbers (the ranking compares the logits), got names such as "
                                f"{sorted(map(str, given.values.free_symbols))[0]!r}")
     return given
+
+
+def _logit_steps(section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
+    """The state x, the output projection (W_vocab, or E when tied), the bias, and each logit term by term."""
+    state = Name("x", section.focus)
+    row = Shown.input(section.X).row(section.tokens.index(section.focus))
+    weights = Shown.input(section.weights)
+    j = Formula("j")
+    if section.tied:
+        out: list[Step] = [Paragraph("next_token.tied", {"W": Name("W_vocab"), "E": Name("E"),
+                                                         "e": Name("E", label="j"), "j": j}),
+                           MatrixEquation(Name("E"), weights)]
+        columns = weights.rows
+    else:
+        out = [Paragraph("next_token.projection", {"W": Name("W_vocab"), "w": Name("w", label="j"), "j": j}),
+               MatrixEquation(Name("W_vocab"), weights)]
+        columns = Shown(section.weights.values.T, section.weights.decimals, written=_transposed(section.weights)).rows
+    bias = None if section.bias is None else Shown.input(section.bias)
+    if bias is not None:
+        out += [Paragraph("next_token.bias", {"b": Name("b")}), VectorEquation(Name("b"), bias)]
+    key = "next_token.logits" + "_tied" * section.tied + "_bias" * (bias is not None)
+    return [Paragraph("next_token.state", {"token": Token(section.focus), "x": state}), VectorEquation(state, row),
+            *out, Paragraph(key, {"l": Name("l", label="j")}),
+            LogitLines(state, row, "E" if section.tied else "w", columns, bias, result.logits, section.vocabulary,
+                       result.known)]
+
+
+def _top_k_steps(section: NextTokenSpec, result: vocab.Prediction, facts: Facts, letter: str) -> list[Step]:
+    """The kept entries and their softmax renormalised over them alone; a tie the k-th place cuts, said."""
+    kept = tuple(section.vocabulary[j] for j in result.kept)
+    top = result.renormalised
+    out: list[Step] = [say("next_token.top_k", facts, {"k": section.top_k, "kept": Tokens(kept)}),
+                       SoftmaxStep(top.logits, top.exps, top.total, top.weights, kept, result.known,
+                                   letters=(letter, "pt", "Zt"))]
+    if cut_tie(facts):
+        out.append(say("next_token.top_k_cut", facts, {"tied": Tokens(cut_tie(facts))}))
+    if section.top_k == 1:
+        out.append(say("next_token.top_k_one", facts, {"token": Token(kept[0])}))
+    return out
 
 
 def _vector(value: Any, field: str) -> GivenMatrix:
