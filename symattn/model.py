@@ -225,6 +225,9 @@ class SoftmaxStep(Step):
     weights: tuple[Expr, ...]
     tokens: tuple[str, ...]
     known: Numbers | None = field(default=None, compare=False)
+    # the notation's letters (render/math.py NOTATION) of the logits, the weights and their sum; next-token
+    # prediction writes p_j = e^{ℓ_j}/Z
+    letters: tuple[str, str, str] = ("a", "w", "Z")
 
 
 @dataclass(frozen=True)

@@ -107,3 +107,7 @@ class Facts:
     symbolic: bool = False
     first: bool = True
     rope: bool = False  # q and k are rotated for their positions (RoPE)
+    # next-token prediction: the vocabulary ranked, in groups of exactly equal logits (largest first), and the k
+    # of top-k (0: none)
+    ties: tuple[tuple[str, ...], ...] = ()
+    top_k: int = 0

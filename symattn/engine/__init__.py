@@ -16,12 +16,13 @@ Modules, each with one job, each importing only those above it:
                whole sequence recomputed to check it
     grouped    grouped-query and multi-query attention: K/V heads shared by groups of query heads
     heads      multi-head attention of several queries: their rows stacked into matrices
+    vocab      next-token prediction: logits over a vocabulary, temperature, softmax, ranking, top-k
 Other modules import from this package, not from its modules.
 """
 
 from __future__ import annotations
 
-from . import cache, online, rope
+from . import cache, online, rope, vocab
 from .canonical import exp_sum, exponential
 from .fast import binary_parts
 from .grouped import GroupedQuery, grouped_attention, head_mapping
@@ -85,6 +86,7 @@ __all__ = [
     "project",
     "online",
     "rope",
+    "vocab",
     "scores",
     "weighted_sum",
 ]

@@ -105,7 +105,24 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "gqa.scale_sqrt": lambda f: f.scaling == "sqrt_d_k",
     "gqa.scale_none": lambda f: f.scaling == "none",
     "gqa.scale_number": lambda f: f.scaling == "number",
+    # next-token prediction (kinds/next_token.py): a tie is said only where logits are exactly equal
+    "next_token.predicted": lambda f: len(f.ties[0]) == 1,
+    "next_token.predicted_tie": lambda f: len(f.ties[0]) > 1,
+    "next_token.rank_ties": lambda f: any(len(group) > 1 for group in f.ties),
+    "next_token.top_k_cut": lambda f: bool(cut_tie(f)),
+    "next_token.top_k_one": lambda f: f.top_k == 1,
+    "next_token.sampling": lambda f: f.top_k > 1,
 }
+
+
+def cut_tie(facts: Facts) -> tuple[str, ...]:
+    """The entries of equal logits that top-k's k-th place cuts through (some kept, some not), else ()."""
+    start = 0
+    for group in facts.ties:
+        if start < facts.top_k < start + len(group):
+            return group
+        start += len(group)
+    return ()
 
 
 def say(key: str, facts: Facts, params: dict | None = None, note: bool = False) -> Paragraph:

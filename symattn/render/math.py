@@ -44,6 +44,10 @@ NOTATION = {
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
     "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
     "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
+    # next-token prediction (kinds/next_token.py): logits ℓ_j, probabilities p_j, top-k's renormalised p̃_j and Z̃,
+    # W_vocab with columns w_j (tied: the embeddings E with rows E_j), the bias b, the temperature T
+    "l": r"\ell", "pt": r"\tilde{p}", "Zt": r"\tilde{Z}", "W_vocab": r"W_{\mathrm{vocab}}", "E": "E", "b": "b",
+    "T": "T",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {

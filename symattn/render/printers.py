@@ -30,13 +30,14 @@ from .escape import escape
 from .heads import HeadsPrinter
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
-from .math import MathRenderer
+from .math import NOTATION, MathRenderer
 from .matrix_form import MatrixFormPrinter
 from .online import OnlinePrinters
 from .rope import RopePrinter
+from .vocab import VocabPrinters
 
 
-class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPrinter, MathRenderer):
+class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -231,12 +232,15 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPr
 
     def _print_SoftmaxStep(self, step: SoftmaxStep) -> str:
         sm, known, digits = step, step.known, self.digits
-        a = {token: self.name(Name("a", token)) for token in step.tokens}
-        out = [r"w_{j} &= \operatorname{softmax}(a)_{j} = \frac{e^{a_{j}}}{\sum_{k} e^{a_{k}}} = \frac{e^{a_{j}}}{Z}"]
+        logit, weight, _ = step.letters
+        a = {token: self.name(Name(logit, token)) for token in step.tokens}
+        la, lw, lz = (NOTATION[letter] for letter in step.letters)  # a, w, Z unless set
+        out = [rf"{lw}_{{j}} &= \operatorname{{softmax}}({la})_{{j}} = \frac{{e^{{{la}_{{j}}}}}}{{\sum_{{k}} "
+               rf"e^{{{la}_{{k}}}}}} = \frac{{e^{{{la}_{{j}}}}}}{{{lz}}}"]
         if any_symbolic(sm.exps):  # symbolic: the formulas are the answer
-            out += self.continued(r"Z &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
+            out += self.continued(f"{lz} &= ", [f"e^{{{a[t]}}}" if i == 0 else f"+ e^{{{a[t]}}}"
                                              for i, t in enumerate(step.tokens)], self.width - 8)
-            out += [rf"{self.name(Name('w', t))} &= \frac{{e^{{{a[t]}}}}}{{Z}}" for t in step.tokens]
+            out += [rf"{self.name(Name(weight, t))} &= \frac{{e^{{{a[t]}}}}}{{{lz}}}" for t in step.tokens]
             return self.align(out)
         defaults = [format_number(e, digits, known=known) for e in sm.exps]
 
@@ -244,9 +248,9 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, MatrixFormPr
             exps = [operand(e, n, places, known) for e, n in zip(sm.exps, defaults, strict=True)]
             total = Operand(format_number(sm.total, z_places, known=known), sm.total)
             lines = [Line(f"e^{{{a[t]}}}", e) for t, e in zip(step.tokens, exps, strict=True)]
-            lines.append(Line(r"Z = \sum_{k} e^{a_{k}}", total, tuple((e,) for e in exps)))
+            lines.append(Line(rf"{lz} = \sum_{{k}} e^{{{la}_{{k}}}}", total, tuple((e,) for e in exps)))
             for token, e, w in zip(step.tokens, exps, sm.weights, strict=True):
-                what = rf"{self.name(Name('w', token))} &= \frac{{e^{{{a[token]}}}}}{{Z}}"
+                what = rf"{self.name(Name(weight, token))} &= \frac{{e^{{{a[token]}}}}}{{{lz}}}"
                 if w.is_Rational:  # exactly 0 (masked), 1 (the only visible key) or 1/k (tied scores)
                     lines.append(Line(what, Operand(format_number(w, digits, fraction=True), w)))
                 else:
