@@ -8,7 +8,7 @@ receiving kind parses an ordinary matrix and checks its widths itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -19,7 +19,7 @@ from .decimals import decimal_places
 from .engine import WORKING_DIGITS, Numbers, any_symbolic
 from .errors import SpecError
 from .kinds import kind_of
-from .model import Name, Paragraph, Phrase, Token
+from .model import Heading, Name, Paragraph, Phrase, Step, Token, TokenTable
 from .numfmt import DEFAULT_DIGITS, format_number
 from .spec.fields import suggest
 from .spec.model import Carry, GivenMatrix, Section, Spec
@@ -31,6 +31,15 @@ REFERENCES = ("from", "input")  # "from:NAME": NAME's output rows; "input:NAME":
 CARRY_MODES = ("shown", "full")
 SECTION_KEYS = frozenset({"name", "carry"})  # keys every section takes, read here (not by its kind)
 MAX_NAME = 64
+# The sentences that call a section's X its embeddings, and what a section whose X an earlier section passed on
+# says instead; None: nothing (the note that the embeddings are dummy values, and that a first layer leaves
+# positions out). A kind whose steps say "embeddings" adds its keys here.
+REWORDED: dict[str, str | None] = {
+    "self.step1": "chain.step1", "gqa.step_inputs": "chain.step1", "table.embedding": "chain.table_row",
+    "self.x_is": "chain.x_is", "self.embedding_of": "chain.row_of", "self.result_from": "chain.result_from",
+    "multi.embeddings": "chain.multi_rows", "gqa.x_is": "chain.gqa_x_is",
+    "note.dummy_embeddings": None, "self.no_positional": None,
+}
 
 
 @dataclass
@@ -259,3 +268,20 @@ def paragraphs(section: Section) -> list[Paragraph]:
             params["working"] = WORKING_DIGITS
         said.append(Paragraph(key, params))
     return said
+
+
+def reworded(steps: list[Step], section: Section) -> list[Step]:
+    """The steps of a section whose X an earlier section passed on, without calling X embeddings (REWORDED); a
+    sentence reworded keeps its condition's truth (it replaces one said under it), so it records no facts."""
+    if not any(carry.field == "X" for carry in section.carried):
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        if isinstance(step, (Heading, Paragraph)) and step.key in REWORDED:
+            if REWORDED[step.key] is None:
+                continue
+            step = replace(step, key=REWORDED[step.key], facts=None)
+        elif isinstance(step, TokenTable):
+            step = replace(step, header=tuple(REWORDED.get(h) or h if isinstance(h, str) else h for h in step.header))
+        out.append(step)
+    return out

@@ -82,7 +82,8 @@ def _section(section: Section, result: Any, steps: bool, stages: dict[str, int])
     if not steps:
         return DerivedSection(section.kind, section, result, ())
     steps = [_staged(s, stages) for s in kind.steps(section, result)]
-    if section.carried:  # a chained section says where its rows came from, after its heading
+    if section.carried:  # a chained section says where its rows came from, after its heading, and not "embeddings"
+        steps = chain.reworded(steps, section)
         at = 1 if steps and isinstance(steps[0], Heading) and steps[0].level == 1 else 0
         steps[at:at] = chain.paragraphs(section)
     return DerivedSection(section.kind, section, result, tuple(steps), kind.symbolic(result))

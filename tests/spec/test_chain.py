@@ -360,3 +360,12 @@ def test_name_and_carry_are_accepted_on_every_kind_and_unknown_keys_still_refuse
     assert refused(text).startswith("sections[1].colour: unknown key")
     assert refused('carry = "none"\n' + simple("", "X = [[1, 0], [0, 1]]\ntokens = ['A', 'B']")).startswith(
         'carry: expected "shown"')
+
+
+def test_a_chained_section_does_not_call_its_rows_embeddings():
+    page = symattn.render_markdown(symattn.derive_spec(spec(), lang="en"))
+    second = page.split("## Self-Attention")[2].split("\n## ")[0]
+    assert "Step 1: The input rows" in second and "| Token | Input row |" in second
+    assert "mbedding" not in second and "ignores positions" not in second
+    ja = symattn.render_markdown(symattn.derive_spec(spec(), lang="ja"))
+    assert "Step 1: 入力の行" in ja
