@@ -147,7 +147,7 @@ class Chain:
         matrix = GivenMatrix(matrix_of([[v.value for v in row] for row in values]),
                              max((v.places or 0 for row in values for v in row), default=0),
                              tuple(v.places for row in values for v in row))
-        return Rows(rows.tokens, matrix), Carry(key, what, name, mode, digits, exact)
+        return Rows(rows.tokens, matrix), Carry(key, what, name, mode, digits, exact, matrix.shape[1])
 
 
 @dataclass(frozen=True)
@@ -238,6 +238,19 @@ def digits_of(spec_digits: int | None, stages: tuple[tuple[str, int], ...], over
     """(the document's digits, the result stage's) a chain rounds "shown" values to."""
     digits = override if override is not None else spec_digits if spec_digits is not None else DEFAULT_DIGITS
     return digits, dict(stages).get("result", digits)
+
+
+def explained(error: SpecError, extra: dict[str, Any]) -> SpecError:
+    """A receiving section's error, with where its carried matrices came from (their widths are the sources')."""
+    carried = extra.get("carried", ())
+    if not carried:
+        return error
+    sources = ", ".join(f"{c.field} = '{c.what}:{c.source}', {_width(c)}" for c in carried)
+    return SpecError(error.field, f"{error.problem} ({sources})")
+
+
+def _width(carry: Carry) -> str:
+    return f"{carry.columns} columns" if carry.columns != 1 else "1 column"
 
 
 def stale(spec: Spec, digits: int | None) -> bool:

@@ -47,7 +47,10 @@ def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = No
     links = chain.Chain.start(data, sections, *carried_at)
     for i, section in enumerate(sections):
         resolved, extra = links.take(section, f"sections[{i}]")
-        links.add(replace(parse_section(resolved, f"sections[{i}]"), **extra))
+        try:
+            links.add(replace(parse_section(resolved, f"sections[{i}]"), **extra))
+        except SpecError as error:  # a carried matrix that does not fit: the message says where it came from
+            raise chain.explained(error, extra) from None
     chained = any(s.carried for s in links.parsed)
     return Spec(sections=tuple(links.parsed), title=title, lang=lang, digits=spec_digits, name=name,
                 stage_digits=stages, source=data if chained else None, computed=links.computed(),

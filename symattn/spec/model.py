@@ -172,7 +172,7 @@ class Carry:
     """Where one of a section's matrices came from (symattn.chain): `field` (X, Y, memory) is `what` ("from": the
     output rows, "input": the input rows) of the earlier section `source`, carried as `mode` says ("shown": as
     that section's document shows them, to `digits` decimals; "full": at the working precision); `exact`: every
-    carried value is the exact one (nothing was rounded)."""
+    carried value is the exact one (nothing was rounded); `columns`: how wide the rows are."""
 
     field: str
     what: Literal["from", "input"]
@@ -180,6 +180,7 @@ class Carry:
     mode: Literal["shown", "full"]
     digits: int
     exact: bool
+    columns: int  # the carried rows' width
 
 
 @dataclass(frozen=True)
