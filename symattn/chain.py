@@ -152,6 +152,8 @@ class Chain:
 
 @dataclass(frozen=True)
 class Rows:
+    """The rows a reference gives: the tokens they bring and the matrix as the receiving kind parses it."""
+
     tokens: tuple[str, ...]
     matrix: GivenMatrix
 
@@ -171,8 +173,11 @@ def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, 
     the digits stays exact; an input's rational entries are shown as typed, so exactly), else its rounded decimal;
     "full": a rational exactly, an irrational one as its working-precision number (WORKING_DIGITS significant
     digits, an exact rational)."""
-    if v.is_Rational and (mode == "full" or what == "input"):
+    if v.is_Rational and what == "input":  # an input's rational entries: exactly, written as the source shows them
         return Value(v, decimal_places(v), True)
+    if v.is_Rational and mode == "full":  # exact; written out only when it fits the digits (else shown rounded)
+        places = decimal_places(v)
+        return Value(v, places if places is not None and places <= exact_up_to else 0, True)
     if mode == "full":
         number = known.number(v) if known is not None else Numbers().number(v)
         text = mpmath.nstr(number, WORKING_DIGITS, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)
