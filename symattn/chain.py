@@ -31,14 +31,15 @@ REFERENCES = ("from", "input")  # "from:NAME": NAME's output rows; "input:NAME":
 CARRY_MODES = ("shown", "full")
 SECTION_KEYS = frozenset({"name", "carry"})  # keys every section takes, read here (not by its kind)
 MAX_NAME = 64
-# The sentences that call a section's X its embeddings, and what a section whose X an earlier section passed on
-# says instead; None: nothing (the note that the embeddings are dummy values, and that a first layer leaves
-# positions out). A kind whose steps say "embeddings" adds its keys here.
-REWORDED: dict[str, str | None] = {
-    "self.step1": "chain.step1", "gqa.step_inputs": "chain.step1", "table.embedding": "chain.table_row",
-    "self.x_is": "chain.x_is", "self.embedding_of": "chain.row_of", "self.result_from": "chain.result_from",
-    "multi.embeddings": "chain.multi_rows", "gqa.x_is": "chain.gqa_x_is",
-    "note.dummy_embeddings": None, "self.no_positional": None,
+# The sentences that call a section's X its embeddings (or suppose its memory), and what a section whose X (memory)
+# an earlier section passed on says instead; None: nothing (the note that the embeddings are dummy values, and that
+# a first layer leaves positions out). A kind whose steps say "embeddings" adds its keys here.
+REWORDED: dict[str, dict[str, str | None]] = {
+    "X": {"self.step1": "chain.step1", "gqa.step_inputs": "chain.step1", "table.embedding": "chain.table_row",
+          "self.x_is": "chain.x_is", "self.embedding_of": "chain.row_of", "self.result_from": "chain.result_from",
+          "multi.embeddings": "chain.multi_rows", "gqa.x_is": "chain.gqa_x_is",
+          "note.dummy_embeddings": None, "self.no_positional": None},
+    "memory": {"cross.encoder_outputs": "chain.encoder_outputs"},
 }
 
 
@@ -289,17 +290,19 @@ def paragraphs(section: Section) -> list[Paragraph]:
 
 
 def reworded(steps: list[Step], section: Section) -> list[Step]:
-    """The steps of a section whose X an earlier section passed on, without calling X embeddings (REWORDED); a
-    sentence reworded keeps its condition's truth (it replaces one said under it), so it records no facts."""
-    if not any(carry.field == "X" for carry in section.carried):
-        return steps
+    """The steps of a section whose X (memory) an earlier section passed on, without calling X embeddings
+    (REWORDED); a sentence reworded keeps its condition's truth (it replaces one said under it), so it records no
+    facts."""
+    words: dict[str, str | None] = {}
+    for carry in section.carried:
+        words.update(REWORDED.get(carry.field, {}))
     out: list[Step] = []
     for step in steps:
-        if isinstance(step, (Heading, Paragraph)) and step.key in REWORDED:
-            if REWORDED[step.key] is None:
+        if isinstance(step, (Heading, Paragraph)) and step.key in words:
+            if words[step.key] is None:
                 continue
-            step = replace(step, key=REWORDED[step.key], facts=None)
+            step = replace(step, key=words[step.key], facts=None)
         elif isinstance(step, TokenTable):
-            step = replace(step, header=tuple(REWORDED.get(h) or h if isinstance(h, str) else h for h in step.header))
+            step = replace(step, header=tuple(words.get(h) or h if isinstance(h, str) else h for h in step.header))
         out.append(step)
     return out

@@ -363,6 +363,7 @@ def test_a_chained_section_does_not_call_its_rows_embeddings():
     second = page.split("## Self-Attention")[2].split("\n## ")[0]
     assert "Step 1: The input rows" in second and "| Token | Input row |" in second
     assert "mbedding" not in second and "ignores positions" not in second
+    assert "Suppose the encoder" not in page and "The encoder's representations, the rows" in page  # memory carried
     ja = symattn.render_markdown(symattn.derive_spec(spec(), lang="ja"))
     assert "Step 1: 入力の行" in ja
 
