@@ -381,3 +381,46 @@ def test_rational_outputs_carry_exactly_in_either_mode():
     shown = symattn.parse_spec(symattn.read_spec_text(text, "toml", "t.toml"))
     assert shown.sections[1].X.values.tolist() == [[Rational("0.3333"), 0], [Rational("0.3333"), 0]]
     assert "rounded as that section shows it" in symattn.render_markdown(symattn.derive_spec(shown, lang="en"))
+
+
+def test_full_carry_answers_are_the_true_chains_to_30_digits():
+    """Both sections in arb balls (python-flint) from the exact inputs, nothing rounded between them: the second
+    section's output in solve's JSON (30 significant digits, computed from the 90-digit carry) is the true,
+    unrounded chain's value to half a unit of its last digit. (The same check fails for carry = "shown".)"""
+    from flint import arb, ctx, fmpq
+
+    def ball(value) -> arb:
+        exact = Rational(str(value))
+        return arb(fmpq(int(exact.p), int(exact.q)))
+
+    def balls(rows):
+        return [[ball(v) for v in row] for row in rows]
+
+    def product(A, B):
+        return [[sum((A[i][k] * B[k][j] for k in range(len(B))), arb(0)) for j in range(len(B[0]))]
+                for i in range(len(A))]
+
+    def attend(X, W_Q, W_K, W_V):
+        Q, K, V = product(X, W_Q), product(X, W_K), product(X, W_V)
+        root = arb(len(K[0])).sqrt()
+        out = []
+        for q in Q:
+            e = [(sum((a * b for a, b in zip(q, k, strict=True)), arb(0)) / root).exp() for k in K]
+            total = sum(e, arb(0))
+            out.append([sum((e[j] * V[j][c] for j in range(len(V))), arb(0)) / total for c in range(len(V[0]))])
+        return out
+
+    old = ctx.prec
+    ctx.prec = 400
+    try:
+        first = attend(*(balls(m.tolist()) for m in ENC))
+        W2 = balls([[0.5, 0.1], [0.2, 0.7]]), balls([[0.3, 0.4], [-0.2, 0.9]]), balls([[1.0, 0.3], [0.1, 0.6]])
+        true = attend(first, *W2)[1]  # love
+        answers = json.loads(symattn.render_json(symattn.derive_spec(spec(top='carry = "full"'), steps=False)))
+        printed = answers["sections"][1]["queries"]["love"]["output"]
+        for text, value in zip(printed, true, strict=True):
+            digit = Decimal(text).adjusted() - 29  # the last of 30 significant digits
+            half = arb(fmpq(1, 2)) * arb(10) ** digit
+            assert (value - ball(text)).abs_upper() < half
+    finally:
+        ctx.prec = old
