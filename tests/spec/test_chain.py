@@ -424,3 +424,26 @@ def test_full_carry_answers_are_the_true_chains_to_30_digits():
             assert (value - ball(text)).abs_upper() < half
     finally:
         ctx.prec = old
+
+
+def test_every_line_of_an_input_chain_checks():
+    for first in ("", 'carry = "full"'):
+        derivation = symattn.derive_spec(spec(text=POSITIONS, first=first), lang="en")
+        lines = symattn.render.checked.displayed_lines(derivation)
+        assert len(lines) > 10
+        for line in lines:
+            check(line)
+
+
+def test_the_command_line_renders_a_chain_and_refuses_a_broken_one(tmp_path):
+    from symattn.cli import main
+
+    path = tmp_path / "chain.toml"
+    path.write_text(CHAIN.format(top="", first=""), encoding="utf-8")
+    assert main(["render", str(path), "--format", "md,json", "--out", str(tmp_path / "out"), "--digits", "3"]) == 0
+    page = (tmp_path / "out" / "chain.md").read_text(encoding="utf-8")
+    assert "小数第 3 位に丸めた値" in page  # --digits 3: carried as the first section now shows z, [0.893, 0.930]
+    assert page.count("| `love` | $[0.893,\\ 0.930]$ |") == 1  # the second section's X
+    path.write_text(CHAIN.format(top="", first="").replace('"from:enc"', '"from:enx"'), encoding="utf-8")
+    assert main(["render", str(path), "--format", "md", "--out", str(tmp_path / "bad")]) == 2
+    assert not (tmp_path / "bad").exists()
