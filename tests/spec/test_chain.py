@@ -447,3 +447,12 @@ def test_the_command_line_renders_a_chain_and_refuses_a_broken_one(tmp_path):
     path.write_text(CHAIN.format(top="", first="").replace('"from:enc"', '"from:enx"'), encoding="utf-8")
     assert main(["render", str(path), "--format", "md", "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_section_computed_for_a_chain_is_not_computed_again():
+    s = spec()
+    computed = dict((id(section), result) for section, result in s.computed)
+    assert set(computed) == {id(s.sections[0]), id(s.sections[1])}  # enc and again are referred to
+    derivation = symattn.derive_spec(s, steps=False)
+    assert derivation.sections[0].result is computed[id(s.sections[0])]
+    assert derivation.sections[1].result is computed[id(s.sections[1])]
