@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import chain
 from .kinds import kind_of
 from .model import (
     Derivation,
@@ -21,7 +22,7 @@ from .model import (
     WeightedSum,
 )
 from .numfmt import DEFAULT_DIGITS
-from .spec.files import load
+from .spec.files import load, parse_spec
 from .spec.model import Section, Spec
 
 
@@ -37,7 +38,12 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
     lang = lang or spec.lang or "ja"
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
-    results = results if results is not None else tuple(compute(section) for section in spec.sections)
+    if chain.stale(spec, digits):
+        spec = parse_spec(spec.source, spec.name, digits=digits)
+    if results is None:
+        computed = chain.results(spec)  # the sections a chain computed while the spec was parsed
+        results = tuple(computed[id(section)] if id(section) in computed else compute(section)
+                        for section in spec.sections)
     sections = tuple(_section(section, result, steps, dict(spec.stage_digits))
                      for section, result in zip(spec.sections, results, strict=True))
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=_with_figures(sections), name=spec.name)
@@ -75,8 +81,12 @@ def _section(section: Section, result: Any, steps: bool, stages: dict[str, int])
     kind = kind_of(section.kind)
     if not steps:
         return DerivedSection(section.kind, section, result, ())
-    return DerivedSection(section.kind, section, result, tuple(_staged(s, stages) for s in kind.steps(section, result)),
-                          kind.symbolic(result))
+    steps = [_staged(s, stages) for s in kind.steps(section, result)]
+    if section.carried:  # a chained section says where its rows came from, after its heading, and not "embeddings"
+        steps = chain.reworded(steps, section)
+        at = 1 if steps and isinstance(steps[0], Heading) and steps[0].level == 1 else 0
+        steps[at:at] = chain.paragraphs(section)
+    return DerivedSection(section.kind, section, result, tuple(steps), kind.symbolic(result))
 
 
 def _staged(step: Step, stages: dict[str, int]) -> Step:

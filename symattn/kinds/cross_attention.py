@@ -25,10 +25,10 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Scale, Section
-from . import given, online, sentences
+from . import carried, given, online, sentences
 from . import steps as common
 from .answers import attention_answers, scale_answers
-from .base import Kind, Size
+from .base import Carried, Kind, Size
 from .sentences import say
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ class CrossAttentionKind(Kind):
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                       *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True
+    shown_as = {"X": "Y"}  # what its document calls a key a chain gives (symattn.chain): X is the decoder's Y
 
     def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec | GivenCrossAttentionSpec:
         if given.gives(data):
@@ -94,6 +95,13 @@ class CrossAttentionKind(Kind):
         return engine.attention(section.X.values, section.memory.values, section.W_Q.values,
                                    section.W_K.values, section.W_V.values, section.scale.divisor(section.d_k),
                                    focus)
+
+    def outputs(self, section: CrossAttentionSpec, result: engine.Attention) -> Carried | None:
+        return carried.attention_outputs(self, section, result)
+
+    def inputs(self, section: CrossAttentionSpec, result: engine.Attention) -> Carried | None:
+        """The decoder's rows Y (the queries' side; the memory is another section's)."""
+        return None if isinstance(section, given.GivenSpec) else carried.start_rows(section.tokens, section.X.values)
 
     def symbolic(self, result: engine.Attention) -> bool:
         return any_symbolic(result.V) if result.V is not None else given.symbolic(result)

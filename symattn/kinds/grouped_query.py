@@ -16,9 +16,9 @@ from ..figures import FIGURES, significant_approximation
 from ..model import FlowFigure, Step
 from ..spec import fields
 from ..spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
-from . import cache
+from . import cache, carried
 from .answers import EXPLICIT_TERMS, exact_texts, projection_answers, query_answers, row_texts, scale_answers
-from .base import Kind, Size
+from .base import Carried, Kind, Size
 
 _HEAD_KEYS = {"W_Q"}
 _KV_KEYS = {"W_K", "W_V"}
@@ -114,6 +114,12 @@ class GroupedQueryKind(Kind):
                                     tuple(h.W_K.values for h in section.kv_heads),
                                     tuple(h.W_V.values for h in section.kv_heads), section.W_O.values,
                                     section.scale.divisor(section.d_k), focus, mask, section.rope, positions, past)
+
+    def outputs(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> Carried:
+        return carried.combined_outputs(self, section, result)
+
+    def inputs(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> Carried | None:
+        return carried.start_rows(section.tokens, section.X.values)
 
     def symbolic(self, result: engine.GroupedQuery) -> bool:
         return result.symbolic

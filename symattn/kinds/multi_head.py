@@ -32,11 +32,11 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Positions, Rope
-from . import heads
+from . import carried, heads
 from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, exact_texts, row_texts
-from .base import Kind, Size
+from .base import Carried, Kind, Size
 from .multi_head_spec import HeadSpec, MultiHeadSpec
 
 if TYPE_CHECKING:
@@ -98,6 +98,12 @@ class MultiHeadKind(Kind):
         outputs = {i: tuple(head.output.values if a is None else a.queries[i].output
                             for head, a in zip(section.heads, attentions, strict=True)) for i in focus}
         return engine.multi_head_rows(focus, outputs, section.W_O.values, attentions)
+
+    def outputs(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> Carried:
+        return carried.combined_outputs(self, section, result)
+
+    def inputs(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> Carried | None:
+        return carried.start_rows(section.tokens, None if section.X is None else section.inputs)
 
     def symbolic(self, result: engine.MultiHeadRows) -> bool:
         return any_symbolic(result.output)

@@ -28,11 +28,11 @@ from ..model import (
 )
 from ..spec import fields
 from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
-from . import cache, given, online, sentences
+from . import cache, carried, given, online, sentences
 from . import rope as rotary
 from . import steps as common
 from .answers import attention_answers, scale_answers
-from .base import Kind, Size
+from .base import Carried, Kind, Size
 from .sentences import say
 
 if TYPE_CHECKING:
@@ -110,6 +110,12 @@ class SelfAttentionKind(Kind):
                                     section.scale.divisor(section.d_k), focus, mask)
         return engine.attention(X, X, section.W_Q.values, section.W_K.values, section.W_V.values,
                                    section.scale.divisor(section.d_k), focus, mask)
+
+    def outputs(self, section: SelfAttentionSpec, result: engine.Attention) -> Carried | None:
+        return carried.attention_outputs(self, section, result)
+
+    def inputs(self, section: SelfAttentionSpec, result: engine.Attention) -> Carried | None:
+        return None if isinstance(section, given.GivenSpec) else carried.start_rows(section.tokens, section.inputs)
 
     def symbolic(self, result: engine.Attention) -> bool:
         return any_symbolic(result.V) if result.V is not None else given.symbolic(result)

@@ -16,9 +16,19 @@ _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of
 
 def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents)."""
-    answered = (kind_of(section.kind).answers(section.spec, section.result) for section in derivation.sections)
-    sections = [answer for answer in answered if answer is not None]  # None: no answers (a text block)
+    answered = ((section.spec, kind_of(section.kind).answers(section.spec, section.result))
+                for section in derivation.sections)
+    sections = [_named(spec, answer) for spec, answer in answered if answer is not None]  # None: a text block
     return {"symattn": __version__, "title": derivation.title, "significant_digits": FIGURES, "sections": sections}
+
+
+def _named(spec: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    """A section's answers with its `name` after its kind, when it has one (chained sections: symattn.chain)."""
+    if spec.name is None:
+        return answer
+    items = list(answer.items())
+    at = 1 if items and items[0][0] == "kind" else 0
+    return dict([*items[:at], ("name", spec.name), *items[at:]])
 
 
 def render_json(derivation: Derivation) -> str:

@@ -359,7 +359,10 @@ def symbolic_matrix(base: str, rows: int, cols: int) -> GivenMatrix:
 
 
 def matrix(value: Any, field: str) -> GivenMatrix:
-    """A numeric matrix (entries may be names such as a, b1); each entry keeps how it was written."""
+    """A numeric matrix (entries may be names such as a, b1); each entry keeps how it was written. A GivenMatrix
+    is one already (the rows a chained section carries: symattn.chain)."""
+    if isinstance(value, GivenMatrix):
+        return value
     if value == "symbolic":
         raise SpecError(field, '"symbolic" is not available here; write the entries (names like a, b1 are fine)')
     if not isinstance(value, list) or not value:

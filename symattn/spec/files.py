@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .. import examples
+from .. import chain, examples
 from ..errors import SpecError
 from ..kinds import KINDS, kind_of
 from ..kinds.base import Kind
@@ -20,7 +20,7 @@ from .fields import name as parse_name
 from .model import Section, Spec
 from .textmath import written
 
-_TOP_KEYS = {"title", "lang", "digits", "sections"}
+_TOP_KEYS = {"title", "lang", "digits", "sections", "carry"}
 SPEC_SUFFIXES = (".toml", ".json")
 # No spec nests deeper than 7 (sections[0].heads[0].W_Q[0][0]); a deeper document is refused before anything
 # recurses through it (comparisons, repr in messages).
@@ -30,20 +30,31 @@ MAX_INT_DIGITS = 4300
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def parse_spec(data: dict[str, Any], name: str = "spec") -> Spec:
-    """Validate a parsed spec document and build the exact Spec."""
+def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = None) -> Spec:
+    """Validate a parsed spec document and build the exact Spec; `digits` (--digits) overrides the spec's for
+    the values chained sections carry as shown (symattn.chain)."""
     if not isinstance(data, dict):
         raise SpecError("spec", f"expected a table (object) at the top level, got {type(data).__name__}")
     check_document(data)
     check_keys(data, _TOP_KEYS, "")
     title = parse_name(data["title"], "title", "a title") if data.get("title") is not None else None
     lang = parse_lang(data["lang"], "lang") if "lang" in data else None
-    digits, stages = parse_digit_stages(data["digits"], "digits") if "digits" in data else (None, ())
+    spec_digits, stages = parse_digit_stages(data["digits"], "digits") if "digits" in data else (None, ())
     sections = data.get("sections")
     if not isinstance(sections, list) or not sections:
         raise SpecError("sections", "expected a non-empty list of sections")
-    parsed = tuple(parse_section(section, f"sections[{i}]") for i, section in enumerate(sections))
-    return Spec(sections=parsed, title=title, lang=lang, digits=digits, name=name, stage_digits=stages)
+    carried_at = chain.digits_of(spec_digits, stages, digits)
+    links = chain.Chain.start(data, sections, *carried_at)
+    for i, section in enumerate(sections):
+        resolved, extra = links.take(section, f"sections[{i}]")
+        try:
+            links.add(replace(parse_section(resolved, f"sections[{i}]"), **extra))
+        except SpecError as error:  # a carried matrix that does not fit: the message says where it came from
+            raise chain.explained(error, extra) from None
+    chained = any(s.carried for s in links.parsed)
+    return Spec(sections=tuple(links.parsed), title=title, lang=lang, digits=spec_digits, name=name,
+                stage_digits=stages, source=data if chained else None, computed=links.computed(),
+                carry_digits=carried_at[0])
 
 
 def parse_section(data: Any, field: str) -> Section:
@@ -51,7 +62,7 @@ def parse_section(data: Any, field: str) -> Section:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table (object) describing a section")
     kind = kind_of(require(data, "kind", field), f"{field}.kind")
-    check_keys(data, kind.keys, field, keys_elsewhere(kind))
+    check_keys(data, kind.keys | chain.SECTION_KEYS, field, keys_elsewhere(kind))
     section = kind.parse(data, field)
     if "heading" in data:  # any kind that takes the key: its own level-1 heading, string or table by language
         section = replace(section, heading=written(data["heading"], f"{field}.heading"))
