@@ -170,14 +170,14 @@ class Value:
 
 
 def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, known: Numbers | None) -> Value:
-    """One entry as it carries. "shown": the value as the source's document shows it (an exact value that fits
-    the digits stays exact; an input's rational entries are shown as typed, so exactly), else its rounded decimal;
-    "full": a rational exactly, an irrational one as its working-precision number (WORKING_DIGITS significant
-    digits, an exact rational)."""
-    if v.is_Rational and what == "input":  # an input's rational entries: exactly, written as the source shows them
-        return Value(v, decimal_places(v), True)
-    if v.is_Rational and mode == "full":  # exact; written out only when it fits the digits (else shown rounded)
+    """One entry as it carries. A rational value always carries exactly, in either mode (an input's as the source
+    shows it, typed; another written out when it fits the digits, else shown rounded). An irrational one:
+    "shown", its decimal as the source's document rounds it; "full", its working-precision number (WORKING_DIGITS
+    significant digits, an exact rational)."""
+    if v.is_Rational:
         places = decimal_places(v)
+        if what == "input":
+            return Value(v, places, True)
         return Value(v, places if places is not None and places <= exact_up_to else 0, True)
     if mode == "full":
         number = known.number(v) if known is not None else Numbers().number(v)

@@ -369,8 +369,8 @@ def test_a_chained_section_does_not_call_its_rows_embeddings():
 
 
 def test_rational_outputs_carry_exactly_in_either_mode():
-    """Tied scores give each query the exact mean of the values (1/3 of three rows): "full" carries it exactly, and
-    the next document says so; "shown" carries the rounded decimal its document prints, and says rounded."""
+    """Tied scores give each query the exact mean of the values (1/3 of three rows): a rational value always
+    carries exactly (issue 18), in "full" and in "shown" alike, and the next document says so."""
     text = simple('name = "tie"', 'X = "from:tie"').replace("X = [[1, 0], [0, 1]]", "X = [[1, 0], [1, 0]]")
     text = text.replace("W_V = [[1, 0], [0, 1]]", 'W_V = [["1/3", 0], [0, 1]]', 1)
     full = symattn.parse_spec(symattn.read_spec_text('carry = "full"\n' + text, "toml", "t.toml"))
@@ -379,8 +379,9 @@ def test_rational_outputs_carry_exactly_in_either_mode():
     page = symattn.render_markdown(symattn.derive_spec(full, lang="en"))
     assert "Every value of it is exact, so it carries over exactly." in page
     shown = symattn.parse_spec(symattn.read_spec_text(text, "toml", "t.toml"))
-    assert shown.sections[1].X.values.tolist() == [[Rational("0.3333"), 0], [Rational("0.3333"), 0]]
-    assert "rounded as that section shows it" in symattn.render_markdown(symattn.derive_spec(shown, lang="en"))
+    assert shown.sections[1].X.values.tolist() == [[Rational(1, 3), 0], [Rational(1, 3), 0]]
+    assert shown.sections[1].carried[0].exact
+    assert "carries over exactly" in symattn.render_markdown(symattn.derive_spec(shown, lang="en"))
 
 
 def test_full_carry_answers_are_the_true_chains_to_30_digits():
