@@ -107,3 +107,4 @@ class Facts:
     symbolic: bool = False
     first: bool = True
     rope: bool = False  # q and k are rotated for their positions (RoPE)
+    zeroed: int = 0  # a feed-forward token: the entries of h_t that ReLU sets to 0 (h < 0)

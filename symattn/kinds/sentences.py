@@ -105,6 +105,9 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "gqa.scale_sqrt": lambda f: f.scaling == "sqrt_d_k",
     "gqa.scale_none": lambda f: f.scaling == "none",
     "gqa.scale_number": lambda f: f.scaling == "number",
+    # the feed-forward network: ReLU set that many entries of h_t to 0
+    "ffn.relu_zero_one": lambda f: f.zeroed == 1,
+    "ffn.relu_zeros": lambda f: f.zeroed > 1,
 }
 
 

@@ -44,6 +44,8 @@ NOTATION = {
     # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
     "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
     "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
+    # the feed-forward network: h = x W_1 + b_1 (SwiGLU: gate g, up u), a = φ(h), f = a W_2 + b_2
+    "W_1": "W_1", "W_2": "W_2", "W_3": "W_3", "b_1": "b_1", "b_2": "b_2", "b_3": "b_3", "g": "g", "u": "u", "f": "f",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -264,7 +266,9 @@ class MathRenderer(Renderer):
 
     def operation(self, line: Line) -> list[str]:
         """A line's operands as pieces that wrap: a · b, + c · d, ... or \\frac{a}{b}."""
-        terms = [r" \cdot ".join(self.num(o.number, len(term) > 1) for o in term) for term in line.terms]
+        # a negative term after the first is parenthesised, a product's or a lone one's (+ (-0.2))
+        terms = [r" \cdot ".join(self.num(o.number, len(term) > 1 or i > 0) for o in term)
+                 for i, term in enumerate(line.terms)]
         if line.divisor is not None:
             return [rf"\frac{{{' + '.join(terms)}}}{{{line.divisor.text}}}"]
         pieces = [terms[0], *[f"+ {t}" for t in terms[1:]]] if terms else []
