@@ -12,7 +12,7 @@ from sympy import ImmutableMatrix
 
 from ..engine import ffn
 from ..errors import SpecError
-from ..exactfmt import exact_latex
+from ..exactfmt import exact_latex, fraction_latex, surd_latex
 from ..model import (
     Facts,
     Heading,
@@ -171,7 +171,11 @@ class FeedForwardKind(Kind):
                 "hidden": result.hidden}
             parts |= {"activated": result.activated, "output": result.output}
             rows[token] = {key: [number_text(v, result.known) for v in M.row(i)] for key, M in parts.items()}
-            rows[token]["exact"] = {key: [_exact(v) for v in M.row(i)] for key, M in parts.items()}
+            rows[token]["exact"] = {key: [_exact(v) for v in M.row(i)] for key, M in parts.items()
+                                    if key != "activated"}
+            rows[token]["exact"]["activated"] = [_activated_latex(section.activation, h, u, a) for h, u, a in zip(
+                result.hidden.row(i), result.up.row(i) if result.up is not None else [None] * result.hidden.cols,
+                result.activated.row(i), strict=True)]
             if section.activation == "relu":
                 rows[token]["zeroed"] = result.zeroed[i]
         return {"kind": self.name, "activation": section.activation, "tokens": list(section.tokens), "rows": rows}
@@ -221,9 +225,32 @@ def _bias(value: Any, field: str, width: int) -> GivenMatrix:
     return given
 
 
+def _activated_latex(activation: str, h, up, value) -> str | None:
+    """φ(h) as LaTeX written from h's fraction (SymPy's printer takes milliseconds a form): GELU's c(1 + erf(c√2))
+    with c = h/2, its tanh form's c(1 + tanh(√(2/π)·y)), SiLU's h/(1 + e^{−h}) (SwiGLU: times u)."""
+    if value.is_Rational or not h.is_Rational or (up is not None and not up.is_Rational):
+        return _exact(value)
+    c = h / 2
+    half = fraction_latex(int(c.p), int(c.q))
+    if activation == "gelu":
+        return rf"{half} \left(1 + \operatorname{{erf}}{{\left({surd_latex(int(c.p), int(c.q), 2)} \right)}}\right)"
+    if activation == "gelu_tanh":
+        y = h + ffn.GELU_TANH_CUBIC * h**3
+        return (rf"{half} \left(1 + \tanh{{\left(\sqrt{{\frac{{2}}{{\pi}}}} \cdot {_factor(y)} \right)}}"
+                r"\right)")
+    silu = rf"\frac{{{fraction_latex(int(h.p), int(h.q))}}}{{1 + e^{{{fraction_latex(int(-h.p), int(h.q))}}}}}"
+    return silu if up is None else rf"{silu} \cdot {_factor(up)}"
+
+
+def _factor(value) -> str:
+    """A rational's LaTeX as a factor (in parentheses when negative)."""
+    text = fraction_latex(int(value.p), int(value.q))
+    return rf"\left({text}\right)" if value < 0 else text
+
+
 def _exact(value) -> str | None:
     """The exact LaTeX of a value when it is short: rationals always, an irrational form of few terms."""
-    if not value.is_Rational and len(value.args) > EXACT_TERMS and value.is_Add:
+    if isinstance(value, ffn.ActivatedSum) and len(value.pairs) > EXACT_TERMS:
         return None
     text = exact_latex(value, decimals=False)
     return text if value.is_Rational or len(text) <= EXACT_CHARACTERS else None
