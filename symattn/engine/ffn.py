@@ -151,7 +151,8 @@ class ActivatedSum(Expr):
 
     def expanded(self) -> Expr:
         """The sum written out (unevaluated, terms in order, the bias last)."""
-        terms = [Mul(w, a, evaluate=False) for a, w in self.pairs] + ([self.args[2]] if self.args[2] != 0 else [])
+        terms = [a if w == 1 else Mul(w, a, evaluate=False) for a, w in self.pairs]
+        terms += [self.args[2]] if self.args[2] != 0 else []
         return Add(*terms, evaluate=False) if len(terms) > 1 else terms[0] if terms else Integer(0)
 
     def doit(self, **hints) -> Expr:
@@ -190,13 +191,22 @@ def _irrational_output(activation: str, hidden: ImmutableMatrix, up: ImmutableMa
         exact_row, number_row = [], []
         for c in range(W_2.cols):
             terms = [(j, W[j][c]) for j in range(hidden.cols) if W[j][c] != 0 and activated[i, j] != 0]
-            exact_row.append(ActivatedSum(row, columns[c], bias[c]))
-            number_row.append(_sum(activation, args, terms, _fraction(bias[c]), row_numbers))
+            entry: Expr = ActivatedSum(row, columns[c], bias[c])
+            number = _sum(activation, args, terms, _fraction(bias[c]), row_numbers, again=False)
+            if number is None:  # its terms cancel: collected exactly, it may be rational (0 when they cancel out)
+                collected = entry.doit()
+                if collected.is_Rational:
+                    entry = collected
+                else:
+                    number = _sum(activation, args, terms, _fraction(bias[c]), row_numbers, again=True)
+            exact_row.append(entry)
+            number_row.append(number)
         exact.append(exact_row)
         numbers.append(number_row)
     output = ImmutableMatrix(exact)
     for value, number in zip(output, (n for row in numbers for n in row), strict=True):
-        known.file(value, number)
+        if number is not None:
+            known.file(value, number)
     return output
 
 
@@ -205,8 +215,9 @@ def _fraction(value: Expr) -> Fraction:
 
 
 def _sum(activation: str, args: list[tuple[Expr, Expr | None]], terms: list[tuple[int, Fraction]], bias: Fraction,
-         numbers: list[mpmath.mpf]) -> mpmath.mpf:
-    """Σ a_j w_j + b at the working precision, from the row's numbers, or again at more bits when it cancels."""
+         numbers: list[mpmath.mpf], again: bool) -> mpmath.mpf | None:
+    """Σ a_j w_j + b at the working precision, from the row's numbers; when it cancels, None, or (`again`) summed
+    again from activations at more bits."""
     prec = PRECISION
     while True:
         with mpmath.workprec(prec):
@@ -217,6 +228,8 @@ def _sum(activation: str, args: list[tuple[Expr, Expr | None]], terms: list[tupl
             lost = 0 if not largest else int(mpmath.log(largest, 2) - mpmath.log(abs(total), 2)) if total else prec
         if lost <= _SPARE_BITS + prec - PRECISION or prec > 64 * PRECISION:
             return total
+        if not again:
+            return None
         prec += lost + 64
         numbers = _activations(activation, args, prec)
 

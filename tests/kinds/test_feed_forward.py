@@ -17,6 +17,7 @@ import math
 import random
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 from sympy import Rational
@@ -224,3 +225,37 @@ def test_the_pdf_compiles_with_every_format(tmp_path, lang):
     assert main(["render", str(path), "--format", "tex,md,html,json,pdf", "--out", str(out)]) == 0
     assert (out / "ffn.pdf").read_bytes().startswith(b"%PDF")
     assert {p.suffix for p in out.iterdir()} >= {".tex", ".md", ".html", ".json", ".pdf"}
+
+
+def test_the_numbers_are_those_of_the_exact_forms():
+    """Every activated and output number agrees with SymPy's own 40-digit evaluation of its exact form."""
+    from sympy import N
+
+    for activation in ACTIVATIONS[1:]:
+        spec = random_spec(random.Random(f"exact {activation}"), activation, biases=True)
+        result = derive_spec(parse_spec(spec), steps=False).sections[0].result
+        for value in (*result.activated, *result.output):
+            if not value.is_Rational:
+                with mpmath.workdps(50):
+                    number, exact = result.known.get(value), mpmath.mpf(str(N(value.doit(), 45)))
+                    assert abs(number - exact) <= mpmath.mpf(10) ** -38 * max(1, abs(exact)), (activation, value)
+
+
+def test_terms_that_cancel_out_give_an_exact_zero_and_near_cancellation_keeps_its_digits():
+    from sympy import N
+
+    same = {"kind": "feed_forward", "tokens": ["a"], "X": [["0.3", "0.7"]], "W_1": [["1"], ["2"]],
+            "W_2": [["1", "1", "1"]], "activation": "gelu"}
+    # h = [1.7, 1.7] twice: GELU(1.7) − GELU(1.7) is exactly 0, and shown with "="
+    cancel = {**same, "W_1": [["1", "1"], ["2", "2"]], "W_2": [["1"], ["-1"]]}
+    derivation = derive_spec(parse_spec({"lang": "en", "sections": [cancel]}))
+    assert derivation.sections[0].result.output[0] == 0
+    assert answers(derivation)["sections"][0]["rows"]["a"]["exact"]["output"] == ["0"]
+    assert "&= [0]" in symattn.render_markdown(derivation)
+    # h = 0.3 and 0.3 + 10^-30: GELU(0.3) − GELU(0.3 + 10^-30) ≈ −7.32 × 10^-31, all 30 digits correct
+    near = {**same, "X": [["0.3"]], "W_1": [["1", "1"]], "b_1": ["0", "1e-30"], "W_2": [["1"], ["-1"]]}
+    derivation = derive_spec(parse_spec({"sections": [near]}))
+    output = derivation.sections[0].result.output[0]
+    answer = answers(derivation)["sections"][0]["rows"]["a"]["output"][0]
+    assert answer.startswith("-0.000000000000000000000000000000732327766827109862988938115973")
+    assert str(N(output.doit(), 30)) == "-7.32327766827109862988938115973e-31"
