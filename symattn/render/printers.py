@@ -145,7 +145,9 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, FeedForwardP
         lead_relation = self.relation(all(n.exact for n in (*shown_row, *matrix)))
         lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
         lead += f" + {self.name(step.bias_name)}" if step.bias_name else ""
-        operand_text = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
+        # with a bias the line names W (shown before), so that row · W + b stays on one line
+        inline = self.small_enough(step.matrix) and step.bias is None
+        operand_text = self.bmatrix(step.matrix) if inline else self.name(step.matrix_name)
         # "· W_O" joins the row's last entry, so that it never stands alone on a line
         pieces = self.vector_pieces(shown_row)
         pieces[-1] += r" \cdot " + operand_text
@@ -166,7 +168,7 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, FeedForwardP
                 out += self.continued(first if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
         exact = all(line.relation == "=" for line in lines)
         out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
-        dropped = any(len(k) < len(row) for k in kept)
+        dropped = any(len(k) < len(row) for k in kept) or (step.bias is not None and not all(bias_terms))
         # the note on left-out zero terms before the first product that leaves one out, where it is read
         note = self.note_once("numbers.zero_terms").lstrip("\n") if dropped else ""
         return (note + "\n\n" if note else "") + self.align(out) + self.guard_note(lines)

@@ -259,3 +259,16 @@ def test_terms_that_cancel_out_give_an_exact_zero_and_near_cancellation_keeps_it
     answer = answers(derivation)["sections"][0]["rows"]["a"]["output"][0]
     assert answer.startswith("-0.000000000000000000000000000000732327766827109862988938115973")
     assert str(N(output.doit(), 30)) == "-7.32327766827109862988938115973e-31"
+
+
+def test_render_refuses_a_document_too_large_before_any_work(tmp_path):
+    rng = random.Random(5)
+    section = {"kind": "feed_forward", "tokens": [f"t{i}" for i in range(40)], "X": random_matrix(rng, 40, 16),
+               "W_1": random_matrix(rng, 16, 64), "W_2": random_matrix(rng, 64, 16)}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps({"sections": [section]}), encoding="utf-8")
+    assert main(["render", str(path), "--format", "tex", "--out", str(tmp_path / "out")]) == 2
+    assert not (tmp_path / "out").exists()
+    section["focus"] = section["tokens"][:16]  # 16 tokens of d = 16, d_ff = 64: written out
+    path.write_text(json.dumps({"sections": [section]}), encoding="utf-8")
+    assert main(["render", str(path), "--format", "tex", "--out", str(tmp_path / "out")]) == 0
