@@ -106,7 +106,6 @@ class FeedForwardKind(Kind):
         return False
 
     def steps(self, section: FeedForwardSpec, result: ffn.FeedForward) -> list[Step]:
-        swiglu = section.activation == "swiglu"
         given = [(Name(key), Shown.input(getattr(section, key))) for key in ("W_1", "W_3", "W_2")
                  if getattr(section, key) is not None]
         biases = {key: Shown.input(getattr(section, key)) for key in _BIASES if getattr(section, key) is not None}
@@ -124,39 +123,9 @@ class FeedForwardKind(Kind):
         ]
         if not biases:
             steps.append(Paragraph("ffn.no_biases"))
-        x = Shown.input(section.X)
-        W = dict(given)
-        number = 2
-        for token in section.focus.stepwise:
-            i = section.tokens.index(token)
-            row = x.row(i)
-            hidden = common.product(row, W[Name("W_1")], result.hidden.row(i), result.known)
-            first = [_product("g" if swiglu else "h", token, row, W, "W_1", biases.get("b_1"), hidden)]
-            up = None
-            if swiglu:
-                up = common.product(row, W[Name("W_3")], result.up.row(i), result.known)
-                first.append(_product("u", token, row, W, "W_3", biases.get("b_3"), up))
-            activated = Shown(result.activated.row(i), hidden.decimals if result.rational else 0,
-                              known=result.known)
-            output = common.product(activated, W[Name("W_2")], result.output.row(i), result.known)
-            names = {"x": Name("x", token), "h": Name("g" if swiglu else "h", token), "a": Name("a", token),
-                     "f": Name("f", token), "u": Name("u", token), "token": Token(token),
-                     "hj": Name("g" if swiglu else "h", label="j"), "uj": Name("u", label="j"),
-                     "aj": Name("a", label="j")}
-            steps += [Heading(2, "ffn.step_first", {**names, "n": number}),
-                      Paragraph("ffn.first_swiglu" if swiglu else "ffn.first", names), *first,
-                      Heading(2, "ffn.step_activation", {**names, "n": number + 1}),
-                      Paragraph(f"ffn.apply_{section.activation}", names),
-                      ActivationStep(section.activation, token, hidden, activated, up)]
-            if result.zeroed[i]:
-                key = "ffn.relu_zero_one" if result.zeroed[i] == 1 else "ffn.relu_zeros"
-                steps.append(say(key, Facts(self.name, token, zeroed=result.zeroed[i]),
-                                 {**names, "count": result.zeroed[i], "width": section.W_1.shape[1]}))
-            steps += [Heading(2, "ffn.step_second", {**names, "n": number + 2}),
-                      Paragraph("ffn.second", names),
-                      _product("f", token, activated, W, "W_2", biases.get("b_2"), output, "a"),
-                      Result(Name("f", token), output)]
-            number += 3
+        x, W = Shown.input(section.X), dict(given)
+        for k, token in enumerate(section.focus.stepwise):
+            steps += _token_steps(section, result, token, 2 + 3 * k, x.row(section.tokens.index(token)), W, biases)
         if len(section.focus.stepwise) > 1:
             steps += [Heading(2, "ffn.outputs"), Paragraph("ffn.outputs_are"),
                       TokenTable(("table.token", "ffn.table_output"), section.focus.stepwise,
@@ -194,6 +163,36 @@ class FeedForwardKind(Kind):
         width = d * (2 if section.activation == "swiglu" else 1) + section.W_2.shape[1]
         return Size("focus", len(section.focus.stepwise), d_ff, -(-width // 2), what="tokens derived one by one",
                     over=f"with products of {d_ff} × {width} terms")
+
+
+def _token_steps(section: FeedForwardSpec, result: ffn.FeedForward, token: str, number: int, row: Shown,
+                 W: dict[Name, Shown], biases: dict[str, Shown]) -> list[Step]:
+    """One token's Steps number, number + 1, number + 2: the first product(s), the activation, the second product."""
+    i, swiglu = section.tokens.index(token), section.activation == "swiglu"
+    hidden = common.product(row, W[Name("W_1")], result.hidden.row(i), result.known)
+    first = [_product("g" if swiglu else "h", token, row, W, "W_1", biases.get("b_1"), hidden)]
+    up = None
+    if swiglu:
+        up = common.product(row, W[Name("W_3")], result.up.row(i), result.known)
+        first.append(_product("u", token, row, W, "W_3", biases.get("b_3"), up))
+    activated = Shown(result.activated.row(i), hidden.decimals if result.rational else 0, known=result.known)
+    output = common.product(activated, W[Name("W_2")], result.output.row(i), result.known)
+    names = {"x": Name("x", token), "h": Name("g" if swiglu else "h", token), "a": Name("a", token),
+             "f": Name("f", token), "u": Name("u", token), "token": Token(token),
+             "hj": Name("g" if swiglu else "h", label="j"), "uj": Name("u", label="j"), "aj": Name("a", label="j")}
+    steps: list[Step] = [Heading(2, "ffn.step_first", {**names, "n": number}),
+                         Paragraph("ffn.first_swiglu" if swiglu else "ffn.first", names), *first,
+                         Heading(2, "ffn.step_activation", {**names, "n": number + 1}),
+                         Paragraph(f"ffn.apply_{section.activation}", names),
+                         ActivationStep(section.activation, token, hidden, activated, up)]
+    zeroed = result.zeroed[i]
+    if zeroed:  # said only when ReLU zeroes entries, with its count
+        key = "ffn.relu_zero_one" if zeroed == 1 else "ffn.relu_zeros"
+        steps.append(say(key, Facts(section.kind, token, zeroed=zeroed),
+                         {**names, "count": zeroed, "width": section.W_1.shape[1]}))
+    return steps + [Heading(2, "ffn.step_second", {**names, "n": number + 2}), Paragraph("ffn.second", names),
+                    _product("f", token, activated, W, "W_2", biases.get("b_2"), output, "a"),
+                    Result(Name("f", token), output)]
 
 
 def _product(base: str, token: str, row: Shown, W: dict[Name, Shown], matrix: str, bias: Shown | None,
