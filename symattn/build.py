@@ -112,7 +112,8 @@ def check_size(spec: Spec) -> int:
             what = size.what or default
             instead = ('use focus = "matrix" for the matrix form alone, or symattn solve for the answers'
                        if matrix_fits else "use symattn solve or --format json for the answers")
-            raise SpecError(field, f"{size.stepwise} {what} over {size.keys} keys (d = {size.d}) make a document of "
+            over = size.over or f"over {size.keys} keys (d = {size.d})"
+            raise SpecError(field, f"{size.stepwise} {what} {over} make a document of "
                                    f"about {size.pages} pages; at most {MAX_STEPS // (size.keys * size.d)} are "
                                    f"written out ({instead})")
         if size.matrix > MAX_MATRIX:

@@ -187,6 +187,9 @@ class RowTimesMatrix(Step):
     matrix_name: Name
     matrix: Shown
     value: Shown
+    # result = row · matrix + bias (the feed-forward network's b_1, b_2): a term per entry, left out where it is 0
+    bias_name: Name | None = None
+    bias: Shown | None = None
 
 
 @dataclass(frozen=True)

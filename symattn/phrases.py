@@ -111,3 +111,4 @@ class Facts:
     # of top-k (0: none)
     ties: tuple[tuple[str, ...], ...] = ()
     top_k: int = 0
+    zeroed: int = 0  # a feed-forward token: the entries of h_t that ReLU sets to 0 (h < 0)

@@ -11,6 +11,7 @@ from ..errors import SpecError
 from ..spec.fields import suggest
 from .base import Kind
 from .cross_attention import CROSS_ATTENTION
+from .feed_forward import FEED_FORWARD
 from .grouped_query import GROUPED_QUERY
 from .multi_head import MULTI_HEAD
 from .next_token import NEXT_TOKEN
@@ -60,5 +61,5 @@ def examinable() -> tuple[str, ...]:
     return tuple(name for name, kind in KINDS.items() if kind.examinable)
 
 
-for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, NEXT_TOKEN):
+for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, NEXT_TOKEN, FEED_FORWARD):
     register(_kind)

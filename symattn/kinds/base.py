@@ -46,6 +46,7 @@ class Size:
     d: int = 0
     matrix: int = 0
     what: str = ""  # what the stepwise ones are, for the message, if not tokens (or a multi-head's heads)
+    over: str = ""  # what each of them is worked over, for the message, if not "over {keys} keys (d = {d})"
 
     @property
     def steps(self) -> int:

@@ -112,6 +112,9 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "next_token.top_k_cut": lambda f: bool(cut_tie(f)),
     "next_token.top_k_one": lambda f: f.top_k == 1,
     "next_token.sampling": lambda f: f.top_k > 1,
+    # the feed-forward network: ReLU set that many entries of h_t to 0
+    "ffn.relu_zero_one": lambda f: f.zeroed == 1,
+    "ffn.relu_zeros": lambda f: f.zeroed > 1,
 }
 
 

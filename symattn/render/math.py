@@ -48,6 +48,8 @@ NOTATION = {
     # W_vocab with columns w_j (tied: the embeddings E with rows E_j), the bias b, the temperature T
     "l": r"\ell", "pt": r"\tilde{p}", "Zt": r"\tilde{Z}", "W_vocab": r"W_{\mathrm{vocab}}", "E": "E", "b": "b",
     "T": "T",
+    # the feed-forward network: h = x W_1 + b_1 (SwiGLU: gate g, up u), a = φ(h), f = a W_2 + b_2
+    "W_1": "W_1", "W_2": "W_2", "W_3": "W_3", "b_1": "b_1", "b_2": "b_2", "b_3": "b_3", "g": "g", "u": "u", "f": "f",
 }
 # Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
@@ -271,7 +273,8 @@ class MathRenderer(Renderer):
         terms = [r" \cdot ".join(self.num(o.number, len(term) > 1) for o in term) for term in line.terms]
         if line.divisor is not None:
             return [rf"\frac{{{' + '.join(terms)}}}{{{line.divisor.text}}}"]
-        pieces = [terms[0], *[f"+ {t}" for t in terms[1:]]] if terms else []
+        # a lone negative term after the first (a bias) is subtracted: - 0.1, not + -0.1
+        pieces = [terms[0], *[f"- {t[1:]}" if t.startswith("-") else f"+ {t}" for t in terms[1:]]] if terms else []
         # a product of long numbers (30 digits) wider than half a line may break after its dot
         return [part for piece in pieces for part in (
             [f"{p} \\cdot" for p in piece.split(r" \cdot ")[:-1]] + [piece.split(r" \cdot ")[-1]]

@@ -27,6 +27,7 @@ from ..model import (
 from ..numfmt import Number, format_number, format_numbers
 from ..spec.model import Math, Written
 from .escape import escape
+from .ffn import FeedForwardPrinters
 from .heads import HeadsPrinter
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
@@ -37,7 +38,8 @@ from .rope import RopePrinter
 from .vocab import VocabPrinters
 
 
-class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, MatrixFormPrinter, MathRenderer):
+class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters,
+                         MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
 
@@ -130,22 +132,27 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                 for c in range(cols)]
 
         shown_row: list[Number] = []  # the row as the chosen lines show it
+        bias_terms, bias_text = self.bias_terms(step)
 
         def lines_at(places: int) -> list[Line]:
             x = [operand(v, n, places, step.row.known) for v, n in zip(step.row.entries, row, strict=True)]
             shown_row[:] = [o.number for o in x]
             return [Line(self.name(step.result), Operand(result[c], step.value.entries[c]),
                          tuple((x[i], Operand(matrix[i * cols + c], step.matrix.entries[i * cols + c]))
-                               for i in kept[c]))
+                               for i in kept[c]) + bias_terms[c])
                     for c in range(cols)]
 
         lines = self.checked_lines(guarded(lines_at, self.digits))
         lead_relation = self.relation(all(n.exact for n in (*shown_row, *matrix)))
         lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
-        operand_text = self.bmatrix(step.matrix) if self.small_enough(step.matrix) else self.name(step.matrix_name)
+        lead += f" + {self.name(step.bias_name)}" if step.bias_name else ""
+        # with a bias the line names W (shown before), so that row · W + b stays on one line
+        inline = self.small_enough(step.matrix) and step.bias is None
+        operand_text = self.bmatrix(step.matrix) if inline else self.name(step.matrix_name)
         # "· W_O" joins the row's last entry, so that it never stands alone on a line
         pieces = self.vector_pieces(shown_row)
         pieces[-1] += r" \cdot " + operand_text
+        pieces += [bias_text] if bias_text else []
         out = self.continued(f"{lead} {lead_relation} ", pieces, self.width - visible_width(lead) - 8)
         entries: list[list[str]] = []
         for c, line in enumerate(lines):
@@ -162,7 +169,7 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                 out += self.continued(first if c == 0 else r"&\phantom{{}={}[} ", entry, self.width - 8)
         exact = all(line.relation == "=" for line in lines)
         out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
-        dropped = any(len(k) < len(row) for k in kept)
+        dropped = any(len(k) < len(row) for k in kept) or (step.bias is not None and not all(bias_terms))
         # the note on left-out zero terms before the first product that leaves one out, where it is read
         note = self.note_once("numbers.zero_terms").lstrip("\n") if dropped else ""
         return (note + "\n\n" if note else "") + self.align(out) + self.guard_note(lines)

@@ -40,8 +40,6 @@ class VocabPrinters(MathRenderer):
             named = rf"{line.what} = {state} \cdot {self.name(Name(step.column, token))}"
             named += rf" + {self.name(Name('b', token))}" if bias is not None else ""
             pieces = self.operation(line)
-            if bias is not None and pieces[-1].startswith("+ -"):  # a negative bias is subtracted: + (-0.1) as - 0.1
-                pieces[-1] = "- " + pieces[-1][3:]
             pieces.append(f"{self.relation(line.relation == '=')} {line.result.text}")
             out += self.continued(f"{named} &{self.relation(line.lead == '=')} ", pieces, self.width - left - 12)
         logits = format_numbers(step.logits, self.digits, known=known)
