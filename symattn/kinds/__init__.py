@@ -13,6 +13,7 @@ from .base import Kind
 from .cross_attention import CROSS_ATTENTION
 from .grouped_query import GROUPED_QUERY
 from .multi_head import MULTI_HEAD
+from .norm import ADD_NORM, NORM
 from .self_attention import SELF_ATTENTION
 from .text import TEXT
 
@@ -59,5 +60,5 @@ def examinable() -> tuple[str, ...]:
     return tuple(name for name, kind in KINDS.items() if kind.examinable)
 
 
-for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY):
+for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, ADD_NORM, NORM):
     register(_kind)
