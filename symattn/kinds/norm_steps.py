@@ -114,12 +114,17 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
     columns = (Shown.input(section.X), *((Shown.input(section.Y),) if residual else ()))
     out.append(TokenTable(header, section.tokens, columns))
     out += [Paragraph(f"norm.settings_{section.norm}", params), NormSettings(section.norm, section.eps, section.d)]
+    given = [name for name, value in (("gamma", section.gamma), ("beta", section.beta)) if value is not None]
+    if given:
+        key = "both" if len(given) == 2 else given[0] + ("_rms" if section.norm == "rms" else "")
+        out.append(Paragraph("norm.given_" + key, params))
     if section.gamma is not None:
         out.append(VectorEquation(Name("gamma"), Shown.input(section.gamma)))
     if section.beta is not None:
         out.append(VectorEquation(Name("beta"), Shown.input(section.beta)))
-    out.append(say(f"norm.defaults_{section.norm}" if whole.affine == "default" else "norm.identity", whole, params)
-               if whole.affine in ("default", "identity") else Paragraph("norm.affine_given", params))
+    if whole.affine in ("default", "identity"):
+        out.append(say(f"norm.defaults_{section.norm}" if whole.affine == "default" else "norm.identity", whole,
+                       params))
     n = 2
     for i, token in enumerate(section.focus.stepwise):
         t = section.tokens.index(token)

@@ -163,7 +163,7 @@ class NormPrinter(MathRenderer):
 
     def mean_pieces(self, d: int, terms: list[str]) -> list[str]:
         """\\frac{1}{d}(a + b + …) as pieces that wrap."""
-        pieces = [rf"\frac{{1}}{{{d}}}({terms[0]}", *[f"+ {t}" for t in terms[1:]]]
+        pieces = [rf"\frac{{1}}{{{d}}}({terms[0]}", *[f"+ ({t})" if t.startswith("-") else f"+ {t}" for t in terms[1:]]]
         pieces[-1] += ")"
         return pieces
 
