@@ -42,11 +42,17 @@ class NormMean(NormStep):
 
 
 @dataclass(frozen=True)
-class NormVariance(NormStep):
+class NormCentred(NormStep):
+    """A step computed from the deviations u_t − μ_t (RMSNorm: from u_t itself)."""
+
+    centred: Shown
+
+
+@dataclass(frozen=True)
+class NormVariance(NormCentred):
     """σ²_t = Σ_i (u_i − μ_t)² / d (RMSNorm: the mean of the squares Σ_i u_i² / d), σ²_t + ε and its square root,
     exact beside its decimals."""
 
-    centred: Shown
     variance: Expr
     eps: Expr
     radicand: Expr
@@ -54,10 +60,9 @@ class NormVariance(NormStep):
 
 
 @dataclass(frozen=True)
-class NormNormalised(NormStep):
+class NormNormalised(NormCentred):
     """û_t = (u_t − μ_t) / √(σ²_t + ε) entry by entry (RMSNorm: u_t / RMS), exact beside its decimals."""
 
-    centred: Shown
     std: Expr
     normalised: Shown
 
