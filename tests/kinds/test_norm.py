@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -25,7 +26,9 @@ from symattn.kinds import kind_of
 from symattn.kinds.sentences import CONDITIONS
 from symattn.model import Heading, Paragraph
 from symattn.model_norm import NormAffine
+from symattn.numfmt import Number
 from symattn.render.checked import displayed_lines
+from symattn.render.norm import root_checks
 
 # ------------------------------------------------------------ the float reference (PyTorch's conventions)
 
@@ -171,6 +174,20 @@ def test_every_displayed_line_checks():
             lines = displayed_lines(derive(data), digits=digits)
             assert len(lines) >= 3 * 5 * 3
             assert all(line.checks() for line in lines)
+
+
+def test_every_square_root_checks_from_its_radicand_as_shown():
+    """√(σ² + ε) ≈ s: the radicand is shown with the decimals that make s its rounded root (root_checks)."""
+    rng = random.Random(5)
+    checked = 0
+    for norm in ("layer", "rms"):
+        data = {"kind": "norm", "tokens": ["a", "b", "c", "d"], "X": random_matrix(rng, 4, 3), "norm": norm}
+        for digits in (1, 2, 4):
+            tex = symattn.render_latex(derive(data), digits=digits)
+            for radicand, root in re.findall(r"\\sqrt\{(-?[0-9.]+)\} \\approx (-?[0-9.]+)", tex):
+                assert root_checks(Number(radicand, False), Number(root, False)), (radicand, root)
+                checked += 1
+    assert checked >= 8
 
 
 def test_a_constant_row_is_said_to_be_constant_only_when_it_is():
