@@ -84,3 +84,16 @@ class NormSettings(Step):
     norm: str
     eps: Expr
     d: int
+
+
+@dataclass(frozen=True)
+class NormScalars(Step):
+    """A table of each token's scalars: one column per quantity ("mean" μ_t, "variance" σ²_t, "std" √(σ²_t + ε)),
+    one row per token; `residual` and `norm` as NormStep's."""
+
+    tokens: tuple[str, ...]
+    residual: bool
+    norm: str
+    quantities: tuple[str, ...]
+    columns: tuple[tuple[Expr, ...], ...]
+    known: Numbers | None = field(default=None, compare=False)

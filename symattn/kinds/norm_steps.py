@@ -10,7 +10,7 @@ from sympy import ImmutableMatrix
 
 from ..engine.norm import NormResult, NormRow
 from ..model import Facts, Formula, Heading, Name, Paragraph, Result, Shown, Step, TokenTable, VectorEquation
-from ..model_norm import NormAffine, NormMean, NormNormalised, NormSettings, NormSum, NormVariance
+from ..model_norm import NormAffine, NormMean, NormNormalised, NormScalars, NormSettings, NormSum, NormVariance
 from ..phrases import Token
 from .norm_spec import NormSpec
 from .sentences import CONDITIONS, heading, say
@@ -138,18 +138,17 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
 
 
 def summary(section: NormSpec, result: NormResult, n: int, params: dict) -> list[Step]:
-    """Every token's mean, variance and output in one table."""
-    def column(values) -> Shown:
-        return Shown(ImmutableMatrix([[v] for v in values]), 0, known=result.numbers)
-
+    """Every token's mean, variance and root in one table, and the output rows in another."""
     rows = result.rows
-    header: list[str | Name] = ["table.token"]
-    columns = []
+    quantities = ["variance", "std"]
+    columns = [tuple(r.variance for r in rows), tuple(r.std for r in rows)]
     if section.norm == "layer":
-        header.append(Name("mu", label="t"))
-        columns.append(column([r.mean for r in rows]))
-    header += [Name(f"var_{section.norm}", label="t"), Name("o", label="t")]
-    columns += [column([r.variance for r in rows]), Shown(result.matrix, 0, known=result.numbers)]
+        quantities.insert(0, "mean")
+        columns.insert(0, tuple(r.mean for r in rows))
     only = [Paragraph("norm.only", params)] if section.focus.mode == "matrix" else []
     return [Heading(2, "norm.summary_step", {"n": n}), *only, Paragraph("norm.summary", params),
-            TokenTable(tuple(header), section.tokens, tuple(columns))]
+            NormScalars(section.tokens, section.Y is not None, section.norm, tuple(quantities), tuple(columns),
+                        known=result.numbers),
+            Paragraph("norm.summary_outputs", params),
+            TokenTable(("table.token", Name("o", label="t")), section.tokens,
+                       (Shown(result.matrix, 0, known=result.numbers),))]

@@ -13,7 +13,16 @@ from sympy import Expr
 from ..decimals import decimal_places
 from ..exactfmt import exact_latex
 from ..model import Name
-from ..model_norm import NormAffine, NormMean, NormNormalised, NormSettings, NormStep, NormSum, NormVariance
+from ..model_norm import (
+    NormAffine,
+    NormMean,
+    NormNormalised,
+    NormScalars,
+    NormSettings,
+    NormStep,
+    NormSum,
+    NormVariance,
+)
 from ..numfmt import Number, format_number
 from .layout import EXACT_MARGIN, visible_width
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, shown_value
@@ -271,3 +280,12 @@ class NormPrinter(MathRenderer):
         formula = (r"\gamma \odot " if gammas is not None else "") + n["hat"] + (r" + \beta" if betas is not None
                                                                                   else "")
         return self.align([f"{n['out']} &= {formula}", *self.entries_lines("", texts, lines)]) + self.guard_note(lines)
+
+    def _print_NormScalars(self, step: NormScalars) -> str:
+        base = "u" if step.residual else "x"
+        variance = r"\sigma_{t}^{2}" if step.norm == "layer" else rf"\overline{{{base}_{{t}}^{{2}}}}"
+        latex = {"mean": r"\mu_{t}", "variance": variance, "std": rf"\sqrt{{{variance} + \varepsilon}}"}
+        header = [self.text("table.token"), *(self.inline(latex[q]) for q in step.quantities)]
+        columns = [[self.inline(format_number(v, self.digits, known=step.known).text) for v in column]
+                   for column in step.columns]
+        return self.table(header, [self.token(t) for t in step.tokens], columns)
