@@ -116,8 +116,8 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
     out += [Paragraph(f"norm.settings_{section.norm}", params), NormSettings(section.norm, section.eps, section.d)]
     given = [name for name, value in (("gamma", section.gamma), ("beta", section.beta)) if value is not None]
     if given:
-        key = "both" if len(given) == 2 else given[0] + ("_rms" if section.norm == "rms" else "")
-        out.append(Paragraph("norm.given_" + key, params))
+        which = "both" if len(given) == 2 else given[0] + ("_rms" if section.norm == "rms" else "")
+        out.append(Paragraph(f"norm.given_{which}", params))
     if section.gamma is not None:
         out.append(VectorEquation(Name("gamma"), Shown.input(section.gamma)))
     if section.beta is not None:
