@@ -61,10 +61,13 @@ class NormVariance(NormCentred):
 
 @dataclass(frozen=True)
 class NormNormalised(NormCentred):
-    """û_t = (u_t − μ_t) / √(σ²_t + ε) entry by entry (RMSNorm: u_t / RMS), exact beside its decimals."""
+    """û_t = (u_t − μ_t) / √(σ²_t + ε) entry by entry (RMSNorm: u_t / RMS), exact beside its decimals; with rational
+    inputs each entry is a_i·√m, `root` m and `coefficients` the a_i (else None)."""
 
     std: Expr
     normalised: Shown
+    root: int | None = None
+    coefficients: tuple[Expr, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.norm import NormResult, normalise
+from sympy import Expr, S
+
+from ..engine.norm import NormResult, NormRow, normalise
+from ..engine.numbers import rational_times_root
 from ..errors import SpecError
-from ..exactfmt import exact_latex
+from ..exactfmt import exact_latex, shifted_surd_latex
 from ..model import Step
 from ..spec import fields
 from ..spec.model import GivenMatrix
@@ -18,6 +21,18 @@ from .answers import exact_texts, number_text, row_texts
 from .base import Carried, Kind, Size
 from .norm_spec import DEFAULT_EPS, NORMS, AddNormSpec, NormSpec
 from .norm_steps import norm_steps
+
+
+def surd_texts(row: NormRow, beta: tuple[Expr, ...]) -> dict[str, Any]:
+    """The exact forms of the normalised row, the output and √(σ² + ε) from the row's coefficients a_i√m (SymPy's
+    printer takes ~2 ms an entry); nothing for a row without them (its exact forms are printed by SymPy)."""
+    if row.root is None:
+        return {}
+    a, scaled = row.coefficients
+    coefficient = row.std if row.root == 1 else rational_times_root(row.std)[0]
+    return {"normalised": [shifted_surd_latex(S.Zero, ai, row.root) for ai in a],
+            "output": [shifted_surd_latex(b, ga, row.root) for b, ga in zip(beta, scaled, strict=True)],
+            "std": shifted_surd_latex(S.Zero, coefficient, row.root)}
 
 
 def _vector(data: dict[str, Any], key: str, d: int, field: str) -> GivenMatrix | None:
@@ -121,8 +136,9 @@ class NormKind(Kind):
                 vectors = {"sum": row.values, **vectors}
             answer: dict[str, Any] = {key: row_texts(v, known) for key, v in vectors.items()}
             answer.update({key: number_text(v, known) for key, v in scalars.items()})
-            answer["exact"] = {**{key: exact_texts(v) for key, v in vectors.items()},
-                               **{key: exact_latex(v, decimals=False) for key, v in scalars.items()}}
+            exact = surd_texts(row, section.beta_values())
+            answer["exact"] = {**{key: exact.get(key) or exact_texts(v) for key, v in vectors.items()},
+                               **{key: exact.get(key) or exact_latex(v, decimals=False) for key, v in scalars.items()}}
             rows[token] = answer
         out = {"kind": self.name, "norm": section.norm, "tokens": list(section.tokens),
                "eps": number_text(section.eps), "gamma": row_texts(section.gamma_values())}

@@ -64,18 +64,21 @@ def row_shown(values, decimals: int, result: NormResult) -> Shown:
     return Shown(ImmutableMatrix([list(values)]), decimals, known=result.numbers)
 
 
-def token_steps(section: NormSpec, result: NormResult, t: int, n: int, facts: NormFacts) -> list[Step]:
-    """One token's derivation, under Step n."""
+def token_steps(section: NormSpec, result: NormResult, t: int, n: int, facts: NormFacts,
+                inputs: tuple[Shown, Shown | None]) -> list[Step]:
+    """One token's derivation, under Step n; `inputs` X and Y as shown (made once: a row of a Shown is made from
+    all its rows)."""
     token, row = section.tokens[t], result.rows[t]
     common = {"token": token, "residual": section.Y is not None, "norm": section.norm, "known": result.numbers}
     decimals = section.X.decimals if section.Y is None else max(section.X.decimals, section.Y.decimals)
-    values = row_shown(row.values, decimals, result) if section.Y is not None else Shown.input(section.X).row(t)
+    X, Y = inputs
+    values = row_shown(row.values, decimals, result) if Y is not None else X.row(t)
     centred = row_shown(row.centred, decimals, result) if row.mean is not None else values
     params = {**names(section, token), "token": Token(token), "n": n, "d": section.d}
     out: list[Step] = [heading(2, "norm.step_token", facts, params)]
     if section.Y is not None:
         out += [Paragraph("norm.sum", params),
-                NormSum(**common, x=Shown.input(section.X).row(t), y=Shown.input(section.Y).row(t), total=values)]
+                NormSum(**common, x=X.row(t), y=Y.row(t), total=values)]
     if row.mean is not None:
         out += [Paragraph("norm.mean", params), NormMean(**common, row=values, mean=row.mean, centred=centred)]
     out += [Paragraph(f"norm.variance_{section.norm}", params),
@@ -85,7 +88,8 @@ def token_steps(section: NormSpec, result: NormResult, t: int, n: int, facts: No
         out.append(say(f"norm.constant_{section.norm}", facts, params))
     normalised = row_shown(row.normalised, 0, result)
     out += [Paragraph(f"norm.normalised_{section.norm}", params),
-            NormNormalised(**common, centred=centred, std=row.std, normalised=normalised)]
+            NormNormalised(**common, centred=centred, std=row.std, normalised=normalised, root=row.root,
+                           coefficients=None if row.coefficients is None else row.coefficients[0])]
     output = row_shown(row.output, 0, result)
     if facts.affine in ("scale", "shift", "both"):
         gamma = None if facts.affine == "shift" else Shown.input(section.gamma)
@@ -110,9 +114,9 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
                                  {**params, "formula": Formula(f"norm_{section.norm}_{'u' if residual else 'x'}")}),
                        Heading(2, "norm.inputs_step"),
                        Paragraph("norm.inputs_add" if residual else "norm.inputs_norm", params)]
+    inputs = (Shown.input(section.X), Shown.input(section.Y) if residual else None)
     header = ("table.token", Name("X"), *((Name("Y"),) if residual else ()))
-    columns = (Shown.input(section.X), *((Shown.input(section.Y),) if residual else ()))
-    out.append(TokenTable(header, section.tokens, columns))
+    out.append(TokenTable(header, section.tokens, tuple(m for m in inputs if m is not None)))
     out += [Paragraph(f"norm.settings_{section.norm}", params), NormSettings(section.norm, section.eps, section.d)]
     given = [name for name, value in (("gamma", section.gamma), ("beta", section.beta)) if value is not None]
     if given:
@@ -130,7 +134,7 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
         t = section.tokens.index(token)
         facts = NormFacts(section.kind, token=token, first=i == 0, norm=section.norm,
                           constant=constant(result.rows[t]), affine=whole.affine)
-        out += token_steps(section, result, t, n, facts)
+        out += token_steps(section, result, t, n, facts, inputs)
         n += 1
     if section.focus.matrix_form(len(section.tokens)):
         out += summary(section, result, n, params)

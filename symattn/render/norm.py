@@ -8,10 +8,10 @@ from __future__ import annotations
 from fractions import Fraction
 from math import isqrt
 
-from sympy import Expr
+from sympy import Expr, S
 
 from ..decimals import decimal_places
-from ..exactfmt import exact_latex
+from ..exactfmt import exact_latex, shifted_surd_latex
 from ..model import Name
 from ..model_norm import (
     NormAffine,
@@ -246,7 +246,8 @@ class NormPrinter(MathRenderer):
         lines = self.checked_lines(guarded(lines_at, self.digits))
         numerator = rf"{n['row']} - {n['mu']}" if step.norm == "layer" else n["row"]
         out = [rf"{n['hat']} &= \frac{{{numerator}}}{{\sqrt{{{n['var']} + \varepsilon}}}}"]
-        exact = [exact_latex(v, decimals=False) for v in step.normalised.entries]
+        exact = ([exact_latex(v, decimals=False) for v in step.normalised.entries] if step.coefficients is None
+                 else [shifted_surd_latex(S.Zero, a, step.root) for a in step.coefficients])
         if not all(r.exact for r in results) and max(map(visible_width, exact)) <= self.width - EXACT_MARGIN:
             out += self.continued("&= ", bracketed(exact), self.width - 4)  # the surds, beside the decimals
         texts = [rf"\frac{{{a.text}}}{{{line.divisor.text}}}" for line in lines for (a,), in [line.terms]]
