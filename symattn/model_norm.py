@@ -84,7 +84,6 @@ class NormAffine(NormStep):
 class NormSettings(Step):
     """The section's ε (exact, as a decimal and a power of ten where it is one) and the model width d."""
 
-    norm: str
     eps: Expr
     d: int
 

@@ -117,7 +117,8 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
     inputs = (Shown.input(section.X), Shown.input(section.Y) if residual else None)
     header = ("table.token", Name("X"), *((Name("Y"),) if residual else ()))
     out.append(TokenTable(header, section.tokens, tuple(m for m in inputs if m is not None)))
-    out += [Paragraph(f"norm.settings_{section.norm}", params), NormSettings(section.norm, section.eps, section.d)]
+    out += [Paragraph("norm.settings" if section.eps else "norm.settings_zero", params),
+            NormSettings(section.eps, section.d)]
     given = [name for name, value in (("gamma", section.gamma), ("beta", section.beta)) if value is not None]
     if given:
         which = "both" if len(given) == 2 else given[0] + ("_rms" if section.norm == "rms" else "")

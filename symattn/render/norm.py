@@ -61,13 +61,6 @@ def root_checks(radicand: Number, root: Number) -> bool:
     return round_root(r, decimals_shown(root.text)) == s
 
 
-def bracketed(texts: list[str]) -> list[str]:
-    """[a, b, c] as pieces that wrap after a comma (the entries are formulas, not numbers)."""
-    if len(texts) == 1:
-        return [f"[{texts[0]}]"]
-    return [f"[{texts[0]},\\ ", *[f"{t},\\ " for t in texts[1:-1]], f"{texts[-1]}]"]
-
-
 def exact_number(value: Expr) -> Number:
     """A rational exactly: its decimal (ε = 0.00001), or a fraction when its decimals do not end."""
     return format_number(value, 0, fraction=True, exact_up_to=decimal_places(value) or 0)
@@ -83,7 +76,11 @@ class NormPrinter(MathRenderer):
         row = self.name(Name(base, step.token))
         variance = rf"\sigma^{{2}}_{{{sub}}}" if step.norm == "layer" else rf"\overline{{{base}^{{2}}}}_{{{sub}}}"
         return {"row": row, "hat": self.name(Name(base + "h", step.token)), "mu": rf"\mu_{{{sub}}}",
-                "var": variance, "out": self.name(Name("o", step.token)), "eps": r"\varepsilon"}
+                "var": variance, "out": self.name(Name("o", step.token))}
+
+    def bracketed(self, texts: list[str]) -> list[str]:
+        """[a, b, c] of formulas (an entry's operation, its exact form) as pieces that wrap after a comma."""
+        return self.vector_pieces([Number(text, True) for text in texts])
 
     def exact_or_rounded(self, value: Expr, known, decimals: int = 0) -> Number:
         """A computed value as the lines use it: a rational exactly (its decimal when it ends within the guard
@@ -108,7 +105,7 @@ class NormPrinter(MathRenderer):
     def entries_lines(self, head: str, texts: list[str], lines: list[Line], known=None) -> list[str]:
         """'head &= [the entries' operations]' then '&= [the results]' (relations from the lines), and their
         decimals when some result is a fraction."""
-        out = self.continued(f"{head} &{self.relation(all(ln.lead == '=' for ln in lines))} ", bracketed(texts),
+        out = self.continued(f"{head} &{self.relation(all(ln.lead == '=' for ln in lines))} ", self.bracketed(texts),
                              self.width - 4 - visible_width(head))
         out += self.continued(f"&{self.relation(all(ln.relation == '=' for ln in lines))} ",
                               self.vector_pieces([ln.result.number for ln in lines]), self.width - 4)
@@ -249,7 +246,7 @@ class NormPrinter(MathRenderer):
         exact = ([exact_latex(v, decimals=False) for v in step.normalised.entries] if step.coefficients is None
                  else [shifted_surd_latex(S.Zero, a, step.root) for a in step.coefficients])
         if not all(r.exact for r in results) and max(map(visible_width, exact)) <= self.width - EXACT_MARGIN:
-            out += self.continued("&= ", bracketed(exact), self.width - 4)  # the surds, beside the decimals
+            out += self.continued("&= ", self.bracketed(exact), self.width - 4)  # the surds, beside the decimals
         texts = [rf"\frac{{{a.text}}}{{{line.divisor.text}}}" for line in lines for (a,), in [line.terms]]
         out += self.entries_lines("", texts, lines)
         return self.align(out) + self.guard_note(lines)

@@ -128,6 +128,8 @@ def test_a_perfect_square_stays_rational():
     assert (row.mean, row.variance, row.std, row.normalised) == (2, 1, 1, (-1, 1))
     tex = symattn.render_latex(derived)
     assert r"\approx" not in tex.split("Step 2")[1]
+    text = symattn.render_markdown(derived)
+    assert "nothing is added to the variance" in text and "keeps the division away from 0" not in text
 
 
 def test_eps_is_parsed_exactly_and_defaults_per_norm():
