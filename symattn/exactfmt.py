@@ -189,6 +189,18 @@ def surd_latex(p: int, q: int, m: int = 1) -> str:
     return ("- " if p < 0 else "") + (top if q == 1 else rf"\frac{{{top}}}{{{q}}}")
 
 
+def shifted_surd_latex(b: Expr, a: Expr, m: int) -> str:
+    """SymPy's LaTeX of b + a·√m for rationals b and a (m without square factors), a normalised entry scaled and
+    shifted (kinds/norm.py): \\frac{1}{10} - \\frac{3 \\sqrt{5}}{7}."""
+    if m == 1 or a == 0:
+        total = b + a if m == 1 else b
+        return fraction_latex(int(total.p), int(total.q))
+    surd = surd_latex(int(abs(a).p), int(a.q), m)
+    if b == 0:
+        return ("- " if a < 0 else "") + surd
+    return f"{fraction_latex(int(b.p), int(b.q))} {'-' if a < 0 else '+'} {surd}"
+
+
 def surd_exponential_latex(p: int, q: int, m: int = 1) -> str:
     """exponential_latex() of (p/q)·√m: 1, e^{\\frac{\\sqrt{2}}{8}}; for m = 1 the rational's."""
     return exponent_latex(surd_latex(p, q, m))

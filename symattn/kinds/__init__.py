@@ -15,6 +15,7 @@ from .feed_forward import FEED_FORWARD
 from .grouped_query import GROUPED_QUERY
 from .multi_head import MULTI_HEAD
 from .next_token import NEXT_TOKEN
+from .norm import ADD_NORM, NORM
 from .self_attention import SELF_ATTENTION
 from .text import TEXT
 
@@ -61,5 +62,6 @@ def examinable() -> tuple[str, ...]:
     return tuple(name for name, kind in KINDS.items() if kind.examinable)
 
 
-for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, NEXT_TOKEN, FEED_FORWARD):
+for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, NEXT_TOKEN, FEED_FORWARD, ADD_NORM,
+              NORM):
     register(_kind)

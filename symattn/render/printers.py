@@ -33,12 +33,13 @@ from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
 from .math import NOTATION, MathRenderer
 from .matrix_form import MatrixFormPrinter
+from .norm import NormPrinter
 from .online import OnlinePrinters
 from .rope import RopePrinter
 from .vocab import VocabPrinters
 
 
-class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters,
+class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters, NormPrinter,
                          MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""

@@ -56,9 +56,7 @@ def error(section) -> str:
      "sections[0].paragraphs[0].fr: unknown language (a table by language gives ja, en)"),
     ({"kind": "text", "paragraphs": ["a\x00b"]}, "sections[0].paragraphs[0]: expected text without control"),
     ({"kind": "text", "focus": "A", "paragraphs": ["a"]},
-     "sections[0].focus: applies to self_attention, cross_attention, multi_head, grouped_query, next_token and "
-     "feed_forward "
-     "sections only (this section is text)"),
+     "sections[0].focus: applies to self_attention, cross_attention, multi_head, grouped_query"),  # and later kinds
     ({"kind": "text", "paragraphs": ["ok", "fine", r"x $\input{/etc/passwd}$"]},
      r"sections[0].paragraphs[2]: unknown math command \input (allowed: Greek letters and "),
     ({"kind": "text", "paragraphs": [r"$\softmax(x)$"]},
