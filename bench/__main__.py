@@ -96,6 +96,24 @@ def random_gqa_spec(folder: Path, n: int = 64, d: int = 64, heads: int = 8, kv_h
     return path
 
 
+def encoder_layer_spec(folder: Path, n: int = 16, d: int = 16, d_ff: int = 64) -> Path:
+    """Issue 18's encoder layer: self-attention over n tokens of width d (every token), Add & Norm, a ReLU
+    feed-forward network d → d_ff → d, Add & Norm, chained by from:/input: references (values carried as shown)."""
+    rng = random.Random(n * d)
+
+    def matrix(rows: int, cols: int) -> list[list[str]]:
+        return [[f"{rng.randint(-10, 10) / 10}" for _ in range(cols)] for _ in range(rows)]
+
+    path = folder / f"encoder-{n}.json"
+    path.write_text(json.dumps({"sections": [
+        {"kind": "self_attention", "name": "attn", "tokens": [f"t{i}" for i in range(n)], "X": matrix(n, d),
+         "W_Q": matrix(d, d), "W_K": matrix(d, d), "W_V": matrix(d, d), "focus": "all"},
+        {"kind": "add_norm", "name": "norm1", "X": "input:attn", "Y": "from:attn"},
+        {"kind": "feed_forward", "name": "ffn", "X": "from:norm1", "W_1": matrix(d, d_ff), "W_2": matrix(d_ff, d)},
+        {"kind": "add_norm", "X": "input:ffn", "Y": "from:ffn"}]}), encoding="utf-8")
+    return path
+
+
 def in_process(function, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -169,6 +187,13 @@ def main() -> int:
 
     against_floor("solve, grouped-query: n = 64, d = 64, 8 query heads, 2 K/V heads (focus = all)",
                   [*symattn, "solve", str(random_gqa_spec(work))], 3)
+
+    against_floor("solve, encoder layer: n = 16, d = 16, d_ff = 64 (attention, Add & Norm, FFN, Add & Norm)",
+                  [*symattn, "solve", str(encoder_layer_spec(work))], 2)
+    layer_pdf = [*symattn, "render", "--example", "layer", "--format", "pdf", "--out", str(work)]
+    layer, mt_pdf = paired(layer_pdf, render_pdf, repeat, cwd=work)
+    rows.append(("render --example layer --format pdf, against mt's", layer, f"{layer / mt_pdf:.2f} (mt PDF)",
+                 f"≤ 3 × mt's PDF: {'met' if layer / mt_pdf <= 3 else 'NOT met'}"))
 
     import numpy as np
     from sympy import Matrix, Rational

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import chain
+from .blocks import block_figures
 from .kinds import kind_of
 from .model import (
     Derivation,
@@ -55,19 +56,24 @@ def compute(section: Section) -> Any:
 
 
 def _with_figures(sections: tuple[DerivedSection, ...]) -> tuple[DerivedSection, ...]:
-    """Each distinct flow figure once, numbered in order, under the heading of the first section it draws."""
+    """Each distinct flow figure once, numbered in order, under the heading of the first section it draws; before
+    it, in a chain, the block figure of the section's run with the section highlighted (symattn.blocks)."""
+    blocks = block_figures(tuple(derived.spec for derived in sections))
     drawn: list[FlowFigure] = []
     placed = []
-    for derived in sections:
-        figure = kind_of(derived.kind).figure(derived.spec) if derived.steps else None
-        if figure is None or figure in drawn:
+    for i, derived in enumerate(sections):
+        flow = kind_of(derived.kind).figure(derived.spec) if derived.steps else None
+        figures = [f for f in (blocks.get(i) if derived.steps else None, flow if flow not in drawn else None) if f]
+        if not figures:
             placed.append(derived)
             continue
-        drawn.append(figure)
+        numbered = []
+        for figure in figures:
+            drawn.append(figure)
+            numbered.append(replace(figure, number=len(drawn)))
         steps = derived.steps
         at = 1 if isinstance(steps[0], Heading) and steps[0].level == 1 else 0
-        numbered = replace(figure, number=len(drawn))
-        placed.append(replace(derived, steps=(*steps[:at], numbered, *steps[at:])))
+        placed.append(replace(derived, steps=(*steps[:at], *numbered, *steps[at:])))
     return tuple(placed)
 
 

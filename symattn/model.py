@@ -276,9 +276,11 @@ class FlowFigure(Step):
     "masked": the same with the mask added to the scaled scores before the softmax (mask: "causal" or "matrix");
     "cross": Q from the decoder state X, K and V from the encoder outputs H; "multi": the heads' outputs,
     their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given);
-    "grouped": grouped-query attention, K/V heads each shared by a group of query heads."""
+    "grouped": grouped-query attention, K/V heads each shared by a group of query heads; "block": the sections of
+    a chain in order (`stages`, each a kind's Kind.stage), the one at `current` highlighted, rows from outside the
+    chain (an encoder's output) entering the stage at `side` (-1: none)."""
 
-    flavour: Literal["self", "masked", "cross", "multi", "grouped"] = "self"
+    flavour: Literal["self", "masked", "cross", "multi", "grouped", "block"] = "self"
     scale: Scale = Scale()  # the division of the scores the figure shows (none: no scaling box)
     positions: bool = False  # X + P enters the projections
     mask: Literal["causal", "matrix"] | None = None
@@ -292,6 +294,9 @@ class FlowFigure(Step):
     values: bool = True
     cached: bool = False  # a KV cache: the new keys and values are appended to the cached ones
     rope: bool = False  # q and k are rotated (RoPE) before the scores
+    stages: tuple[str, ...] = ()  # "block": the chain's stages, top to bottom
+    current: int = -1
+    side: int = -1
 
 
 @dataclass(frozen=True)

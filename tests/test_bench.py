@@ -25,3 +25,15 @@ def test_baselines_agree_with_the_engine():
 
 def test_fitted_exponent():
     assert abs(fitted_exponent([4, 8, 16], [1.0, 8.0, 64.0]) - 3) < 1e-12
+
+
+def test_the_benchmark_specs_are_valid_chains(tmp_path):
+    """The encoder layer the benchmark times is a chain symattn accepts: four sections, the last two Add & Norms of
+    width d, every token's output passed on."""
+    import symattn
+    from bench.__main__ import encoder_layer_spec
+
+    spec = symattn.load_spec(encoder_layer_spec(tmp_path, n=4, d=4, d_ff=8))
+    answers = symattn.answers(symattn.derive_spec(spec, steps=False))
+    assert [s["kind"] for s in answers["sections"]] == ["self_attention", "add_norm", "feed_forward", "add_norm"]
+    assert len(answers["sections"][-1]["tokens"]) == 4

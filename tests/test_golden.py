@@ -10,7 +10,7 @@ import pytest
 
 from symattn.cli import main
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
+EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern", "layer")
 TEXT_FORMATS = ("tex", "md", "html", "json")
 # (kind, difficulty, lang) of the exams pinned: every kind, both difficulties and both languages among them.
 EXAMS = (("self_attention", "easy", "ja"), ("cross_attention", "standard", "en"), ("multi_head", "easy", "en"),

@@ -96,6 +96,12 @@ class Kind:
         """The flow figure of the section's kind (unnumbered), placed where its first section begins; None: none."""
         return None
 
+    def stage(self, section: Section) -> str | None:
+        """The section's box in a chain's block figure: a `figure.block_<stage>` string ("self", "masked", "cross",
+        "add_norm", "ffn", "next", ...), by default its flow figure's flavour; None: the kind has no box."""
+        figure = self.figure(section)
+        return None if figure is None else figure.flavour
+
     def outputs(self, section: Section, result: Any) -> Carried | None:
         """What a later section's `"from:NAME"` reads: the section's tokens and its output rows, one per token,
         exact (symattn.chain rounds them as the spec's `carry` says). None: the kind passes nothing on."""

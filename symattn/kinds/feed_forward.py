@@ -155,6 +155,9 @@ class FeedForwardKind(Kind):
     def inputs(self, section: FeedForwardSpec, result: ffn.FeedForward) -> Carried:
         return Carried(section.tokens, section.X.values)
 
+    def stage(self, section: FeedForwardSpec) -> str:
+        return "ffn"
+
     def size(self, section: FeedForwardSpec) -> Size:
         """Each token derived: its products' d_ff × (d + d_out) terms (SwiGLU: d_ff × (2d + d_out)), counted as half
         as many query steps (a page holds about 100 terms against 45 steps of attention: 4 tokens of d = 16, d_ff =

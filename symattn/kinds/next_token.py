@@ -122,6 +122,9 @@ class NextTokenKind(Kind):
     def symbolic(self, result: vocab.Prediction) -> bool:
         return False
 
+    def stage(self, section: NextTokenSpec) -> str:
+        return "next"
+
     def size(self, section: NextTokenSpec) -> Size:
         # the document shows W_vocab (or E) and one line of d terms per entry: a matrix of |V| × d entries, twice
         return Size(field="vocabulary", matrix=len(section.vocabulary) * section.X.shape[1])

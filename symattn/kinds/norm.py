@@ -112,6 +112,9 @@ class NormKind(Kind):
     def steps(self, section: NormSpec, result: NormResult) -> list[Step]:
         return norm_steps(section, result)
 
+    def stage(self, section: NormSpec) -> str:
+        return "add_norm" if self.residual else "norm"
+
     def size(self, section: NormSpec) -> Size:
         n, d = section.X.shape
         return Size(stepwise=len(section.focus.stepwise), keys=1, d=d,

@@ -72,6 +72,8 @@ def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
     if step.flavour == "grouped":  # with a KV cache, each K/V head's own
         key = "gqa.caption_cache" if step.cached else "gqa.caption"
+    elif step.flavour == "block":  # a chain's stages; rows from outside it entering one of them
+        key = "figure.caption_block_side" if step.side >= 0 else "figure.caption_block"
     elif step.cached:
         key = "figure.caption_cache"
     elif step.given is not None:
@@ -89,6 +91,8 @@ def caption(renderer, step: FlowFigure) -> str:
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     """The boxes and arrows of one figure; `divisor`: the LaTeX of a given number the scores are divided by,
     `encoder`: the symbol of the encoder outputs."""
+    if step.flavour == "block":
+        return _block(step, encoder)
     if step.flavour == "multi":
         return _multi_head(step)
     if step.flavour == "grouped":
@@ -184,6 +188,31 @@ def _source(step: FlowFigure, encoder: str) -> str:
     if step.flavour == "cross":
         return encoder
     return r"\tilde{X}" if step.positions else "X"
+
+
+def _block(step: FlowFigure, encoder: str) -> Flow:
+    """A chain's stages top to bottom, the current one highlighted; with `side`, the rows from outside the chain (an
+    encoder's output) enter that stage from the left."""
+    col = 1 if step.side >= 0 else 0
+    boxes = [Box(f"b{n}", col, Fraction(n), (text(f"block_{stage}"),), "output" if n == step.current else "step")
+             for n, stage in enumerate(step.stages)]
+    arrows = [Arrow("down", (f"b{n}",), (f"b{n + 1}",)) for n in range(len(step.stages) - 1)]
+    if not col:
+        return Flow(tuple(boxes), tuple(arrows), ())
+    source = Box("H", 0, Fraction(step.side), (math(encoder), text("block_from_encoder")))
+    return Flow((source, *boxes), (*arrows, Arrow("right", ("H",), (f"b{step.side}",))), (GAP,))
+
+
+def block_chain(step: FlowFigure, words) -> str:
+    """The block figure as one chain (Markdown): the stages joined by arrows, the current one boxed, the rows from
+    outside the chain named under the stage they enter. `words(key, params)`: a language string as math text."""
+    parts = []
+    for n, stage in enumerate(step.stages):
+        name = rf"\text{{{words(f'figure.block_{stage}', {})}}}"
+        if n == step.side:
+            name = rf"\underbrace{{{name}}}_{{\leftarrow\, \text{{{words('figure.block_from_encoder', {})}}}}}"
+        parts.append(rf"\boxed{{{name}}}" if n == step.current else name)
+    return r" \rightarrow ".join(parts)
 
 
 def _multi_head(step: FlowFigure) -> Flow:

@@ -14,7 +14,7 @@ from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..spec.model import Math, Written
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
-from .flow import caption, grouped_chain, layout
+from .flow import block_chain, caption, grouped_chain, layout
 from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
@@ -111,6 +111,10 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
             math = next(line.content for line in lines if line.kind == "math")
             return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
 
+        if step.flavour == "block":  # a chain's stages on one line, the current one boxed
+            text = caption(self, step)
+            chain = self.align([f"& {block_chain(step, words)}"])
+            return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
         if step.flavour == "grouped":  # K/V heads, the query heads sharing them, their concatenation, W_O
             first, second = grouped_chain(step, words)
         elif "C" in boxes:  # multi-head: heads, their concatenation, W_O

@@ -1,0 +1,112 @@
+"""The `layer` example (issue 18): the article's sentence through an encoder layer and one decoder step to the next
+token, checked against an independent float implementation of the same Transformer, and the block figures of
+chained sections (symattn.blocks): drawn for a run of two or more chained sections, with the right stages."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+
+import symattn
+from symattn.examples import source
+from symattn.model import FlowFigure
+
+
+def _matrix(rows) -> np.ndarray:
+    return np.array([[float(v) for v in row] for row in rows])
+
+
+def numpy_layer(spec: dict) -> np.ndarray:
+    """The example's Transformer in float64, written from PyTorch's conventions: LayerNorm with the biased variance
+    and eps = 1e-5 inside the root (torch.nn.LayerNorm), post-norm residuals (the original Transformer), ReLU
+    feed-forward, attention softmax(QKᵀ/√d_k)V with a causal mask in the decoder, logits = x·W_vocab."""
+    by_name = {s.get("name"): s for s in spec["sections"] if s["kind"] != "text"}
+
+    def attention(Xq, Xk, s, causal=False):
+        Q, K, V = Xq @ _matrix(s["W_Q"]), Xk @ _matrix(s["W_K"]), Xk @ _matrix(s["W_V"])
+        S = Q @ K.T / np.sqrt(Q.shape[1])
+        if causal:
+            S = np.where(np.tril(np.ones(S.shape, bool)), S, -np.inf)
+        A = np.exp(S - S.max(axis=1, keepdims=True))
+        return (A / A.sum(axis=1, keepdims=True)) @ V
+
+    def norm(x):
+        mean = x.mean(axis=1, keepdims=True)
+        return (x - mean) / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+
+    def ffn(x, s):
+        return np.maximum(x @ _matrix(s["W_1"]), 0) @ _matrix(s["W_2"])
+
+    X = _matrix(by_name["enc_attn"]["X"])
+    h = norm(X + attention(X, X, by_name["enc_attn"]))
+    H = norm(h + ffn(h, by_name["enc_ffn"]))
+    Y = _matrix(by_name["dec_attn"]["X"])
+    d = norm(Y + attention(Y, Y, by_name["dec_attn"], causal=True))
+    d = norm(d + attention(d, H, by_name["dec_cross"]))
+    d = norm(d + ffn(d, by_name["dec_ffn"]))
+    next_token = next(s for s in spec["sections"] if s["kind"] == "next_token")
+    logits = d[-1] @ _matrix(next_token["W_vocab"])
+    p = np.exp(logits - logits.max())
+    return p / p.sum()
+
+
+def _solved(text: str) -> dict:
+    return symattn.answers(symattn.derive_spec(symattn.parse_spec(symattn.read_spec_text(text, "toml", "layer.toml")),
+                                               steps=False))
+
+
+def test_the_layer_predicts_the_next_token_as_the_float_transformer_does():
+    """carry = "full": the chain's probabilities are the float Transformer's to 1e-10; the default carry (the
+    rounded values each page shows) predicts the same token, 機械学習, with probabilities within 1e-3."""
+    text = source("layer")
+    spec = tomllib.loads(text)
+    expected = numpy_layer(spec)
+    vocabulary = next(s for s in spec["sections"] if s["kind"] == "next_token")["vocabulary"]
+    full = _solved('carry = "full"\n' + text)["sections"][-1]
+    assert np.allclose([float(p) for p in full["probabilities"]], expected, rtol=1e-10, atol=1e-12)
+    shown = _solved(text)["sections"][-1]
+    assert shown["predicted"] == vocabulary[int(np.argmax(expected))] == "機械学習"
+    assert np.allclose([float(p) for p in shown["probabilities"]], expected, atol=1e-3)
+    assert shown["ranking"] == [vocabulary[i] for i in np.argsort(-expected)]
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_layer_document_draws_each_run_with_its_section_highlighted(lang):
+    derivation = symattn.derive("layer", lang=lang)
+    blocks = [step for section in derivation.sections for step in section.steps
+              if isinstance(step, FlowFigure) and step.flavour == "block"]
+    encoder = ("self", "add_norm", "ffn", "add_norm")
+    decoder = ("masked", "add_norm", "cross", "add_norm", "ffn", "add_norm", "next")
+    assert [b.stages for b in blocks] == [encoder] * 4 + [decoder] * 7
+    assert [b.current for b in blocks] == [*range(4), *range(7)]
+    assert [b.side for b in blocks] == [-1] * 4 + [2] * 7  # the encoder's output enters the cross-attention
+    md = symattn.render_markdown(derivation)
+    assert md.count(r"\boxed{") == 11
+    assert (r"\text{next{-}token prediction}" if lang == "en" else r"\text{次のトークンの予測}") in md
+
+
+def test_no_block_figure_without_a_chain_and_one_for_two_chained_sections():
+    plain = symattn.derive("mt")
+    assert not any(isinstance(s, FlowFigure) and s.flavour == "block" for sec in plain.sections for s in sec.steps)
+    text = """
+[[sections]]
+kind = "self_attention"
+name = "a"
+tokens = ["x", "y"]
+X = [[1, 0], [0, 1]]
+W_Q = [[1, 0], [0, 1]]
+W_K = [[1, 0], [0, 1]]
+W_V = [[1, 0], [0, 1]]
+focus = "x"
+
+[[sections]]
+kind = "norm"
+X = "from:a"
+focus = "x"
+"""
+    derivation = symattn.derive_spec(symattn.parse_spec(symattn.read_spec_text(text, "toml", "two.toml")), lang="en")
+    blocks = [s for sec in derivation.sections for s in sec.steps if isinstance(s, FlowFigure) and s.flavour == "block"]
+    assert [(b.stages, b.current, b.side) for b in blocks] == [(("self", "norm"), 0, -1), (("self", "norm"), 1, -1)]
+    assert "Figure 1: The sections of this chain in order" in symattn.render_markdown(derivation)
