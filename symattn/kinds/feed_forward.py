@@ -33,6 +33,7 @@ from ..spec.model import Focus, GivenMatrix, Section
 from . import steps as common
 from .answers import number_text
 from .base import Carried, Kind, Size
+from .carried import KnownRows
 from .sentences import say
 
 # The longest exact LaTeX an answer gives beside its decimal, and the most terms an output sum may have for it to be
@@ -150,7 +151,7 @@ class FeedForwardKind(Kind):
         return {"kind": self.name, "activation": section.activation, "tokens": list(section.tokens), "rows": rows}
 
     def outputs(self, section: FeedForwardSpec, result: ffn.FeedForward) -> Carried:
-        return Carried(section.tokens, result.output)
+        return KnownRows(section.tokens, result.output, result.known)  # the activations' numbers, filed once
 
     def inputs(self, section: FeedForwardSpec, result: ffn.FeedForward) -> Carried:
         return Carried(section.tokens, section.X.values)

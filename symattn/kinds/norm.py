@@ -19,6 +19,7 @@ from ..spec.model import GivenMatrix
 from ..spec.numbers import parse_number
 from .answers import exact_texts, number_text, row_texts
 from .base import Carried, Kind, Size
+from .carried import KnownRows
 from .norm_spec import DEFAULT_EPS, NORMS, AddNormSpec, NormSpec
 from .norm_steps import norm_steps
 
@@ -121,7 +122,7 @@ class NormKind(Kind):
                     matrix=n * d if section.focus.matrix_form(n) else 0)
 
     def outputs(self, section: NormSpec, result: NormResult) -> Carried:
-        return Carried(section.tokens, result.matrix)
+        return KnownRows(section.tokens, result.matrix, result.numbers)  # the surds' numbers, filed once
 
     def inputs(self, section: NormSpec, result: NormResult) -> Carried:
         """X as given (add_norm: the residual input, not X + Y)."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sympy import Expr, Rational, S
 
+from ..engine.matrices import entries
 from ..spec.model import Focus, GivenMatrix, Section
 
 # ε as the two references set it: torch.nn.LayerNorm's eps=1e-5, LLaMA's RMSNorm's norm_eps=1e-6
@@ -36,7 +37,7 @@ class NormSpec(Section):
     def rows(self) -> tuple[tuple[Expr, ...], ...]:
         """The rows normalised: x_t, or x_t + y_t."""
         total = self.X.values if self.Y is None else self.X.values + self.Y.values
-        return tuple(tuple(total.row(i)) for i in range(total.rows))
+        return tuple(tuple(row) for row in entries(total))  # read as stored: indexing converts each entry
 
     def gamma_values(self) -> tuple[Expr, ...]:
         return (S.One,) * self.d if self.gamma is None else tuple(self.gamma.values)
