@@ -38,8 +38,8 @@ REWORDED: dict[str, dict[str, str | None]] = {
     "X": {"self.step1": "chain.step1", "gqa.step_inputs": "chain.step1", "table.embedding": "chain.table_row",
           "self.x_is": "chain.x_is", "self.embedding_of": "chain.row_of", "self.result_from": "chain.result_from",
           "multi.embeddings": "chain.multi_rows", "gqa.x_is": "chain.gqa_x_is",
-          "note.dummy_embeddings": None, "self.no_positional": None},
-    "memory": {"cross.encoder_outputs": "chain.encoder_outputs"},
+          "note.dummy_embeddings": None, "self.no_positional": None, "self.no_positional_masked": None},
+    "memory": {"cross.encoder_outputs": "chain.encoder_outputs", "cross.encoder_note": None},
 }
 
 
@@ -170,15 +170,12 @@ class Value:
 
 
 def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, known: Numbers | None) -> Value:
-    """One entry as it carries. A rational value always carries exactly, in either mode (an input's as the source
-    shows it, typed; another written out when it fits the digits, else shown rounded). An irrational one:
-    "shown", its decimal as the source's document rounds it; "full", its working-precision number (WORKING_DIGITS
-    significant digits, an exact rational)."""
+    """One entry as it carries. A rational value always carries exactly, in either mode, and the receiving page
+    writes it with all its decimals (a fraction when they do not end), so that every line using it checks from the
+    page. An irrational one: "shown", its decimal as the source's document rounds it; "full", its
+    working-precision number (WORKING_DIGITS significant digits, an exact rational)."""
     if v.is_Rational:
-        places = decimal_places(v)
-        if what == "input":
-            return Value(v, places, True)
-        return Value(v, places if places is not None and places <= exact_up_to else 0, True)
+        return Value(v, decimal_places(v), True)
     if mode == "full":
         number = known.number(v) if known is not None else Numbers().number(v)
         text = mpmath.nstr(number, WORKING_DIGITS, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)

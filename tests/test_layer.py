@@ -110,3 +110,13 @@ focus = "x"
     blocks = [s for sec in derivation.sections for s in sec.steps if isinstance(s, FlowFigure) and s.flavour == "block"]
     assert [(b.stages, b.current, b.side) for b in blocks] == [(("self", "norm"), 0, -1), (("self", "norm"), 1, -1)]
     assert "Figure 1: The sections of this chain in order" in symattn.render_markdown(derivation)
+
+
+def test_exact_carried_values_are_written_in_full_where_they_are_used():
+    """The encoder's ReLU network gives exact (terminating) outputs: the next Add & Norm carries them exactly and
+    its input table writes every decimal its lines use (f_love = [-0.779355, ...], not -0.7794)."""
+    md = symattn.render_markdown(symattn.derive("layer", lang="en"))
+    section = md[md.index("## Encoder: Add \\& Norm (2)"):md.index("## The decoder") if "## The decoder" in md
+                 else md.index("## One decoder step")]
+    assert "Every value of it is exact, so it carries over exactly." in section
+    assert "| `love` | $[-0.779355,\\ 0.51957,\\ 0.69276,\\ 0.34638]$ |" in section

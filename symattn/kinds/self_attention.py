@@ -162,7 +162,8 @@ class SelfAttentionKind(Kind):
             Heading(2, "cache.step2" if cached else "self.step2", {"Q": Name("Q"), "K": Name("K"), "V": Name("V")}),
             Paragraph("cache.projections" if cached else "self.projections"),
             *([] if P is not None or rope is not None else [Paragraph("cache.no_positional", note=True) if cached
-                                                            else say("self.no_positional", whole, note=True)]),
+                                                            else say("self.no_positional_masked" if whole.masked
+                                                                     else "self.no_positional", whole, note=True)]),
             *([] if rope is None else [say("rope.later", whole, {"n": 3}, note=True)]),
             DefinitionTable(Name(rows.upper() if P is None else "Xp"), Name(rows.upper() if P is None else "Xp")),
             *common.weight_equations(W),

@@ -65,7 +65,8 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "self.for_next": lambda f: not f.first,
     "self.embedding_of": lambda f: not f.positional,
     "self.input_of": lambda f: f.positional,
-    "self.no_positional": lambda f: not f.positional and not f.rope,
+    "self.no_positional": lambda f: not f.positional and not f.rope and not f.masked,
+    "self.no_positional_masked": lambda f: not f.positional and not f.rope and f.masked,  # a decoder's
     "self.step3": lambda f: _sees_all(f) and f.token in f.keys,
     "self.step3_visible": lambda f: not _sees_all(f),
     "self.result_from": lambda f: not f.positional,
