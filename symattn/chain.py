@@ -21,6 +21,7 @@ from .errors import SpecError
 from .kinds import kind_of
 from .model import Heading, Name, Paragraph, Phrase, Step, Token, TokenTable
 from .numfmt import DEFAULT_DIGITS, format_number
+from .render.lines import GUARD_CAP
 from .spec.fields import suggest
 from .spec.model import Carry, GivenMatrix, Section, Spec
 from .spec.numbers import matrix_of
@@ -172,10 +173,12 @@ class Value:
 def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, known: Numbers | None) -> Value:
     """One entry as it carries. A rational value always carries exactly, in either mode, and the receiving page
     writes it with all its decimals (a fraction when they do not end), so that every line using it checks from the
-    page. An irrational one: "shown", its decimal as the source's document rounds it; "full", its
-    working-precision number (WORKING_DIGITS significant digits, an exact rational)."""
+    page, unless they are more than the lines' guard decimals allow (a value computed from a 90-digit "full"
+    carry): then it is written rounded. An irrational one: "shown", its decimal as the source's document rounds
+    it; "full", its working-precision number (WORKING_DIGITS significant digits, an exact rational)."""
     if v.is_Rational:
-        return Value(v, decimal_places(v), True)
+        places = decimal_places(v)
+        return Value(v, places if places is None or places <= exact_up_to + GUARD_CAP else 0, True)
     if mode == "full":
         number = known.number(v) if known is not None else Numbers().number(v)
         text = mpmath.nstr(number, WORKING_DIGITS, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)

@@ -120,3 +120,15 @@ def test_exact_carried_values_are_written_in_full_where_they_are_used():
                  else md.index("## One decoder step")]
     assert "Every value of it is exact, so it carries over exactly." in section
     assert "| `love` | $[-0.779355,\\ 0.51957,\\ 0.69276,\\ 0.34638]$ |" in section
+
+
+@pytest.mark.parametrize(("carry", "lang"), [("shown", "ja"), ("full", "en")])
+def test_the_layer_pdf_stays_on_the_page_in_either_carry(carry, lang):
+    """A full carry's 90-digit values (and the exact values computed from them) are written rounded, not as
+    fractions of a hundred digits: no line runs off the page (27 overfull boxes, up to 1346 pt, before)."""
+    from symattn.render.pdf import compile_with_log, overfull_boxes
+
+    text = f'carry = "{carry}"\n' + source("layer")
+    spec = symattn.parse_spec(symattn.read_spec_text(text, "toml", "layer.toml"))
+    _, log = compile_with_log(symattn.render_latex(symattn.derive_spec(spec, lang=lang)), jobname=f"layer-{carry}")
+    assert overfull_boxes(log) == []

@@ -29,6 +29,9 @@ from .lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, s
 from .math import FORMULAS, NOTATION, MathRenderer
 from .rope import negated
 
+# The widest exact fraction a line writes (\tfrac{1291321339}{1600000000}); a longer one is written rounded.
+LONGEST_FRACTION = 40
+
 NOTATION.update({"u": "u", "uh": r"\hat{u}", "xh": r"\hat{x}", "o": "o", "mu": r"\mu", "gamma": r"\gamma",
                  "beta": r"\beta", "eps": r"\varepsilon", "var_layer": r"\sigma^{2}", "var_rms": r"\overline{x^{2}}",
                  "var_rms_u": r"\overline{u^{2}}"})
@@ -84,12 +87,16 @@ class NormPrinter(MathRenderer):
 
     def exact_or_rounded(self, value: Expr, known, decimals: int = 0) -> Number:
         """A computed value as the lines use it: a rational exactly (its decimal when it ends within the guard
-        decimals, else \\tfrac{p}{q}), anything else rounded to the stage's decimals."""
+        decimals, else \\tfrac{p}{q} when that is short), anything else rounded to the stage's decimals (a long
+        exact value, such as one computed from a 90-digit carry, is rounded with the guard decimals, ≈)."""
         if value.is_Rational:
             places = decimal_places(value)
             if places is not None and places <= self.digits + GUARD_CAP:
                 return format_number(value, self.digits, decimals, exact_up_to=places)
-            return format_number(value, self.digits, fraction=True)
+            fraction = format_number(value, self.digits, fraction=True)
+            if visible_width(fraction.text) <= LONGEST_FRACTION:
+                return fraction
+            return format_number(value, self.digits, decimals)
         return format_number(value, self.digits, known=known)
 
     def fraction(self, number: Number) -> bool:
