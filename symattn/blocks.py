@@ -8,6 +8,9 @@ from .kinds import kind_of
 from .model import FlowFigure
 from .spec.model import Section
 
+# The most boxes a block figure draws in its column (an 11-section decoder step fits a page with its caption).
+MOST_STAGES = 12
+
 
 def block_figures(sections: tuple[Section, ...]) -> dict[int, FlowFigure]:
     """The block figure of each section (by index) in a run of two or more chained sections."""
@@ -21,8 +24,21 @@ def block_figures(sections: tuple[Section, ...]) -> dict[int, FlowFigure]:
         side = next((n for n, i in enumerate(run)
                      if any(c.source not in names for c in sections[i].carried)), -1)
         for n, i in enumerate(run):
-            figures[i] = FlowFigure("block", stages=stages, current=n, side=side)
+            shown, current, at = _window(stages, n, side)
+            figures[i] = FlowFigure("block", stages=shown, current=current, side=at)
     return figures
+
+
+def _window(stages: tuple[str, ...], current: int, side: int) -> tuple[tuple[str, ...], int, int]:
+    """A long chain's stages near the current one, with "dots" for those left out above and below (a column of
+    30 boxes would run off the page): the stages, the current one's place and the side stage's (-1: not shown)."""
+    if len(stages) <= MOST_STAGES:
+        return stages, current, side
+    start = max(0, min(current - MOST_STAGES // 2 + 1, len(stages) - MOST_STAGES + 2))
+    end = min(len(stages), start + MOST_STAGES - 2)
+    shown = (*(("dots",) if start else ()), *stages[start:end], *(("dots",) if end < len(stages) else ()))
+    offset = 1 if start else 0
+    return shown, current - start + offset, side - start + offset if start <= side < end else -1
 
 
 def _runs(sections: tuple[Section, ...]) -> list[list[int]]:

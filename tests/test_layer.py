@@ -132,3 +132,20 @@ def test_the_layer_pdf_stays_on_the_page_in_either_carry(carry, lang):
     spec = symattn.parse_spec(symattn.read_spec_text(text, "toml", "layer.toml"))
     _, log = compile_with_log(symattn.render_latex(symattn.derive_spec(spec, lang=lang)), jobname=f"layer-{carry}")
     assert overfull_boxes(log) == []
+
+
+def test_a_long_chain_draws_the_stages_near_the_current_one():
+    """30 chained sections: each block figure draws at most 12 boxes, the current section's among them (the rest
+    as ⋮), where a column of 30 ran off the page."""
+    sections = [{"kind": "self_attention", "name": "s0", "tokens": ["a", "b"], "X": [[1, "0.5"], ["0.2", 1]],
+                 "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, "0.5"], [0, 1]], "focus": "a"}]
+    sections += [{"kind": "norm", "name": f"s{i}", "X": f"from:s{i - 1}", "focus": "a"} for i in range(1, 30)]
+    spec = symattn.parse_spec({"sections": sections})
+    derivation = symattn.derive_spec(spec, lang="en")
+    blocks = [step for section in derivation.sections for step in section.steps
+              if isinstance(step, FlowFigure) and step.flavour == "block"]
+    assert len(blocks) == 30
+    for n, block in enumerate(blocks):
+        assert len(block.stages) <= 12 and block.stages[block.current] == ("self" if n == 0 else "norm")
+    assert blocks[0].stages[-1] == "dots" and blocks[15].stages[0] == blocks[15].stages[-1] == "dots"
+    assert blocks[29].stages[0] == "dots" and blocks[29].current == len(blocks[29].stages) - 1

@@ -194,7 +194,8 @@ def _block(step: FlowFigure, encoder: str) -> Flow:
     """A chain's stages top to bottom, the current one highlighted; with `side`, the rows from outside the chain (an
     encoder's output) enter that stage from the left."""
     col = 1 if step.side >= 0 else 0
-    boxes = [Box(f"b{n}", col, Fraction(n), (text(f"block_{stage}"),), "output" if n == step.current else "step")
+    boxes = [Box(f"b{n}", col, Fraction(n), (math(r"\vdots"),), "none") if stage == "dots" else
+             Box(f"b{n}", col, Fraction(n), (text(f"block_{stage}"),), "output" if n == step.current else "step")
              for n, stage in enumerate(step.stages)]
     arrows = [Arrow("down", (f"b{n}",), (f"b{n + 1}",)) for n in range(len(step.stages) - 1)]
     if not col:
@@ -208,6 +209,9 @@ def block_chain(step: FlowFigure, words) -> str:
     outside the chain named under the stage they enter. `words(key, params)`: a language string as math text."""
     parts = []
     for n, stage in enumerate(step.stages):
+        if stage == "dots":  # stages of a long chain left out
+            parts.append(r"\cdots")
+            continue
         name = rf"\text{{{words(f'figure.block_{stage}', {})}}}"
         if n == step.side:
             name = rf"\underbrace{{{name}}}_{{\leftarrow\, \text{{{words('figure.block_from_encoder', {})}}}}}"
