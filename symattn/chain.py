@@ -8,6 +8,7 @@ receiving kind parses an ordinary matrix and checks its widths itself."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -109,6 +110,7 @@ class Chain:
     def _target(self, text: str, index: int, where: str) -> int:
         """The index of the earlier section a reference names; SpecError for any other."""
         what, _, name = text.partition(":")
+        name = unicodedata.normalize("NFC", name)
         earlier = [n for n, i in self.names.items() if i < index]
         listed = f"; earlier: {', '.join(earlier)}" if earlier else "; no earlier section has a name"
         if not name.strip():
@@ -216,6 +218,8 @@ def section_name(data: Any, at: str) -> str | None:
     if not isinstance(data, dict) or "name" not in data:
         return None
     value = data["name"]
+    if isinstance(value, str):  # é typed as e + ◌́ is the same name (as token names are NFC)
+        value = unicodedata.normalize("NFC", value)
     if not isinstance(value, str) or not value.isidentifier() or len(value) > MAX_NAME:
         raise SpecError(f"{at}.name", f"expected a name of letters, digits and _ (not starting with a digit, at "
                                       f"most {MAX_NAME} characters), such as 'enc' or 'attn1', got {value!r}")

@@ -467,3 +467,14 @@ def test_a_section_computed_for_a_chain_is_not_computed_again():
     derivation = symattn.derive_spec(s, steps=False)
     assert derivation.sections[0].result is computed[id(s.sections[0])]
     assert derivation.sections[1].result is computed[id(s.sections[1])]
+
+
+def test_names_are_compared_as_nfc_as_token_names_are():
+    """é typed as one character and as e + a combining accent is one name: a reference finds it, a second section
+    cannot take it."""
+    base = {"kind": "self_attention", "tokens": ["a", "b"], "X": [["1", "0.5"], ["0.2", "1"]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]], "focus": "a"}
+    chained = symattn.parse_spec({"sections": [{**base, "name": "é"}, {"kind": "norm", "X": "from:e\u0301"}]})
+    assert chained.sections[1].carried[0].source == "é"
+    with pytest.raises(symattn.SpecError, match=r"sections\[1\]\.name: 'é' names sections\[0\] already"):
+        symattn.parse_spec({"sections": [{**base, "name": "é"}, {**base, "name": "e\u0301"}]})
