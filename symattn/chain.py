@@ -80,6 +80,11 @@ class Chain:
             return data, {}
         index = len(self.parsed)
         self.modes.append(carry_mode(data["carry"], f"{at}.carry") if "carry" in data else self.carry)
+        for key in REFERENCE_FIELDS:  # "FROM:enc", "output:enc": a reference mistyped, not a matrix
+            value = data.get(key)
+            if isinstance(value, str) and ":" in value and not _is_reference(value):
+                raise SpecError(f"{at}.{key}", f'expected a list of rows, or "from:NAME" or "input:NAME" naming an '
+                                              f"earlier section, got {value!r}")
         refs = [(key, data[key]) for key in REFERENCE_FIELDS if _is_reference(data.get(key))]
         data = {key: value for key, value in data.items() if key not in SECTION_KEYS}
         carried = []

@@ -97,8 +97,8 @@ class Kind:
         return None
 
     def stage(self, section: Section) -> str | None:
-        """The section's box in a chain's block figure: a `figure.block_<stage>` string ("self", "masked", "cross",
-        "add_norm", "ffn", "next", ...), by default its flow figure's flavour; None: the kind has no box."""
+        """The section's box in a chain's block figure: a `figure.block_<stage>` string ("self", "masked",
+        "cross", "ffn", ...), by default its flow figure's flavour; None: the kind has no box."""
         figure = self.figure(section)
         return None if figure is None else figure.flavour
 

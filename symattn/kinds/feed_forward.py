@@ -30,6 +30,7 @@ from ..model import (
 from ..model_ffn import ActivationStep, FeedForwardFormula
 from ..spec import fields
 from ..spec.model import Focus, GivenMatrix, Section
+from ..spec.vectors import vector
 from . import steps as common
 from .answers import number_text
 from .base import Carried, Kind, Size
@@ -223,9 +224,10 @@ def _inner(W: GivenMatrix, width: int, field: str, owner: str, what: str) -> Non
 
 def _bias(value: Any, field: str, width: int) -> GivenMatrix:
     """A bias: one row of numbers, as long as the product it is added to."""
-    if not isinstance(value, list) or not value or isinstance(value[0], list):
-        raise SpecError(field, f"expected a list of {width} numbers")
-    given = _numeric([value], field)
+    given = vector(value, field, f"a list of {width} numbers")
+    if given.symbolic:
+        raise SpecError(field, "expected numbers (a feed-forward section evaluates its activation; names such as "
+                               "a, b1 are not available here)")
     if given.shape[1] != width:
         raise SpecError(field, f"{given.shape[1]} entries, but the product it is added to has {width}")
     return given

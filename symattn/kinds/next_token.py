@@ -34,6 +34,7 @@ from ..model_vocab import LogitLines, RankingTable, TemperatureLines
 from ..spec import fields
 from ..spec.model import GivenMatrix, Section
 from ..spec.numbers import parse_number
+from ..spec.vectors import vector
 from .answers import exact_texts, row_texts
 from .base import Kind, Size
 from .sentences import cut_tie, heading, say
@@ -99,7 +100,7 @@ class NextTokenKind(Kind):
                                                     "entries (one column each)")
         bias = None
         if "b_vocab" in data:
-            bias = _numeric(_vector(data["b_vocab"], f"{field}.b_vocab"), f"{field}.b_vocab")
+            bias = _numeric(vector(data["b_vocab"], f"{field}.b_vocab"), f"{field}.b_vocab")
             if bias.shape[1] != size:
                 raise SpecError(f"{field}.b_vocab", f"{bias.shape[1]} entries, but there are {size} vocabulary "
                                                     "entries (one each)")
@@ -262,16 +263,6 @@ def _top_k_steps(section: NextTokenSpec, result: vocab.Prediction, facts: Facts,
     if section.top_k == 1:
         out.append(say("next_token.top_k_one", facts, {"token": Token(kept[0])}))
     return out
-
-
-def _vector(value: Any, field: str) -> GivenMatrix:
-    """A list of numbers as a one-row matrix, its errors naming the entry (b_vocab[2], not b_vocab[0][2])."""
-    if not isinstance(value, list) or not value or any(isinstance(entry, list) for entry in value):
-        raise SpecError(field, f"expected a non-empty list of numbers, got {value!r}")
-    try:
-        return fields.matrix([value], field)
-    except SpecError as error:
-        raise SpecError(error.field.replace(f"{field}[0]", field, 1), error.problem) from None
 
 
 def _focus(value: Any, tokens: tuple[str, ...], field: str) -> str:

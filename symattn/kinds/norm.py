@@ -17,6 +17,7 @@ from ..model import Step
 from ..spec import fields
 from ..spec.model import GivenMatrix
 from ..spec.numbers import parse_number
+from ..spec.vectors import vector
 from .answers import exact_texts, number_text, row_texts
 from .base import Carried, Kind, Size
 from .carried import KnownRows
@@ -40,15 +41,12 @@ def _vector(data: dict[str, Any], key: str, d: int, field: str) -> GivenMatrix |
     """gamma or beta: a list of d numbers, or None when not given."""
     if key not in data:
         return None
-    value = data[key]
-    if not isinstance(value, list) or not value or any(isinstance(v, list) for v in value):
-        raise SpecError(f"{field}.{key}", f"expected a list of {d} numbers (one per entry of a row)")
-    vector = fields.matrix([value], f"{field}.{key}")
-    if vector.shape[1] != d:
-        raise SpecError(f"{field}.{key}", f"{vector.shape[1]} entries, but the rows have {d} (the model width)")
-    if vector.symbolic:
+    given = vector(data[key], f"{field}.{key}", f"a list of {d} numbers (one per entry of a row)")
+    if given.shape[1] != d:
+        raise SpecError(f"{field}.{key}", f"{given.shape[1]} entries, but the rows have {d} (the model width)")
+    if given.symbolic:
         raise SpecError(f"{field}.{key}", "expected numbers: a norm's square root needs numeric values")
-    return vector
+    return given
 
 
 def _numeric(given: GivenMatrix, field: str) -> GivenMatrix:

@@ -7,59 +7,13 @@ from 0 and may be halves (a box between two rows); columns run right with a gap 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 from ..model import FlowFigure, Name
-
-# Millimetres: the usual gap between columns, the gap where branches carry labels, how far a branch leaves its
-# box, where a branch's label sits from the branch, and the space between rows.
-GAP, LABELLED_GAP, STUB, LABEL_AT, ROW_SPACE = 7, 14, 4, 5, 4
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of a box: math (LaTeX) or the language string `key` with its parameters."""
-
-    kind: Literal["math", "text"]
-    content: str
-    params: dict[str, Any] = field(default_factory=dict)
-
-
-def math(latex: str) -> Line:
-    return Line("math", latex)
-
-
-def text(key: str, **params: Any) -> Line:
-    return Line("text", f"figure.{key}", params)
-
-
-@dataclass(frozen=True)
-class Box:
-    name: str
-    col: int
-    row: Fraction
-    lines: tuple[Line, ...]
-    tint: Literal["step", "output", "none"] = "step"  # "none": no frame (the ⋮ between many heads)
-
-
-@dataclass(frozen=True)
-class Arrow:
-    """right: same row, edge to edge; down: same column; elbow: right, then down into the target's top; fork: one
-    source branching to several targets (labels on the branches); merge: several sources into one target."""
-
-    how: Literal["right", "down", "elbow", "fork", "merge"]
-    sources: tuple[str, ...]
-    targets: tuple[str, ...]
-    labels: tuple[str, ...] = ()  # math over each branch (fork) or over the arrow (right)
-
-
-@dataclass(frozen=True)
-class Flow:
-    boxes: tuple[Box, ...]
-    arrows: tuple[Arrow, ...]
-    gaps: tuple[float, ...]  # mm after each column but the last
+from .flow_block import block_flow
+from .flow_boxes import GAP, LABEL_AT, LABELLED_GAP, ROW_SPACE, STUB, Arrow, Box, Flow, Line, math, text
 
 
 def layout(renderer, step: FlowFigure) -> Flow:
@@ -91,8 +45,8 @@ def caption(renderer, step: FlowFigure) -> str:
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     """The boxes and arrows of one figure; `divisor`: the LaTeX of a given number the scores are divided by,
     `encoder`: the symbol of the encoder outputs."""
-    if step.flavour == "block":
-        return _block(step, encoder)
+    if step.flavour == "block":  # a chain's stages
+        return block_flow(step, encoder)
     if step.flavour == "multi":
         return _multi_head(step)
     if step.flavour == "grouped":
@@ -188,35 +142,6 @@ def _source(step: FlowFigure, encoder: str) -> str:
     if step.flavour == "cross":
         return encoder
     return r"\tilde{X}" if step.positions else "X"
-
-
-def _block(step: FlowFigure, encoder: str) -> Flow:
-    """A chain's stages top to bottom, the current one highlighted; with `side`, the rows from outside the chain (an
-    encoder's output) enter that stage from the left."""
-    col = 1 if step.side >= 0 else 0
-    boxes = [Box(f"b{n}", col, Fraction(n), (math(r"\vdots"),), "none") if stage == "dots" else
-             Box(f"b{n}", col, Fraction(n), (text(f"block_{stage}"),), "output" if n == step.current else "step")
-             for n, stage in enumerate(step.stages)]
-    arrows = [Arrow("down", (f"b{n}",), (f"b{n + 1}",)) for n in range(len(step.stages) - 1)]
-    if not col:
-        return Flow(tuple(boxes), tuple(arrows), ())
-    source = Box("H", 0, Fraction(step.side), (math(encoder), text("block_from_encoder")))
-    return Flow((source, *boxes), (*arrows, Arrow("right", ("H",), (f"b{step.side}",))), (GAP,))
-
-
-def block_chain(step: FlowFigure, words) -> str:
-    """The block figure as one chain (Markdown): the stages joined by arrows, the current one boxed, the rows from
-    outside the chain named under the stage they enter. `words(key, params)`: a language string as math text."""
-    parts = []
-    for n, stage in enumerate(step.stages):
-        if stage == "dots":  # stages of a long chain left out
-            parts.append(r"\cdots")
-            continue
-        name = rf"\text{{{words(f'figure.block_{stage}', {})}}}"
-        if n == step.side:
-            name = rf"\underbrace{{{name}}}_{{\leftarrow\, \text{{{words('figure.block_from_encoder', {})}}}}}"
-        parts.append(rf"\boxed{{{name}}}" if n == step.current else name)
-    return r" \rightarrow ".join(parts)
 
 
 def _multi_head(step: FlowFigure) -> Flow:

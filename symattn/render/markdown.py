@@ -14,7 +14,8 @@ from ..decimals import to_decimal
 from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
 from ..spec.model import Math, Written
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
-from .flow import block_chain, caption, grouped_chain, layout
+from .flow import caption, grouped_chain, layout
+from .flow_block import block_chain
 from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin

@@ -478,3 +478,19 @@ def test_names_are_compared_as_nfc_as_token_names_are():
     assert chained.sections[1].carried[0].source == "é"
     with pytest.raises(symattn.SpecError, match=r"sections\[1\]\.name: 'é' names sections\[0\] already"):
         symattn.parse_spec({"sections": [{**base, "name": "é"}, {**base, "name": "e\u0301"}]})
+
+
+@pytest.mark.parametrize("typed", ["FROM:enc", "output:enc", "from enc:x"])
+def test_a_mistyped_reference_is_named_as_one(typed):
+    base = {"kind": "self_attention", "name": "enc", "tokens": ["a", "b"], "X": [["1", "0.5"], ["0.2", "1"]],
+            "W_Q": [[1, 0], [0, 1]], "W_K": [[1, 0], [0, 1]], "W_V": [[1, 0], [0, 1]], "focus": "a"}
+    with pytest.raises(symattn.SpecError, match=r'sections\[1\]\.Y: expected a list of rows, or "from:NAME" or '
+                                                 r'"input:NAME" naming an earlier section'):
+        symattn.parse_spec({"sections": [base, {"kind": "add_norm", "X": "input:enc", "Y": typed}]})
+
+
+def test_a_vector_s_error_names_its_entry():
+    """gamma, beta, biases: a flat list, so an entry is gamma[1], not gamma[0][1]."""
+    with pytest.raises(symattn.SpecError, match=r"sections\[0\]\.gamma\[1\]: "):
+        symattn.parse_spec({"sections": [{"kind": "norm", "tokens": ["a"], "X": [["1", "2"]],
+                                          "gamma": ["1", "inf"]}]})
