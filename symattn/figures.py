@@ -105,6 +105,15 @@ def significant_surd(p: int, q: int, radicand: int, figures: int = 30) -> str:
             return _written(p < 0, whole, magnitude, figures)
 
 
+def cut(text: str, figures: int = 30) -> str:
+    """A decimal string rounded half-up to `figures` significant digits when it has more (an exact decimal of a
+    value computed from approximations, whose digits beyond them are not the true value's); else as it is."""
+    number = Decimal(text)
+    if not number.is_finite() or len(number.as_tuple().digits) <= figures:
+        return text
+    return _rounded(number, figures)
+
+
 def _written(negative: bool, whole: int, magnitude: int, figures: int) -> str:
     """The text of ±whole·10^(magnitude − figures + 1), `whole` the rounded significant digits."""
     shift, digits = figures - 1 - magnitude, str(whole)

@@ -149,3 +149,27 @@ def test_a_long_chain_draws_the_stages_near_the_current_one():
         assert len(block.stages) <= 12 and block.stages[block.current] == ("self" if n == 0 else "norm")
     assert blocks[0].stages[-1] == "dots" and blocks[15].stages[0] == blocks[15].stages[-1] == "dots"
     assert blocks[29].stages[0] == "dots" and blocks[29].current == len(blocks[29].stages) - 1
+
+
+def test_a_full_carry_s_answers_keep_to_30_significant_digits():
+    """Values computed from a full carry are exact decimals of 90-digit numbers (a variance had 190 digits): the
+    answers cut them to 30 significant digits, as solve's significant_digits says; the names and LaTeX stay."""
+    import re
+
+    answers = _solved('carry = "full"\n' + source("layer"))
+    decimals = []
+
+    def walk(value, key=None):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k != "exact":
+                    walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, str) and re.fullmatch(r"-?[0-9]+(\.[0-9]+)?(E[+-][0-9]+)?", value):
+            decimals.append(value)
+
+    walk(answers["sections"])
+    assert decimals and max(len(re.sub(r"\D", "", d.split("E")[0]).lstrip("0")) for d in decimals) <= 30
+    assert answers["sections"][-1]["predicted"] == "機械学習"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .. import __version__
-from ..figures import FIGURES
+from ..figures import FIGURES, cut
 from ..kinds import kind_of
 from ..model import Derivation
 
@@ -18,8 +19,45 @@ def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents)."""
     answered = ((section.spec, kind_of(section.kind).answers(section.spec, section.result))
                 for section in derivation.sections)
-    sections = [_named(spec, answer) for spec, answer in answered if answer is not None]  # None: a text block
+    approximated = _approximated(derivation)
+    sections = [_named(spec, _cut(answer) if spec.name in approximated or _computed_from(spec, approximated)
+                       else answer) for spec, answer in answered if answer is not None]  # None: a text block
     return {"symattn": __version__, "title": derivation.title, "significant_digits": FIGURES, "sections": sections}
+
+
+def _approximated(derivation: Derivation) -> set[str | None]:
+    """The named sections computed from approximations: from a full carry of irrational values (90-digit numbers
+    made exact, whose exact results' later digits are not the chain's), or from such a section's rows."""
+    out: set[str | None] = set()
+    for section in derivation.sections:
+        if section.spec.name is not None and _computed_from(section.spec, out):
+            out.add(section.spec.name)
+    return out
+
+
+def _computed_from(spec: Any, approximated: set[str | None]) -> bool:
+    return any((carry.mode == "full" and not carry.exact) or carry.source in approximated for carry in spec.carried)
+
+
+# Answer keys whose strings are names or LaTeX, not decimals.
+_NOT_DECIMALS = {"kind", "name", "tokens", "memory_tokens", "vocabulary", "ranking", "predicted", "exact", "norm",
+                 "activation", "focus", "ties", "past_tokens"}
+
+
+def _cut(value: Any, key: str | None = None) -> Any:
+    """Every decimal of a section's answers to FIGURES significant digits (figures.cut)."""
+    if key in _NOT_DECIMALS:
+        return value
+    if isinstance(value, dict):
+        return {k: _cut(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut(v, key) for v in value]
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        return cut(value, FIGURES)
+    return value
+
+
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?(E[+-][0-9]+)?")
 
 
 def _named(spec: Any, answer: dict[str, Any]) -> dict[str, Any]:
