@@ -39,9 +39,9 @@ def _computed_from(spec: Any, approximated: set[str | None]) -> bool:
     return any((carry.mode == "full" and not carry.exact) or carry.source in approximated for carry in spec.carried)
 
 
-# Answer keys whose strings are names or LaTeX, not decimals.
-_NOT_DECIMALS = {"kind", "name", "tokens", "memory_tokens", "vocabulary", "ranking", "predicted", "exact", "norm",
-                 "activation", "focus", "ties", "past_tokens"}
+# Answer keys whose strings are names or LaTeX, which may look like decimals (a token "2024"), not decimals.
+_NOT_DECIMALS = {"name", "tokens", "memory_tokens", "past_tokens", "vocabulary", "ranking", "predicted", "ties",
+                 "focus", "exact"}
 
 
 def _cut(value: Any, key: str | None = None) -> Any:
