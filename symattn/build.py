@@ -19,6 +19,8 @@ from .spec.model import Spec
 
 FORMATS = ("tex", "pdf", "json", "md", "html")
 LONG_DOCUMENT = 40  # pages from which build says what it is doing (the mt handout has 8)
+# The most pages a whole document may take: a few of the largest sections (64 tokens at d = 8 made 1,192 pages).
+MAX_PAGES = 4000
 # Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported
 # only when its format is asked for (a `render --format tex` need not load the HTML and MathML code).
 TEXT_RENDERERS: dict[str, tuple[str, str]] = {
@@ -120,6 +122,10 @@ def check_size(spec: Spec) -> int:
             raise SpecError(field, f"a matrix form of {size.matrix} entries makes a document of about {size.pages} "
                                    f"pages; at most {MAX_MATRIX} are written out (use symattn solve or --format json "
                                    "for the answers)")
+    if pages > MAX_PAGES:  # many sections each within bounds (a chain of 1,500 norms: 19,500 pages, minutes)
+        raise SpecError("sections", f"the {len(spec.sections)} sections make a document of about {pages} pages; at "
+                                    f"most {MAX_PAGES} are written out (use symattn solve or --format json for the "
+                                    "answers)")
     return pages
 
 

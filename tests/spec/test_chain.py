@@ -494,3 +494,21 @@ def test_a_vector_s_error_names_its_entry():
     with pytest.raises(symattn.SpecError, match=r"sections\[0\]\.gamma\[1\]: "):
         symattn.parse_spec({"sections": [{"kind": "norm", "tokens": ["a"], "X": [["1", "2"]],
                                           "gamma": ["1", "inf"]}]})
+
+
+def test_a_document_of_too_many_sections_is_refused_before_any_work(tmp_path, capsys):
+    """Each section within its own bounds, but together past MAX_PAGES (a chain of 1,500 norms made 19,500 pages
+    and rendered for 100 s): one line naming the sections, exit 2, nothing written; solve is not limited."""
+    from symattn.build import MAX_PAGES
+    from symattn.cli import main
+
+    sections = [{"kind": "norm", "name": "s0", "tokens": ["a", "b"], "X": [["1", "0.5"], ["0.2", "1"]]}]
+    sections += [{"kind": "norm", "name": f"s{i}", "X": f"from:s{i - 1}"} for i in range(1, 400)]
+    spec = tmp_path / "long.json"
+    spec.write_text(json.dumps({"sections": sections}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["render", str(spec), "--format", "md", "--out", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert "sections: the 400 sections make a document of about" in error and f"at most {MAX_PAGES}" in error
+    assert not out.exists()
+    assert main(["solve", str(spec)]) == 0
