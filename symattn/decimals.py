@@ -16,10 +16,8 @@ GUARD_DIGITS = 40  # digits evaluated beyond those shown, so that rounding them 
 
 
 @lru_cache(maxsize=1 << 12)  # the same few denominators again and again
-@lru_cache(maxsize=4096)
 def terminating_places(q: int) -> int | None:
-    """Decimals needed to write 1/q exactly (q > 0); None when it does not terminate. (The same few denominators
-    come again and again: 10^k, 2·10^k, …)"""
+    """Decimals needed to write 1/q exactly (q > 0); None when it does not terminate."""
     twos = fives = 0
     while q % 2 == 0:
         q //= 2
