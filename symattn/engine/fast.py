@@ -28,7 +28,8 @@ Private names relied on, and what is assumed of them:
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import mpmath
 from mpmath.libmp import (
@@ -139,9 +140,7 @@ def rational_softmax_rows(rows: list[list[tuple[int, int] | None]], radicand: in
     kept_bits of its bits are certain (its terms cancelled); None without python-flint (then mpmath computes)."""
     if arb is None:
         return None
-    before = ctx.prec
-    ctx.prec = prec
-    try:
+    with _precision(prec):
         width = len(rows[0]) if rows else 0
         logits = arb_mat(fmpq_mat(len(rows), width, [0 if c is None else fmpq(*c) for row in rows for c in row]))
         logits = (logits if radicand == 1 else logits * arb(radicand).sqrt()).entries()
@@ -161,20 +160,25 @@ def rational_softmax_rows(rows: list[list[tuple[int, int] | None]], radicand: in
             out.append(([None if hidden else a for a, hidden in zip(logits[row], masked[row], strict=True)],
                         exps[row], total, [e / total for e in exps[row]], outputs))
         return out
-    finally:
-        ctx.prec = before
 
 
 def ball_products(rows: list[list], matrix: list[list[tuple[int, int]]], prec: int, kept_bits: int) -> list[list]:
     """Rows of balls (rational_softmax_rows' outputs) times a rational matrix given as fractions: one arb_mat
     product at prec bits, an entry None when fewer than kept_bits of its bits are certain (its terms cancelled)."""
-    before = ctx.prec
-    ctx.prec = prec
-    try:
+    with _precision(prec):
         width = len(matrix[0]) if matrix else 0
         right = arb_mat(fmpq_mat(len(matrix), width, [fmpq(*f) for row in matrix for f in row]))
         products = (arb_mat(len(rows), len(matrix), [x for row in rows for x in row]) * right).entries()
         return [[_kept(x, kept_bits) for x in products[i * width:(i + 1) * width]] for i in range(len(rows))]
+
+
+@contextmanager
+def _precision(prec: int) -> Iterator[None]:
+    """python-flint's global working precision set to prec bits for a block, and restored after it."""
+    before = ctx.prec
+    ctx.prec = prec
+    try:
+        yield
     finally:
         ctx.prec = before
 
@@ -185,12 +189,9 @@ def _kept(x, kept_bits: int):
 
 
 def ball_number(x) -> mpmath.mpf | None:
-    """A ball's midpoint as an mpmath number (None stays None)."""
-    return None if x is None else _from_arb(x)
-
-
-def _from_arb(x) -> mpmath.mpf:
-    """An arb ball's midpoint as an mpmath number (exactly: its raw value is the midpoint's)."""
+    """A ball's midpoint as an mpmath number, exactly: its raw value is the midpoint's (None stays None)."""
+    if x is None:
+        return None
     m, e = x.mid().man_exp()
     man = int(m)
     if man > 0:

@@ -187,8 +187,9 @@ def row_numbers(logits: tuple[Expr, ...], V: Values | None, known: Numbers) -> R
 
 
 def rational_rows_numbers(rows: list[FractionRow], V: Values | None, radicand: int = 1) -> list[RowNumbers | None]:
-    """row_numbers() of rows of logits c_j·√radicand given as fractions c_j (each logit's number as to_mpf gives
-    it): with python-flint all rows at once, in balls."""
+    """row_numbers() of rows of logits c_j·√radicand given as fractions c_j: with python-flint all rows at once, in
+    balls at the bits the row's largest logit needs (fraction_precision); else row by row in mpmath, each logit's
+    number as to_mpf gives it."""
     if V is not None and not V.is_numeric:
         return [None] * len(rows)
     balls = None
