@@ -18,12 +18,12 @@ def block_figures(sections: tuple[Section, ...]) -> dict[int, FlowFigure]:
     for run in _runs(sections):
         if len(run) < 2:
             continue
-        stages = tuple(kind_of(sections[i].kind).stage(sections[i]) for i in run)
-        names = {sections[i].name for i in run}
+        stages = tuple(stage for _, stage in run)
+        names = {sections[i].name for i, _ in run}
         # rows from a section outside the run (the encoder's output into cross-attention) enter from the side
-        side = next((n for n, i in enumerate(run)
+        side = next((n for n, (i, _) in enumerate(run)
                      if any(c.source not in names for c in sections[i].carried)), -1)
-        for n, i in enumerate(run):
+        for n, (i, _) in enumerate(run):
             shown, current, at = _window(stages, n, side)
             figures[i] = FlowFigure("block", stages=shown, current=current, side=at)
     return figures
@@ -41,15 +41,19 @@ def _window(stages: tuple[str, ...], current: int, side: int) -> tuple[tuple[str
     return shown, current - start + offset, side - start + offset if start <= side < end else -1
 
 
-def _runs(sections: tuple[Section, ...]) -> list[list[int]]:
-    """The runs: sections with a stage, each joining the current run when it reads a section of it."""
-    runs: list[list[int]] = []
+def _runs(sections: tuple[Section, ...]) -> list[list[tuple[int, str]]]:
+    """The runs, as (index, stage): sections with a stage, each joining the current run when it reads a section of
+    it."""
+    runs: list[list[tuple[int, str]]] = []
+    names: set[str | None] = set()  # the current run's section names
     for i, section in enumerate(sections):
-        if kind_of(section.kind).stage(section) is None:
+        stage = kind_of(section.kind).stage(section)
+        if stage is None:
             continue
-        reads = {c.source for c in section.carried}
-        if runs and reads & {sections[j].name for j in runs[-1]}:
-            runs[-1].append(i)
+        if runs and {c.source for c in section.carried} & names:
+            runs[-1].append((i, stage))
         else:
-            runs.append([i])
+            runs.append([(i, stage)])
+            names = set()
+        names.add(section.name)
     return runs

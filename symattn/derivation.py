@@ -72,7 +72,7 @@ def _with_figures(sections: tuple[DerivedSection, ...]) -> tuple[DerivedSection,
             drawn.append(figure)
             numbered.append(replace(figure, number=len(drawn)))
         steps = derived.steps
-        at = 1 if isinstance(steps[0], Heading) and steps[0].level == 1 else 0
+        at = _after_heading(steps)
         placed.append(replace(derived, steps=(*steps[:at], *numbered, *steps[at:])))
     return tuple(placed)
 
@@ -90,9 +90,14 @@ def _section(section: Section, result: Any, steps: bool, stages: dict[str, int])
     steps = [_staged(s, stages) for s in kind.steps(section, result)]
     if section.carried:  # a chained section says where its rows came from, after its heading, and not "embeddings"
         steps = chain.reworded(steps, section)
-        at = 1 if steps and isinstance(steps[0], Heading) and steps[0].level == 1 else 0
+        at = _after_heading(steps)
         steps[at:at] = chain.paragraphs(section)
     return DerivedSection(section.kind, section, result, tuple(steps), kind.symbolic(result))
+
+
+def _after_heading(steps) -> int:
+    """Where a section's own first steps go: after its level-1 heading, if it opens with one."""
+    return 1 if steps and isinstance(steps[0], Heading) and steps[0].level == 1 else 0
 
 
 def _staged(step: Step, stages: dict[str, int]) -> Step:
