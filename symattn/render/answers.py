@@ -17,25 +17,21 @@ _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of
 
 def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents)."""
-    answered = ((section.spec, kind_of(section.kind).answers(section.spec, section.result))
-                for section in derivation.sections)
-    approximated = _approximated(derivation)
-    sections = [_named(spec, _cut(answer) if spec.name in approximated or _computed_from(spec, approximated)
-                       else answer) for spec, answer in answered if answer is not None]  # None: a text block
+    sections = []
+    approximated: set[str] = set()  # the names of sections computed from approximations (_approximated)
+    for section in derivation.sections:
+        spec, answer = section.spec, kind_of(section.kind).answers(section.spec, section.result)
+        cut_to_figures = _approximated(spec, approximated)
+        if cut_to_figures and spec.name is not None:
+            approximated.add(spec.name)
+        if answer is not None:  # None: a text block
+            sections.append(_named(spec, _cut(answer) if cut_to_figures else answer))
     return {"symattn": __version__, "title": derivation.title, "significant_digits": FIGURES, "sections": sections}
 
 
-def _approximated(derivation: Derivation) -> set[str | None]:
-    """The named sections computed from approximations: from a full carry of irrational values (90-digit numbers
-    made exact, whose exact results' later digits are not the chain's), or from such a section's rows."""
-    out: set[str | None] = set()
-    for section in derivation.sections:
-        if section.spec.name is not None and _computed_from(section.spec, out):
-            out.add(section.spec.name)
-    return out
-
-
-def _computed_from(spec: Any, approximated: set[str | None]) -> bool:
+def _approximated(spec: Any, approximated: set[str]) -> bool:
+    """Whether a section computes from approximations: a full carry of irrational values (90-digit numbers made
+    exact, whose exact results' later digits are not the chain's), or the rows of an earlier such section."""
     return any((carry.mode == "full" and not carry.exact) or carry.source in approximated for carry in spec.carried)
 
 
