@@ -6,8 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from . import chain
+from . import certify, chain
 from .blocks import block_figures
+from .figures import more_figures
 from .kinds import kind_of
 from .model import (
     Derivation,
@@ -23,6 +24,7 @@ from .model import (
     WeightedSum,
 )
 from .numfmt import DEFAULT_DIGITS
+from .render.lines import GUARD_CAP
 from .spec.files import load, parse_spec
 from .spec.model import Section, Spec
 
@@ -45,9 +47,24 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
         computed = chain.results(spec)  # the sections a chain computed while the spec was parsed
         results = tuple(computed[id(section)] if id(section) in computed else compute(section)
                         for section in spec.sections)
+    bounds = certify.bounds(spec.sections, results, kind_of) if certify.full_carry(spec.sections) else None
     sections = tuple(_section(section, result, steps, dict(spec.stage_digits))
                      for section, result in zip(spec.sections, results, strict=True))
+    if bounds is not None:
+        sections = tuple(replace(derived, bound=bound) for derived, bound in zip(sections, bounds, strict=True))
+        if steps:
+            _certify_pages(sections, max([digits, *dict(spec.stage_digits).values()]))
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=_with_figures(sections), name=spec.name)
+
+
+def _certify_pages(sections: tuple[DerivedSection, ...], digits: int) -> None:
+    """SpecError unless the bounded sections' pages show only certified digits (certify.check_section)."""
+    for i, derived in enumerate(sections):
+        if derived.bound is not None:
+            with more_figures(certify.EXTRA_FIGURES):
+                answer = kind_of(derived.kind).answers(derived.spec, derived.result)
+            if answer is not None:
+                certify.check_section(answer, derived.bound, digits + GUARD_CAP, i)
 
 
 def compute(section: Section) -> Any:

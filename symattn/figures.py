@@ -4,6 +4,9 @@ exact value, a fraction's integers or the engine's binary approximation, the sam
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 
@@ -19,9 +22,25 @@ from .engine import decimal_digits as approx_decimal_digits
 # an exponent: 1.23…E-122269 rather than 122,269 characters.
 EXPONENT_FROM = 100
 FIGURES = 30  # significant digits of every decimal in the answers
+_ASKED: ContextVar[int] = ContextVar("figures", default=FIGURES)  # what the kinds' answers are computed with
 _LOG10_2 = math.log10(2)
 # From a binary exponent of this size on (10^±1233), a decimal comes from the logarithm, not from exact integers.
 _EXACT_BITS = 4096
+
+
+def asked() -> int:
+    """The significant digits the kinds' answers are computed with: FIGURES, more inside more_figures()."""
+    return _ASKED.get()
+
+
+@contextmanager
+def more_figures(extra: int) -> Iterator[None]:
+    """Answers computed with `extra` more figures (a bounded section's, then cut to those certain: certify)."""
+    token = _ASKED.set(FIGURES + extra)
+    try:
+        yield
+    finally:
+        _ASKED.reset(token)
 
 
 def significant(value: Expr, figures: int = 30, known: Numbers | None = None) -> str:

@@ -335,6 +335,7 @@ class DerivedSection:
     result: Any
     steps: tuple[Step, ...]
     symbolic: bool = False
+    bound: Any = None  # a certify.Bound when a full carry reaches the section: how far its values may be off
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from ..exactfmt import (
     softmax_latex,
     surd_latex,
 )
-from ..figures import FIGURES, significant, significant_approximation, significant_fraction, significant_surd
+from ..figures import FIGURES, asked, significant, significant_approximation, significant_fraction, significant_surd
 
 ZERO = significant(S.Zero, FIGURES)
 # The most keys whose terms an output entry's exact form writes out: each of n queries × d entries repeating n
@@ -33,12 +33,12 @@ def number_text(value: Expr, known: Numbers | None = None) -> str | None:
     """A decimal string with at least 30 significant digits; "-inf" for a masked score; None for a symbol.
     `known`: the numbers of the result the value belongs to."""
     if value.is_Rational:  # most entries: no symbol search
-        return significant(value, FIGURES)
+        return significant(value, asked())
     if is_symbolic(value):
         return None
     if value is S.Infinity or value is S.NegativeInfinity:  # a masked score (singletons: no evaluation)
         return "-inf" if value is S.NegativeInfinity else "inf"
-    return significant(value, FIGURES, known)
+    return significant(value, asked(), known)
 
 
 # a masked logit, −∞
@@ -57,7 +57,7 @@ def exact_texts(values) -> list[str]:
 
 def fraction_texts(fractions: FractionRow) -> list[str]:
     """row_texts() of rationals given as fractions (None: −∞)."""
-    return [_MINUS_INFINITY if f is None else significant_fraction(*f, FIGURES) for f in fractions]
+    return [_MINUS_INFINITY if f is None else significant_fraction(*f, asked()) for f in fractions]
 
 
 def fraction_exact_texts(fractions: FractionRow, radicand: int = 1) -> list[str]:
@@ -102,7 +102,7 @@ def score_texts(query: QueryAttention) -> tuple[list[list[str | None]], list[lis
     if radicand == 1:
         scaled = fraction_texts(logits)
     else:  # logits c·√m (√d_k not an integer): their decimals exactly from the integers
-        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_surd(*f, radicand, FIGURES)
+        scaled = [_MINUS_INFINITY if f is None else ZERO if f[0] == 0 else significant_surd(*f, radicand, asked())
                   for f in logits]
     exact = fraction_exact_texts(logits, radicand)
     terms = [None if f is None else exponent_latex(text) for f, text in zip(logits, exact, strict=True)]
@@ -117,13 +117,13 @@ def softmax_texts(query: QueryAttention) -> tuple[list[str | None], list[str | N
     if numbers is None or not numbers.irrational:
         known = query.softmax.known
         return row_texts(query.softmax.weights, known), row_texts(tuple(query.output or ()), known)
-    weights = [ZERO if masked else significant_approximation(w, FIGURES)
+    weights = [ZERO if masked else significant_approximation(w, asked())
                for masked, w in zip(query.softmax.masked, numbers.weights, strict=True)]
     if query.values is None:
         return weights, []
     # the exact entry only where terms cancelled: building every output's exact form costs more than the softmax
     outputs = [ZERO if zero else number_text(query.output[c]) if value is None
-               else significant_approximation(value, FIGURES)
+               else significant_approximation(value, asked())
                for c, (zero, value) in enumerate(zip(query.values.zero_columns, numbers.outputs, strict=True))]
     return weights, outputs
 
@@ -148,7 +148,7 @@ def projection_answers(result: Attention, names: str) -> tuple[dict[str, Any], d
             exact[name] = [exact_texts(row) for row in rows]
             columns = coefficients_latex(list(zip(*rows, strict=True))) if name == "V" else columns
         else:
-            numbers[name] = [[significant_fraction(p, q, FIGURES) for p, q in row] for row in fractions]
+            numbers[name] = [[significant_fraction(p, q, asked()) for p, q in row] for row in fractions]
             exact[name] = [[fraction_latex(p, q) for p, q in row] for row in fractions]
             columns = fraction_coefficients_latex(list(zip(*fractions, strict=True))) if name == "V" else columns
     return numbers, exact, columns

@@ -22,6 +22,7 @@ STEPS_PER_PAGE = 45
 ENTRIES_PER_PAGE = 64
 
 if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
+    from ..certify import Bound
     from ..exam.exercise import Asked
     from ..exam.levels import Level
 
@@ -111,6 +112,12 @@ class Kind:
         """What `"input:NAME"` reads: the tokens and the rows the section starts from (X after any positional
         encoding). None: the kind has no such input."""
         return None
+
+    def error_bound(self, section: Section, result: Any, errors: dict[str, float]) -> Bound:
+        """How far the values the section prints may be from the true chain's, when each carried matrix (by field:
+        X, Y, memory) is within `errors` of it, entry by entry (symattn.certify). A kind whose X may be carried
+        defines it."""
+        raise NotImplementedError(f"the {self.name} kind takes no carried rows")
 
     def size(self, section: Section) -> Size:
         """What the section's document will show, from its spec alone (nothing computed): `render` refuses a

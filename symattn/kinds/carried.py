@@ -9,6 +9,7 @@ from typing import Any
 
 from sympy import ImmutableMatrix
 
+from .. import certify
 from ..engine import Numbers
 from ..spec.model import Focus, Section
 from .base import Carried, Kind
@@ -60,3 +61,16 @@ def start_rows(tokens: tuple[str, ...], X: ImmutableMatrix | None) -> Carried | 
     """The rows a section starts from (X, or X + P with positional encodings); None for a section without X (given
     Q, K and V, or given head outputs)."""
     return None if X is None else Carried(tokens, X)
+
+
+def rows_error(section: Section, errors: dict[str, float], field: str = "X", positions: Any = None) \
+        -> tuple[float, float]:
+    """(error, size) of the rows a section computes from: its carried matrix's error and largest entry, plus its
+    positional encodings' (exact, so no error; sinusoids are at most 1 in size)."""
+    extra = 0.0 if positions is None else 1.0 if positions.mode == "sinusoidal" else certify.largest(positions.P)
+    return errors.get(field, 0.0), certify.largest(getattr(section, field)) + extra
+
+
+def cached_sizes(cache: Any) -> tuple[float, float]:
+    """The largest entries of a KV cache's keys and values (exact inputs), or zeros without one."""
+    return (0.0, 0.0) if cache is None else (certify.largest(cache.K), certify.largest(cache.V))

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import engine
+from .. import certify, engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
@@ -98,6 +98,13 @@ class CrossAttentionKind(Kind):
 
     def outputs(self, section: CrossAttentionSpec, result: engine.Attention) -> Carried | None:
         return carried.attention_outputs(self, section, result)
+
+    def error_bound(self, section: CrossAttentionSpec, result: engine.Attention, errors: dict[str, float]) \
+            -> certify.Bound:
+        return certify.attention(carried.rows_error(section, errors, "X"),
+                                 carried.rows_error(section, errors, "memory"), section.W_Q, section.W_K,
+                                 section.W_V, certify.divisor_of(section.scale, section.d_k),
+                                 len(section.memory_tokens), online=section.online is not None).printed
 
     def inputs(self, section: CrossAttentionSpec, result: engine.Attention) -> Carried | None:
         """The decoder's rows Y (the queries' side; the memory is another section's)."""

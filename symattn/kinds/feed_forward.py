@@ -10,6 +10,7 @@ from typing import Any
 
 from sympy import ImmutableMatrix
 
+from .. import certify
 from ..engine import ffn
 from ..errors import SpecError
 from ..exactfmt import exact_latex, fraction_latex, surd_latex
@@ -34,7 +35,7 @@ from ..spec.vectors import vector
 from . import steps as common
 from .answers import number_text
 from .base import Carried, Kind, Size
-from .carried import KnownRows
+from .carried import KnownRows, rows_error
 from .sentences import say
 
 # The longest exact LaTeX an answer gives beside its decimal, and the most terms an output sum may have for it to be
@@ -153,6 +154,20 @@ class FeedForwardKind(Kind):
 
     def outputs(self, section: FeedForwardSpec, result: ffn.FeedForward) -> Carried:
         return KnownRows(section.tokens, result.output, result.known)  # the activations' numbers, filed once
+
+    def error_bound(self, section: FeedForwardSpec, result: ffn.FeedForward, errors: dict[str, float]) \
+            -> certify.Bound:
+        """x·W_1 + b_1, the activation (|φ(h)| ≤ |h|, slope at most SMOOTH_ACTIVATION), SwiGLU's gate times
+        x·W_3 + b_3, then the second product."""
+        e, size = rows_error(section, errors)
+        eh, sh = e * certify.spread(section.W_1), size * certify.spread(section.W_1) + certify.largest(section.b_1)
+        ea = eh * (1.0 if section.activation == "relu" else certify.SMOOTH_ACTIVATION)
+        eu = 0.0
+        if section.W_3 is not None:  # SwiGLU: SiLU(h) ⊙ u
+            eu = e * certify.spread(section.W_3)
+            su = size * certify.spread(section.W_3) + certify.largest(section.b_3)
+            ea = ea * (su + eu) + (sh + eh) * eu
+        return certify.Bound(max(e, eh, ea, eu, ea * certify.spread(section.W_2)))
 
     def inputs(self, section: FeedForwardSpec, result: ffn.FeedForward) -> Carried:
         return Carried(section.tokens, section.X.values)

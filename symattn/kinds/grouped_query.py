@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import engine
+from .. import certify, engine
 from ..errors import SpecError
-from ..figures import FIGURES, significant_approximation
+from ..figures import asked, significant_approximation
 from ..model import FlowFigure, Step
 from ..spec import fields
 from ..spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
@@ -118,6 +118,18 @@ class GroupedQueryKind(Kind):
     def outputs(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> Carried:
         return carried.combined_outputs(self, section, result)
 
+    def error_bound(self, section: GroupedQuerySpec, result: engine.GroupedQuery, errors: dict[str, float]) \
+            -> certify.Bound:
+        x = carried.rows_error(section, errors, "X")
+        divisor = certify.divisor_of(section.scale, section.d_k)
+        heads = []
+        for W_Q, g in zip(section.W_Q, result.mapping, strict=True):
+            kv = section.kv_heads[g]
+            keys = len(section.tokens) + (len(kv.cache.tokens) if kv.cache is not None else 0)
+            heads.append(certify.attention(x, x, W_Q, kv.W_K, kv.W_V, divisor, keys, section.rope is not None,
+                                           carried.cached_sizes(kv.cache)))
+        return certify.combined(heads, section.W_O).printed
+
     def inputs(self, section: GroupedQuerySpec, result: engine.GroupedQuery) -> Carried | None:
         return carried.start_rows(section.tokens, section.X.values)
 
@@ -190,7 +202,7 @@ def _combined_answers(result: engine.GroupedQuery, i: int, n: int) -> dict[str, 
     if numbers is None:
         concat, output = row_texts(combined.concat, combined.known), row_texts(combined.output, combined.known)
     else:
-        concat, output = ([significant_approximation(x, FIGURES) for x in row] for row in numbers)
+        concat, output = ([significant_approximation(x, asked()) for x in row] for row in numbers)
     width = len(concat) // len(result.heads)
     return {"heads": [concat[h * width:(h + 1) * width] for h in range(len(result.heads))], "concat": concat,
             "output": output, "exact": exact}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sympy import ImmutableMatrix
 
-from .. import engine
+from .. import certify, engine
 from ..engine import any_symbolic
 from ..errors import SpecError
 from ..model import (
@@ -101,6 +101,13 @@ class MultiHeadKind(Kind):
 
     def outputs(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> Carried:
         return carried.combined_outputs(self, section, result)
+
+    def error_bound(self, section: MultiHeadSpec, result: engine.MultiHeadRows, errors: dict[str, float]) \
+            -> certify.Bound:
+        x = carried.rows_error(section, errors, "X", section.positions)
+        heads = [certify.attention(x, x, h.W_Q, h.W_K, h.W_V, certify.divisor_of(h.scale, h.d_k or h.W_Q.shape[1]),
+                                   len(section.tokens), h.rope is not None) for h in section.heads]
+        return certify.combined(heads, section.W_O).printed
 
     def inputs(self, section: MultiHeadSpec, result: engine.MultiHeadRows) -> Carried | None:
         return carried.start_rows(section.tokens, None if section.X is None else section.inputs)

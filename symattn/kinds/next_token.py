@@ -5,17 +5,18 @@ at its end."""
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix, Integer
 
-from .. import engine
+from .. import certify, engine
 from ..engine import vocab
 from ..errors import SpecError
 from ..exactfmt import exact_latex, exponential_latex, normaliser_latex
-from ..figures import FIGURES, significant_approximation
+from ..figures import asked, significant_approximation
 from ..model import (
     Facts,
     Formula,
@@ -37,6 +38,7 @@ from ..spec.numbers import parse_number
 from ..spec.vectors import vector
 from .answers import exact_texts, row_texts
 from .base import Kind, Size
+from .carried import rows_error
 from .sentences import cut_tie, heading, say
 from .steps import part_heading
 
@@ -119,6 +121,21 @@ class NextTokenKind(Kind):
     def compute(self, section: NextTokenSpec) -> vocab.Prediction:
         return vocab.predict(section.state, section.projection, None if section.bias is None else section.bias.values,
                              section.temperature, section.top_k)
+
+    def error_bound(self, section: NextTokenSpec, result: vocab.Prediction, errors: dict[str, float]) \
+            -> certify.Bound:
+        """The logits, the softmax (top-k's too: a softmax over fewer logits), and the ranking: two logits ranked
+        apart must differ by more than both their errors, or the order printed is not certain."""
+        e, _ = rows_error(section, errors)
+        logit = e * certify.spread(section.projection)
+        scaled = logit / (float(section.temperature) * (1 - 1e-12))
+        for group, following in itertools.pairwise(result.ties):
+            a, b = result.logits[group[-1]], result.logits[following[0]]
+            if abs(float(result.known.number(a) - result.known.number(b))) <= 2 * certify.SAFETY * logit:
+                raise SpecError("X", f'with carry = "full", the logits of {section.vocabulary[group[-1]]!r} and '
+                                     f"{section.vocabulary[following[0]]!r} are too close to rank them for the "
+                                     'unrounded chain: use carry = "shown" for this section')
+        return certify.Bound(max(e, logit, scaled), certify.softmax(scaled))
 
     def symbolic(self, result: vocab.Prediction) -> bool:
         return False
@@ -209,7 +226,7 @@ def _softmax_answers(softmax: engine.Softmax) -> tuple[list[str | None], str, li
     the common e^{a} cancels, each 1/k)."""
     numbers = softmax.numbers
     if numbers is not None and numbers.irrational:
-        decimals = [significant_approximation(w, FIGURES) for w in numbers.weights]
+        decimals = [significant_approximation(w, asked()) for w in numbers.weights]
     else:
         decimals = row_texts(softmax.weights, softmax.known)
     if softmax.tied:

@@ -9,6 +9,7 @@ from typing import Any
 
 from sympy import Expr, S
 
+from .. import certify
 from ..engine.norm import NormResult, NormRow, normalise
 from ..engine.numbers import rational_times_root
 from ..errors import SpecError
@@ -18,6 +19,7 @@ from ..spec import fields
 from ..spec.model import GivenMatrix
 from ..spec.numbers import parse_number
 from ..spec.vectors import vector
+from . import carried
 from .answers import exact_texts, number_text, row_texts
 from .base import Carried, Kind, Size
 from .carried import KnownRows
@@ -121,6 +123,12 @@ class NormKind(Kind):
 
     def outputs(self, section: NormSpec, result: NormResult) -> Carried:
         return KnownRows(section.tokens, result.matrix, result.numbers)  # the surds' numbers, filed once
+
+    def error_bound(self, section: NormSpec, result: NormResult, errors: dict[str, float]) -> certify.Bound:
+        (ex, sx), (ey, sy) = carried.rows_error(section, errors), carried.rows_error(section, errors, "Y")
+        radicand = min(float(result.numbers.number(row.radicand)) for row in result.rows) * (1 - 1e-12)
+        scale = 1.0 if section.gamma is None else certify.largest(section.gamma)
+        return certify.normalisation(ex + ey, sx + sy, radicand, section.norm == "layer", scale)
 
     def inputs(self, section: NormSpec, result: NormResult) -> Carried:
         """X as given (add_norm: the residual input, not X + Y)."""

@@ -11,7 +11,7 @@ from sympy import S
 from .. import engine
 from ..errors import SpecError
 from ..exactfmt import coefficients_latex, exact_latex, normaliser_latex, numerators_latex
-from ..figures import FIGURES, significant_approximation
+from ..figures import asked, significant_approximation
 from ..model import Formula, Heading, Name, Paragraph, Shown, Step, Token, Tokens, VectorList
 from ..model_variants import OnlineBlock, OnlineResult
 from ..spec import fields
@@ -137,9 +137,9 @@ def _numbers(step: engine.online.Block, known: engine.Numbers) -> dict[str, Any]
     if step.tied:
         return {"l": row_texts((step.total,), known)[0], "o": row_texts(step.partial, known)}
     scale = step.total_number * mpmath.mpf(10) ** -engine.CANCELLED_DIGITS
-    o = [significant_approximation(n, FIGURES) if abs(n) > scale else row_texts((step.partial[c],), known)[0]
+    o = [significant_approximation(n, asked()) if abs(n) > scale else row_texts((step.partial[c],), known)[0]
          for c, n in enumerate(step.partial_numbers)]
-    return {"l": significant_approximation(step.total_number, FIGURES), "o": o}
+    return {"l": significant_approximation(step.total_number, asked()), "o": o}
 
 
 def _exact(step: engine.online.Block, b: int, n: int, coefficients) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sympy import ImmutableMatrix
 
-from .. import engine
+from .. import certify, engine
 from ..engine import any_symbolic
 from ..model import (
     DefinitionTable,
@@ -113,6 +113,14 @@ class SelfAttentionKind(Kind):
 
     def outputs(self, section: SelfAttentionSpec, result: engine.Attention) -> Carried | None:
         return carried.attention_outputs(self, section, result)
+
+    def error_bound(self, section: SelfAttentionSpec, result: engine.Attention, errors: dict[str, float]) \
+            -> certify.Bound:
+        x = carried.rows_error(section, errors, "X", section.positions)
+        keys = len(section.tokens) + (len(section.cache.tokens) if section.cache is not None else 0)
+        return certify.attention(x, x, section.W_Q, section.W_K, section.W_V,
+                                 certify.divisor_of(section.scale, section.d_k), keys, section.rope is not None,
+                                 carried.cached_sizes(section.cache), section.online is not None).printed
 
     def inputs(self, section: SelfAttentionSpec, result: engine.Attention) -> Carried | None:
         return None if isinstance(section, given.GivenSpec) else carried.start_rows(section.tokens, section.inputs)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from .. import __version__
-from ..figures import FIGURES, cut
+from ..certify import EXTRA_FIGURES, certified_answers
+from ..figures import FIGURES, more_figures
 from ..kinds import kind_of
 from ..model import Derivation
 
@@ -16,44 +16,21 @@ _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of
 
 
 def answers(derivation: Derivation) -> dict[str, Any]:
-    """The answers of a derivation as plain data (the schema the README documents)."""
+    """The answers of a derivation as plain data (the schema the README documents). A section a full carry
+    reaches gives only the significant figures its bound certifies (symattn.certify)."""
     sections = []
-    approximated: set[str] = set()  # the names of sections computed from approximations (_approximated)
     for section in derivation.sections:
-        spec, answer = section.spec, kind_of(section.kind).answers(section.spec, section.result)
-        cut_to_figures = _approximated(spec, approximated)
-        if cut_to_figures and spec.name is not None:
-            approximated.add(spec.name)
+        kind, bound = kind_of(section.kind), section.bound
+        if bound is None:
+            answer = kind.answers(section.spec, section.result)
+        else:
+            with more_figures(EXTRA_FIGURES):
+                answer = kind.answers(section.spec, section.result)
+            if answer is not None:
+                answer = certified_answers(answer, bound)
         if answer is not None:  # None: a text block
-            sections.append(_named(spec, _cut(answer) if cut_to_figures else answer))
+            sections.append(_named(section.spec, answer))
     return {"symattn": __version__, "title": derivation.title, "significant_digits": FIGURES, "sections": sections}
-
-
-def _approximated(spec: Any, approximated: set[str]) -> bool:
-    """Whether a section computes from approximations: a full carry of irrational values (90-digit numbers made
-    exact, whose exact results' later digits are not the chain's), or the rows of an earlier such section."""
-    return any((carry.mode == "full" and not carry.exact) or carry.source in approximated for carry in spec.carried)
-
-
-# Answer keys whose strings are names or LaTeX, which may look like decimals (a token "2024"), not decimals.
-_NOT_DECIMALS = {"name", "tokens", "memory_tokens", "past_tokens", "vocabulary", "ranking", "predicted", "ties",
-                 "focus", "exact"}
-
-
-def _cut(value: Any, key: str | None = None) -> Any:
-    """Every decimal of a section's answers to FIGURES significant digits (figures.cut)."""
-    if key in _NOT_DECIMALS:
-        return value
-    if isinstance(value, dict):
-        return {k: _cut(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_cut(v, key) for v in value]
-    if isinstance(value, str) and _DECIMAL.fullmatch(value):
-        return cut(value, FIGURES)
-    return value
-
-
-_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?(E[+-][0-9]+)?")
 
 
 def _named(spec: Any, answer: dict[str, Any]) -> dict[str, Any]:
