@@ -20,7 +20,7 @@ from .exercise import Exercise
 from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions
-from .points import EXP_PARTS, asked_parts, needed
+from .points import EXP_PARTS, asked_parts, needed, parse_parts
 from .workers import ordered_map
 
 EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
@@ -70,6 +70,8 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     (write_set: all files or none). The versions are checked and rendered in `jobs` processes; the files are
     the same for any number of them."""
     check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
+    if options.parts is not None:
+        parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))

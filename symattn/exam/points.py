@@ -21,11 +21,11 @@ def parse_parts(text: str | None) -> tuple[str, ...] | None:
         return None
     letters = [item.strip().lower() for item in text.split(",")]
     for letter in letters:
-        if letter not in PART_LETTERS or not letter:
+        if len(letter) != 1 or letter not in PART_LETTERS:
             raise SpecError("--parts", f"expected parts among {', '.join(PART_LETTERS)} separated by commas, "
                                        f"got {letter!r}")
     if len(set(letters)) != len(letters):
-        raise SpecError("--parts", f"each part once, got {text!r}")
+        raise SpecError("--parts", f"expected each part once, got {text!r}")
     return tuple(sorted(letters))
 
 

@@ -193,7 +193,7 @@ def test_exam_and_key_pdfs(tmp_path):
         assert label in exam and label in key
     assert "Answers:" not in exam and "Worked solution" not in exam
     assert key.count("Answers:") >= 15 and "Worked solution" in key
-    assert "[4 points]" in exam
+    assert "[14 points]" in exam and "[1 point]" in exam  # (a) and (c) of easy self-attention
     assert sorted(p.name for p in tmp_path.glob("*-??.pdf")) == [
         "exam-01.pdf", "exam-02.pdf", "exam-03.pdf", "key-01.pdf", "key-02.pdf", "key-03.pdf"]
     single = subprocess.run(["pdftotext", str(tmp_path / "exam-02.pdf"), "-"], capture_output=True, text=True).stdout
