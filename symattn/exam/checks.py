@@ -76,9 +76,10 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
     query asked about, one clear largest weight (MIN_GAP above the next), scaled scores within ±MAX_LOGIT, every
     weight at least MIN_WEIGHT, and in every head other weights. Runs are (queries, source, the computed
     attention)."""
-    heads = [tuple(attention.queries[focus].softmax.weights) for _, _, attention in runs]
+    heads = [tuple(to_decimal(w, 12, known=attention.known) for w in attention.queries[focus].softmax.weights)
+             for _, _, attention in runs]
     if len(set(heads)) < len(heads):
-        return False  # two heads that attend alike
+        return False  # two heads that attend alike (compared by value: equal weights may differ in form)
     for X, source, attention in runs:
         if repeated(entries(X)) or repeated(entries(source)):
             return False

@@ -17,9 +17,8 @@ def check_shape(difficulty: str, tokens: int | None, d_k: int | None) -> None:
                                     f"{TOKEN_COUNTS[-1]}, got {tokens}")
     allowed = LEVELS[difficulty].d_k_allowed
     if d_k is not None and d_k not in allowed:
-        raise SpecError("--d-k", f"expected one of {', '.join(map(str, allowed))} at {difficulty} (scaled scores "
-                                 f"{'on the e^x table' if LEVELS[difficulty].exp_step else 'a hand can handle'}), "
-                                 f"got {d_k}")
+        why = ", whose scaled scores must stay on the e^x table" if LEVELS[difficulty].exp_step else ""
+        raise SpecError("--d-k", f"expected one of {', '.join(map(str, allowed))} at {difficulty}{why}, got {d_k}")
 
 
 def exam_level(seed: int, kind: str, difficulty: str, tokens: int | None = None, d_k: int | None = None) -> Level:

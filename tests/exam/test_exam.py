@@ -151,10 +151,11 @@ def test_moodle_xml_has_one_question_per_version_with_the_right_answers(exam_fil
         assert np.allclose([float(b) for b, _ in blanks], flat, atol=1e-11)
 
 
-def test_same_command_gives_identical_files(tmp_path):
+@pytest.mark.parametrize("fair", [[], ["--tokens", "2", "--d-k", "1", "--parts", "b,e"]], ids=["default", "fair"])
+def test_same_command_gives_identical_files(tmp_path, fair):
     for run in ("a", "b"):
         assert main(["exam", "--count", "5", "--seed", "11", "--kind", "mixed", "--format", "tex,json,moodle",
-                     "--out", str(tmp_path / run)]) == 0
+                     *fair, "--out", str(tmp_path / run)]) == 0
     for name in ("exam.tex", "key.tex", "exam.json", "moodle.xml"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
