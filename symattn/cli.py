@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--digits", metavar="N", help="decimals asked for rounded answers (default: 4)")
     exam.add_argument("--format", dest="formats", metavar="LIST", default="pdf,tex,json,moodle",
                       help="comma-separated: pdf, tex, json, moodle (default: all)")
+    # fair versions: one shape for the whole exam, and the parts asked (exam/fair.py, exam/points.py)
+    exam.add_argument("--tokens", type=int, metavar="N", help="tokens of every version (default: drawn once)")
+    exam.add_argument("--d-k", dest="d_k", type=int, metavar="N", help="d_k of every version (default: drawn once; "
+                                                                       "1 only when asked)")
+    exam.add_argument("--parts", metavar="LIST", help="the parts to ask, e.g. a,c,d (default: a,b,c,d,e)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
@@ -201,19 +206,21 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.build import EXAM_FORMATS, build_exam
     from .exam.generate import check_request
     from .exam.options import ExamOptions
+    from .exam.points import parse_parts
     from .exam.workers import default_jobs
     from .numfmt import DEFAULT_DIGITS
     from .spec.fields import parse_digits
 
     _settle()
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else DEFAULT_DIGITS
-    check_request(args.count, args.kind, args.difficulty, digits)
+    check_request(args.count, args.kind, args.difficulty, digits, args.tokens, args.d_k)
     if args.jobs is not None and args.jobs < 1:
         raise SpecError("--jobs", f"expected a whole number of processes, 1 or more, got {args.jobs}")
     formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
-    options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
+    options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits, args.tokens,
+                          args.d_k, parse_parts(args.parts))
     if "pdf" in formats:
         _require_tex()
     jobs = args.jobs if args.jobs is not None else default_jobs()

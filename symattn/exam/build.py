@@ -16,22 +16,30 @@ from ..progress import Progress
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
-from .exercise import Exercise, exp_table
+from .exercise import Exercise
+from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions
+from .points import EXP_PARTS, asked_parts, needed, parse_parts
 from .workers import ordered_map
 
 EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
 
 
 def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exercise:
-    """A version as an Exercise: derived (with steps for the worked solution), and asked by its kind."""
+    """A version as an Exercise: derived (with steps for the worked solution), and asked by its kind: the parts
+    of options.parts with their points, and the fixed e^x table when a part needs it."""
     derivation = derive_spec(version.spec, lang=options.lang, digits=options.digits, steps=steps,
                              results=version.results)
     section = version.spec.sections[0]
     asked = kind_of(section.kind).exercise(section, version.results[0], options.digits)
+    if not all(on_table(options.difficulty, scaled) for scaled in asked.scaled):  # by construction of the level
+        raise AssertionError(f"version {version.label}: a scaled score is not on the {options.difficulty} e^x table")
+    parts = asked_parts(asked.parts, options.parts)
+    table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed
+             if any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
     return Exercise(version.label, version.data, version.spec, derivation, asked.intro, asked.given, asked.focus,
-                    asked.d_k, asked.parts, exp_table(asked.d_k, asked.scaled))
+                    asked.d_k, parts, table)
 
 
 @dataclass(frozen=True)
@@ -61,14 +69,17 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     """Write the requested files: everything is computed and compiled first, then the whole set is written
     (write_set: all files or none). The versions are checked and rendered in `jobs` processes; the files are
     the same for any number of them."""
-    check_request(options.count, options.kind, options.difficulty, options.digits)
+    check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
+    if options.parts is not None:
+        parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
-        for version in search(options.count, options.seed, options.kind, options.difficulty, options.lang, run):
+        for version in search(options.count, options.seed, options.kind, options.difficulty, options.lang, run,
+                              options.tokens, options.d_k):
             versions.append(version)
             bar.advance()
     files: dict[str, str] = {}

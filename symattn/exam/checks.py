@@ -10,7 +10,7 @@ from typing import Any
 
 from ..decimals import to_decimal
 from ..engine import Attention, entries
-from .levels import MAX_LOGIT, MIN_WEIGHT
+from .levels import MAX_LOGIT, MIN_GAP, MIN_WEIGHT
 
 IntMatrix = list[list[int]]
 
@@ -35,9 +35,14 @@ def _product(left: IntMatrix, right: IntMatrix) -> IntMatrix:
 def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, IntMatrix]], focus: int,
                    places: int) -> bool:
     """The quick check of (queries, source, W_Q, W_K, W_V) runs in integers of 10^-places: it rejects only what
-    friendly_runs rejects too (zero rows and columns and tied scores exactly, scaled scores and weights with
-    margins far above float error)."""
+    friendly_runs rejects too (zero rows and columns, tied scores, two tokens with one embedding and two heads
+    with the same weights exactly, scaled scores, weights and the gap between the two largest with margins far
+    above float error)."""
+    if any(a[2:] == b[2:] for i, a in enumerate(runs) for b in runs[:i]):
+        return False  # two heads with the same weights: the same head twice
     for queries, source, W_Q, W_K, W_V in runs:
+        if repeated(queries) or repeated(source):
+            return False
         Q, K, V = _product(queries, W_Q), _product(source, W_K), _product(source, W_V)
         for matrix in (queries, source, Q, K, V):
             if any(all(v == 0 for v in row) for row in matrix):
@@ -54,14 +59,30 @@ def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, 
         exps = [math.exp(a - max(scaled)) for a in scaled]
         if any(e / sum(exps) < MIN_WEIGHT - 1e-9 for e in exps):
             return False
+        top = sorted(exps)
+        if len(top) > 1 and (top[-1] - top[-2]) / sum(exps) < MIN_GAP - 1e-9:
+            return False
     return True
 
 
+def repeated(rows) -> bool:
+    """Whether two rows (two tokens' embeddings) are equal."""
+    rows = [tuple(row) for row in rows]
+    return len(set(rows)) < len(rows)
+
+
 def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
-    """No all-zero rows anywhere and no all-zero column in Q, K or V; for the query asked about, one clear largest
-    weight, scaled scores within ±MAX_LOGIT and every weight at least MIN_WEIGHT. Runs are (queries, source, the
-    computed attention)."""
+    """No all-zero rows anywhere, no all-zero column in Q, K or V, no two tokens with one embedding; for the
+    query asked about, one clear largest weight (MIN_GAP above the next), scaled scores within ±MAX_LOGIT, every
+    weight at least MIN_WEIGHT, and in every head other weights. Runs are (queries, source, the computed
+    attention)."""
+    heads = [tuple(to_decimal(w, 12, known=attention.known) for w in attention.queries[focus].softmax.weights)
+             for _, _, attention in runs]
+    if len(set(heads)) < len(heads):
+        return False  # two heads that attend alike (compared by value: equal weights may differ in form)
     for X, source, attention in runs:
+        if repeated(entries(X)) or repeated(entries(source)):
+            return False
         for matrix in (X, source, attention.Q, attention.K, attention.V):
             rows = entries(matrix)
             if any(all(v == 0 for v in row) for row in rows):
@@ -75,6 +96,9 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
         # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
         if any(abs(to_decimal(a, 12, known=attention.known)) > MAX_LOGIT for a in query.scaled):
             return False
-        if any(to_decimal(w, 12, known=attention.known) < Decimal(str(MIN_WEIGHT)) for w in query.softmax.weights):
+        weights = sorted(to_decimal(w, 12, known=attention.known) for w in query.softmax.weights)
+        if weights[0] < Decimal(str(MIN_WEIGHT)):
+            return False
+        if len(weights) > 1 and weights[-1] - weights[-2] < Decimal(str(MIN_GAP)):
             return False
     return True

@@ -10,9 +10,8 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix
 
 from ..model import Derivation, Name, Shown, Token
-from ..spec.model import GivenMatrix, Spec, integer_sqrt
+from ..spec.model import GivenMatrix, Spec
 
-POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
 SPACE = {"qkv": "5cm", "scores": "2.5cm", "scaled": "2.5cm", "weights": "3.5cm", "output": "3cm"}
 
 
@@ -85,9 +84,34 @@ Answer = AnswerVector | AnswerTable
 
 
 @dataclass(frozen=True)
+class Work:
+    """What a part costs by hand: its scalar products (a·b, as in Q = XW_Q, q·k, Σ w·v, z·W_O) and its operations
+    (the products, plus a division per scaled score and an e^x and a division per weight). Points follow the
+    operations (exam/points.py)."""
+
+    products: int
+    operations: int
+
+    def __add__(self, other: Work) -> Work:
+        return Work(self.products + other.products, self.operations + other.operations)
+
+
+NO_WORK = Work(0, 0)
+
+
+def attention_work(queries: int, keys: int, d: int, d_k: int, d_v: int, heads: int = 1) -> dict[str, Work]:
+    """The work of the five parts for `heads` heads of attention, each with `queries` rows of Q asked, `keys` keys
+    and values, inputs of width d, and one query's scores, weights and output."""
+    qkv = heads * (queries + keys) * d * d_k + heads * keys * d * d_v
+    return {"qkv": Work(qkv, qkv), "scores": Work(heads * keys * d_k, heads * keys * d_k),
+            "scaled": Work(0, heads * keys), "weights": Work(0, 2 * heads * keys),
+            "output": Work(heads * keys * d_v, heads * keys * d_v)}
+
+
+@dataclass(frozen=True)
 class Part:
     """One part of the question: its language key and parameters, its points, the writing space on the paper, the
-    tolerance of its answers, and the answers."""
+    tolerance of its answers, the answers, and its work (with that of the parts before it that were not asked)."""
 
     key: str  # qkv, scores, scaled, weights, output
     question: str  # the language key of the part's question
@@ -96,11 +120,13 @@ class Part:
     points: int
     space: str
     tolerance: str
+    work: Work = NO_WORK
 
 
-def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int) -> Part:
-    """A part with the points, space and tolerance of its key."""
-    return Part(key, question, params, tuple(answers), POINTS[key], SPACE[key], tolerance(digits, key))
+def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int, work: Work) -> Part:
+    """A part with the space and tolerance of its key; its points follow from its work once the asked parts are
+    known (exam/points.py)."""
+    return Part(key, question, params, tuple(answers), 0, SPACE[key], tolerance(digits, key), work)
 
 
 @dataclass(frozen=True)
@@ -116,11 +142,17 @@ class Exercise:
     focus: str
     d_k: int
     parts: tuple[Part, ...]
-    exp_table: tuple[Expr, ...] | None = None  # the x of the paper's e^x table (None: a calculator is needed)
+    # the paper's fixed e^x table, (x exactly, e^x rounded to digits + 2 decimals) per row; None: a calculator
+    exp_table: tuple[tuple[Expr, str], ...] | None = None
 
     @property
     def points(self) -> int:
         return sum(p.points for p in self.parts)
+
+    @property
+    def workload(self) -> Work:
+        """The work of the asked parts, with the unasked parts they need: the same for every version of an exam."""
+        return sum((p.work for p in self.parts), NO_WORK)
 
 
 @dataclass(frozen=True)
@@ -135,28 +167,22 @@ class Asked:
     scaled: tuple[tuple[Expr, ...], ...]
 
 
-def exp_table(d_k: int, scaled: tuple[tuple[Expr, ...], ...]) -> tuple[Expr, ...] | None:
-    """With an integer √d_k the scaled scores are short decimals, and the paper gives e^x for each; else None."""
-    if integer_sqrt(d_k) is None:
-        return None
-    return tuple(sorted({a for scores in scaled for a in scores}, key=float))
-
-
 def row(values) -> ImmutableMatrix:
     """A tuple of values as a row vector."""
     return ImmutableMatrix([list(values)])
 
 
 def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict[str, Any],
-                digits: int) -> tuple[Part, ...]:
-    """The five parts of one query's attention: Q/K/V, raw scores, scaled scores, weights, output."""
+                digits: int, work: dict[str, Work]) -> tuple[Part, ...]:
+    """The five parts of one query's attention: Q/K/V, raw scores, scaled scores, weights, output, with the work
+    of each (attention_work)."""
     known = query.softmax.known
     answers = {"scores": AnswerVector(Name("s"), Shown(row(query.scores), uniform=False, known=known)),
                "scaled": AnswerVector(Name("a"), Shown(row(query.scaled), uniform=False, known=known)),
                "weights": AnswerVector(Name("w"), Shown(row(query.softmax.weights), known=known)),
                "output": AnswerVector(Name("z", focus), Shown(query.output, known=known))}
-    return (part("qkv", question_key("qkv"), params, qkv, digits),
-            *(part(key, question_key(key), params, [answer], digits) for key, answer in answers.items()))
+    return (part("qkv", question_key("qkv"), params, qkv, digits, work["qkv"]),
+            *(part(key, question_key(key), params, [answer], digits, work[key]) for key, answer in answers.items()))
 
 
 def focus_params(focus: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from ..kinds import examinable, kind_of
 from ..numfmt import DEFAULT_DIGITS
 from ..spec.files import parse_spec
 from ..spec.model import Spec
-from .levels import DIFFICULTIES, LEVELS, Level
+from .fair import check_shape, exam_level
+from .levels import DIFFICULTIES, Level
 
 MAX_COUNT = 1000
 T = TypeVar("T")
@@ -32,7 +33,8 @@ class Version:
     results: tuple = ()  # the engine's result of each section, computed once for the check and the derivation
 
 
-def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_DIGITS) -> None:
+def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_DIGITS, tokens: int | None = None,
+                  d_k: int | None = None) -> None:
     """Impossible requests fail before any work, with the option named."""
     if not 2 <= digits <= 10:
         raise SpecError("--digits", f"expected 2 to 10 decimals for an exam's answers, got {digits}")
@@ -42,6 +44,7 @@ def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_
         raise SpecError("--kind", f"expected one of {', '.join((*examinable(), 'mixed'))}, got {kind!r}")
     if difficulty not in DIFFICULTIES:
         raise SpecError("--difficulty", f"expected one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
+    check_shape(difficulty, tokens, d_k)
 
 
 @dataclass(frozen=True)
@@ -53,25 +56,29 @@ class Candidate:
 
 
 def generate(count: int, seed: int, kind: str = "self_attention", difficulty: str = "easy",
-             lang: str = "en") -> list[Version]:
-    """`count` different hand-friendly problems; the same arguments always give the same problems."""
-    return [version for _, version in search(count, seed, kind, difficulty, lang, partial(map, check))]
+             lang: str = "en", tokens: int | None = None, d_k: int | None = None) -> list[Version]:
+    """`count` different hand-friendly problems; the same arguments always give the same problems, and the
+    same numbers in every language."""
+    return [version for _, version in search(count, seed, kind, difficulty, lang, partial(map, check), tokens, d_k)]
 
 
 def search(count: int, seed: int, kind: str, difficulty: str, lang: str,
-           run: Callable[[Iterator[Candidate]], Iterable[T | None]]) -> Iterator[tuple[Candidate, T]]:
-    """The accepted candidates in order, each with what `run` made of it.
+           run: Callable[[Iterator[Candidate]], Iterable[T | None]], tokens: int | None = None,
+           d_k: int | None = None) -> Iterator[tuple[Candidate, T]]:
+    """The accepted candidates in order, each with what `run` made of it. Every version has the exam's token
+    count and d_k (exam_level); the draws do not depend on `lang`, which only names the tokens.
 
     `run` maps candidates to results, or None for one the exact check rejects, in order; it may work ahead
     (in other processes), as every candidate is labelled as if all before it were accepted. After a rejection
     the search resumes right after the rejected candidate: the versions are those of a one-at-a-time search.
     """
-    check_request(count, kind, difficulty)
-    state = random.Random(f"symattn-exam:{seed}:{kind}:{difficulty}:{lang}").getstate()
+    check_request(count, kind, difficulty, tokens=tokens, d_k=d_k)
+    level = exam_level(seed, kind, difficulty, tokens, d_k)
+    state = random.Random(f"symattn-exam:{seed}:{kind}:{difficulty}").getstate()
     accepted: list[str] = []  # the keys of the accepted problems, in order
     while len(accepted) < count:
         drawn: list[tuple[Candidate, str, tuple]] = []
-        stream = _candidates(state, count, kind, LEVELS[difficulty], lang, tuple(accepted), drawn)
+        stream = _candidates(state, count, kind, level, lang, tuple(accepted), drawn)
         for i, result in enumerate(run(stream)):
             _, key, state = drawn[i]
             if result is None:

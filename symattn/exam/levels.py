@@ -8,6 +8,8 @@ from dataclasses import dataclass
 DIFFICULTIES = ("easy", "standard")
 MAX_LOGIT = 3  # scaled scores within ±3: e^x stays a friendly number
 MIN_WEIGHT = 0.02  # no weight that rounds away
+MIN_GAP = 0.01  # the two largest weights of every asked query differ by at least this (100 units at 4 decimals)
+TOKEN_COUNTS = range(2, 7)  # what --tokens allows: enough to be attention, few enough for a hand
 
 VOCABULARY = {
     "en": ["the", "cat", "sat", "on", "a", "mat", "dog", "ran", "big", "red", "sun", "sky", "we", "see", "it"],
@@ -17,22 +19,28 @@ VOCABULARY = {
 
 @dataclass(frozen=True)
 class Level:
-    """What a difficulty allows: value sets for inputs and weights, token counts, d_k choices."""
+    """What a difficulty allows: value sets for inputs and weights, the token counts and d_k an exam draws from
+    (once per exam: every version shares them), the d_k --d-k may ask for, and the step of the paper's fixed e^x
+    table (every scaled score is a multiple of it; None: no table, a calculator is needed)."""
 
     inputs: tuple[str, ...]
     weights: tuple[str, ...]
     tokens: tuple[int, ...]
     d_k: tuple[int, ...]
+    d_k_allowed: tuple[int, ...] = ()
+    exp_step: str | None = None
 
 
 LEVELS = {
-    # X: integers or one decimal (|x| ≤ 3); W: small integers, so Q, K, V have at most one decimal, raw scores at
-    # most two, and √d_k is an integer (d_k ∈ {1, 4}).
+    # X: multiples of 0.5; W: -1, 0, 1, so Q and K are multiples of 0.5, raw scores of 0.25 and, with √d_k = 2
+    # (d_k = 4; d_k = 1 only when asked), scaled scores multiples of 0.125: one fixed e^x table serves every paper.
     "easy": Level(inputs=("-1", "-0.5", "0", "0.5", "1", "1.5"), weights=("-1", "0", "1"),
-                  tokens=(3,), d_k=(1, 4)),
-    # One-decimal inputs and weights; d_k = 2, so the scaling is by √2; three or four tokens.
+                  tokens=(3,), d_k=(4,), d_k_allowed=(1, 4), exp_step="0.125"),
+    # One-decimal inputs and weights; d_k = 2, so the scaling is by √2 and the scaled scores are irrational: no
+    # table, a calculator; three or four tokens.
     "standard": Level(inputs=tuple(f"{v / 10:.1f}" for v in range(-15, 16, 5)) + ("0.2", "-0.2", "0.8"),
-                      weights=("-1", "-0.5", "0", "0.5", "1", "0.2", "-0.2", "0.8"), tokens=(3, 4), d_k=(2,)),
+                      weights=("-1", "-0.5", "0", "0.5", "1", "0.2", "-0.2", "0.8"), tokens=(3, 4), d_k=(2,),
+                      d_k_allowed=(1, 2, 3, 4)),
 }
 
 
@@ -53,9 +61,12 @@ class Draw:
 
 
 def draw_sizes(rng: random.Random, level: Level, lang: str) -> Draw:
-    """The first draws of every problem, in a fixed order: another order would change every seed's problems."""
+    """The first draws of every problem, in a fixed order: another order would change every seed's problems.
+    The words are drawn as places in the vocabulary, the same in every language: `lang` only names them, so a
+    seed gives the same numbers in ja and en."""
     n = rng.choice(level.tokens)
     d_k = rng.choice(level.d_k)
-    words = rng.sample(VOCABULARY[lang], n + 1)
-    tokens, extra = words[:n], words[n]
-    return Draw(n, d_k, tokens, extra, rng.choice(tokens))
+    places = rng.sample(range(len(VOCABULARY["en"])), n + 1)
+    focus = rng.randrange(n)
+    words = [VOCABULARY[lang][i] for i in places]
+    return Draw(n, d_k, words[:n], words[n], words[focus])

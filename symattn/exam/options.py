@@ -17,3 +17,8 @@ class ExamOptions:
     difficulty: str = "easy"
     lang: str = "en"
     digits: int = DEFAULT_DIGITS
+    # fair versions (exam/fair.py, exam/points.py): the shape every version shares (None: drawn once from the
+    # seed) and the parts asked, as letters a-e (None: all)
+    tokens: int | None = None
+    d_k: int | None = None
+    parts: tuple[str, ...] | None = None

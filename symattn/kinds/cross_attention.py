@@ -227,6 +227,7 @@ class CrossAttentionKind(Kind):
             GivenNamed,
             GivenTable,
             GivenVector,
+            attention_work,
             focus_params,
             query_parts,
         )
@@ -240,7 +241,9 @@ class CrossAttentionKind(Kind):
                  GivenTable("table.encoder_token", "table.encoder_output", section.memory_tokens, section.memory),
                  *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
         return Asked(("exam.given_cross", {"token": Token(section.tokens[0])}), given, focus, section.d_k,
-                     query_parts(focus, query, qkv, _question, focus_params(focus), digits),
+                     query_parts(focus, query, qkv, _question, focus_params(focus), digits,
+                                 attention_work(1, len(section.memory_tokens), section.X.shape[1], section.d_k,
+                                                section.W_V.shape[1])),
                      tuple(q.scaled for q in result.queries.values()))
 
 

@@ -212,9 +212,9 @@ class MultiHeadKind(Kind):
         from ..exam.levels import draw_sizes, random_matrix
 
         s, d = draw_sizes(rng, level, lang), 2
-        head_d_k = 1 if s.d_k == 4 else s.d_k  # two small heads: d_k = 1 (easy) or 2 (standard), one value each
-        heads = [{"W_Q": random_matrix(rng, d, head_d_k, level.weights),
-                  "W_K": random_matrix(rng, d, head_d_k, level.weights),
+        heads = [{"W_Q": random_matrix(rng, d, s.d_k, level.weights),  # two heads of the exam's d_k, one value
+                  "W_K": random_matrix(rng, d, s.d_k, level.weights),  # each
+
                   "W_V": random_matrix(rng, d, 1, level.weights)} for _ in range(2)]
         return {"kind": self.name, "tokens": s.tokens, "X": random_matrix(rng, s.n, d, level.inputs), "focus": s.focus,
                 "heads": heads, "W_O": random_matrix(rng, 2, 2, level.weights)}
@@ -238,7 +238,18 @@ class MultiHeadKind(Kind):
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.token))
 
     def exercise(self, section: MultiHeadSpec, rows: engine.MultiHeadRows, digits: int) -> Asked:
-        from ..exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, part, row
+        from ..exam.exercise import (
+            AnswerTable,
+            AnswerVector,
+            Asked,
+            GivenNamed,
+            GivenTable,
+            Work,
+            attention_work,
+            focus_params,
+            part,
+            row,
+        )
 
         focus, result = section.token, rows.first
         i = section.tokens.index(focus)
@@ -248,18 +259,23 @@ class MultiHeadKind(Kind):
         picks = {"scores": lambda q: Shown(row(q.scores), uniform=False, known=q.softmax.known),
                  "scaled": lambda q: Shown(row(q.scaled), uniform=False, known=q.softmax.known),
                  "weights": lambda q: Shown(row(q.softmax.weights), known=q.softmax.known)}
+        n, first = len(section.tokens), section.heads[0]
+        work = attention_work(n, n, section.X.shape[1], first.d_k, first.W_V.shape[1], len(section.heads))
+        W_O = section.W_O.shape[0] * section.W_O.shape[1]  # z · W_O: one product per entry of W_O
+        work["output"] += Work(W_O, W_O)
         parts = [part("qkv", "exam.part_qkv_heads", params, [
             AnswerTable(("table.token", Name("Q", head=h), Name("K", head=h), Name("V", head=h)), section.tokens,
-                        tuple(Shown(M, known=a.known) for M in (a.Q, a.K, a.V))) for h, a in heads], digits)]
+                        tuple(Shown(M, known=a.known) for M in (a.Q, a.K, a.V))) for h, a in heads], digits,
+            work["qkv"])]
         for key in ("scores", "scaled", "weights"):
             parts.append(part(key, f"exam.part_{key}_heads", params,
                               [AnswerVector(Name(names[key], head=h), picks[key](a.queries[i])) for h, a in heads],
-                              digits))
+                              digits, work[key]))
+        # each head's output, then z · W_O; the concatenation only lines up the head outputs: no blanks of its own
         outputs = [AnswerVector(Name("z", focus, head=h), Shown(head, known=result.known))
                    for h, head in enumerate(result.heads, start=1)]
-        outputs += [AnswerVector(Name("z", label="concat"), Shown(result.concat, known=result.known)),
-                    AnswerVector(Name("z", label="final"), Shown(result.output, known=result.known))]
-        parts.append(part("output", "exam.part_output_heads", params, outputs, digits))
+        outputs.append(AnswerVector(Name("z", label="final"), Shown(result.output, known=result.known)))
+        parts.append(part("output", "exam.part_output_heads", params, outputs, digits, work["output"]))
         given = [GivenTable("table.token", "table.embedding", section.tokens, section.X)]
         given += [GivenNamed(Name(f"W_{c}", head=h), getattr(head, f"W_{c}"))
                   for h, head in enumerate(section.heads, start=1) for c in "QKV"]

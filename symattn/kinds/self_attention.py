@@ -302,16 +302,25 @@ class SelfAttentionKind(Kind):
         return checks.friendly_runs([(X, X, result)], section.tokens.index(section.focus.tokens[0]))
 
     def exercise(self, section: SelfAttentionSpec, result: engine.Attention, digits: int) -> Asked:
-        from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable, focus_params, query_parts
+        from ..exam.exercise import (
+            AnswerTable,
+            Asked,
+            GivenNamed,
+            GivenTable,
+            attention_work,
+            focus_params,
+            query_parts,
+        )
 
-        focus = section.focus.tokens[0]
+        focus, n = section.focus.tokens[0], len(section.tokens)
         query = result.queries[section.tokens.index(focus)]
         qkv = AnswerTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
                           tuple(Shown(M, known=result.known) for M in (result.Q, result.K, result.V)))
         given = (GivenTable("table.token", "table.embedding", section.tokens, section.X),
                  *(GivenNamed(Name(f"W_{c}"), getattr(section, f"W_{c}")) for c in "QKV"))
         return Asked(("exam.given_self", {}), given, focus, section.d_k,
-                     query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits),
+                     query_parts(focus, query, [qkv], lambda part: f"exam.part_{part}", focus_params(focus), digits,
+                                 attention_work(n, n, section.X.shape[1], section.d_k, section.W_V.shape[1])),
                      tuple(q.scaled for q in result.queries.values()))
 
 

@@ -122,24 +122,24 @@ def test_moodle_xml_has_one_question_per_version_with_the_right_answers(exam_fil
         found = re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):([0-9.]+)\}", text)
         blanks = [(value, tolerance) for _, value, tolerance in found]
         assert text.count("{") == len(blanks)  # no stray brace that Moodle would read as a blank
-        assert question.find("defaultgrade").text == "14"
+        points = [p["points"] for p in version["workload"]["parts"].values()]
+        assert question.find("defaultgrade").text == str(sum(points)) == "20"
         parts = text.split("<li>")[1:]
         assert len(parts) == 5
         tolerances = ["0.00005", "0.00005", "0.00005", "0.0001", "0.001"]  # exact, exact, exact, weights, outputs
-        points = [4, 2, 2, 3, 3]
         for part, tolerance, worth in zip(parts, tolerances, points, strict=True):
             weights = [int(w) for w, _, tol in re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):([0-9.]+)\}", part)
                        if tol == tolerance]
             assert weights and len(set(weights)) == 1
             shares = [int(w) * part.count(":NUMERICAL:") for w in weights[:1]]
-            assert shares[0] * 14 == worth * sum(int(w) for w, _, _ in found)  # each part weighs its points
+            assert shares[0] * 20 == worth * sum(int(w) for w, _, _ in found)  # each part weighs its points
         expected = expected_answers(version["spec"])
         if "heads" in expected:
             flat = [x for Q, K, V, *_ in expected["heads"] for i in range(Q.shape[0])
                     for x in (*Q[i], *K[i], *V[i])]
             for part in (3, 4, 5):
                 flat += [x for run in expected["heads"] for x in run[part]]
-            flat += [x for run in expected["heads"] for x in run[6]] + [*expected["concat"], *expected["output"]]
+            flat += [x for run in expected["heads"] for x in run[6]] + [*expected["output"]]  # no concat blanks
         else:
             Q, K, V, s, a, w, z = expected["single"]
             if version["spec"]["sections"][0]["kind"] == "cross_attention":
@@ -151,10 +151,11 @@ def test_moodle_xml_has_one_question_per_version_with_the_right_answers(exam_fil
         assert np.allclose([float(b) for b, _ in blanks], flat, atol=1e-11)
 
 
-def test_same_command_gives_identical_files(tmp_path):
+@pytest.mark.parametrize("fair", [[], ["--tokens", "2", "--d-k", "1", "--parts", "b,e"]], ids=["default", "fair"])
+def test_same_command_gives_identical_files(tmp_path, fair):
     for run in ("a", "b"):
         assert main(["exam", "--count", "5", "--seed", "11", "--kind", "mixed", "--format", "tex,json,moodle",
-                     "--out", str(tmp_path / run)]) == 0
+                     *fair, "--out", str(tmp_path / run)]) == 0
     for name in ("exam.tex", "key.tex", "exam.json", "moodle.xml"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
@@ -193,7 +194,7 @@ def test_exam_and_key_pdfs(tmp_path):
         assert label in exam and label in key
     assert "Answers:" not in exam and "Worked solution" not in exam
     assert key.count("Answers:") >= 15 and "Worked solution" in key
-    assert "[4 points]" in exam
+    assert "[14 points]" in exam and "[1 point]" in exam  # (a) and (c) of easy self-attention
     assert sorted(p.name for p in tmp_path.glob("*-??.pdf")) == [
         "exam-01.pdf", "exam-02.pdf", "exam-03.pdf", "key-01.pdf", "key-02.pdf", "key-03.pdf"]
     single = subprocess.run(["pdftotext", str(tmp_path / "exam-02.pdf"), "-"], capture_output=True, text=True).stdout
@@ -251,6 +252,7 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
     the search must go on exactly as a search that checks one candidate at a time."""
     import random
 
+    from symattn.exam.fair import exam_level
     from symattn.exam.generate import draw, plausible, search
     from symattn.kinds import examinable
 
@@ -259,10 +261,11 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
     def accept(data):  # a stand-in for the exact check that rejects about one in six
         return data["sections"][0]["X"][0][0] != "0"
 
-    rng = random.Random(f"symattn-exam:4:{kind}:easy:en")
+    rng = random.Random(f"symattn-exam:4:{kind}:easy")  # the seed alone: no language
+    level = exam_level(4, kind, "easy")  # one token count and d_k for the whole exam
     expected, seen = [], set()
     while len(expected) < 20:
-        data = draw(rng, kinds[len(expected) % len(kinds)] if kind == "mixed" else kind, LEVELS["easy"], "en")
+        data = draw(rng, kinds[len(expected) % len(kinds)] if kind == "mixed" else kind, level, "en")
         key = json.dumps(data["sections"], sort_keys=True)
         if key in seen or not plausible(data) or not accept(data):
             continue
@@ -306,7 +309,8 @@ def test_exam_json_from_entries_is_json_dumps_of_the_whole():
                 {"line\nbreak": "猫 \"quoted\" \\ tab\t", "nested": [[], [{}], [1, 2.5, None, True]]}),
                ("02", {}, {"a": []})]
     whole = {"symattn": __version__, "seed": 3,
-             "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5},
+             "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5,
+                         "tokens": 4, "d_k": 2, "parts": ["a", "b", "c", "d", "e"]},  # the shape drawn for seed 3
              "versions": [{"label": label, "spec": spec, "answers": answers} for label, spec, answers in entries]}
     assert exam_json(options, [version_json(*entry) for entry in entries]) == (
         json.dumps(whole, ensure_ascii=False, indent=1) + "\n")

@@ -9,7 +9,9 @@ from typing import Any
 from ... import __version__
 from ...render.answers import answers
 from ..exercise import Exercise
+from ..fair import exam_level
 from ..options import ExamOptions
+from ..points import PART_LETTERS
 from .base import Share
 
 _SLOT = "@versions@"  # where the versions' entries go
@@ -24,16 +26,26 @@ class JsonDriver:
         self.options = options
 
     def version(self, exercise: Exercise) -> str:
-        return version_json(exercise.label, exercise.data, answers(exercise.derivation))
+        return version_json(exercise.label, exercise.data, answers(exercise.derivation), workload(exercise))
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         return {"exam.json": exam_json(self.options, [share.text for share in shares])}
 
 
-def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any]) -> str:
+def workload(exercise: Exercise) -> dict[str, Any]:
+    """A version's work by hand (exercise.Work): scalar products and operations in all, and per asked part (by
+    its key) with its points; the same for every version of a kind in one exam."""
+    total = exercise.workload
+    return {"products": total.products, "operations": total.operations,
+            "parts": {p.key: {"products": p.work.products, "operations": p.work.operations, "points": p.points}
+                      for p in exercise.parts}}
+
+
+def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any],
+                 workload: dict[str, Any] | None = None) -> str:
     """One version's entry: JSON's own lines, two levels deeper for their place in the list (a JSON string holds
     no line break, so every line break is one of the layout's)."""
-    entry = {"label": label, "spec": spec, "answers": answers}
+    entry = {"label": label, "spec": spec, "answers": answers, **({} if workload is None else {"workload": workload})}
     return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
 
 
@@ -44,8 +56,15 @@ def exam_json(options: ExamOptions, versions: list[str]) -> str:
         "symattn": __version__,
         "seed": options.seed,
         "options": {"count": options.count, "kind": options.kind, "difficulty": options.difficulty,
-                    "lang": options.lang, "digits": options.digits},
+                    "lang": options.lang, "digits": options.digits, **fair_options(options)},
         "versions": [_SLOT],
     }
     head, tail = json.dumps(data, ensure_ascii=False, indent=1).split(json.dumps(_SLOT))
     return head + ",\n  ".join(versions) + tail + "\n"
+
+
+def fair_options(options: ExamOptions) -> dict[str, Any]:
+    """The shape every version shares (given or drawn once: fair.exam_level) and the parts asked."""
+    level = exam_level(options.seed, options.kind, options.difficulty, options.tokens, options.d_k)
+    return {"tokens": level.tokens[0], "d_k": level.d_k[0],
+            "parts": list(options.parts or PART_LETTERS)}

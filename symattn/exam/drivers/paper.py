@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pylatex import Document, NoEscape
-from sympy import exp
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
 from ...numfmt import format_number
@@ -19,6 +18,8 @@ from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
 from ..options import ExamOptions
 from .base import Share
+
+TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
 
 
 class PaperDriver:
@@ -102,14 +103,20 @@ class PaperDriver:
         return "\n".join(body)
 
     def softmax_instruction(self, values: tuple | None) -> str:
-        """The paper's e^x table for the scaled scores that occur, or the calculator's sentence."""
+        """The paper's fixed e^x table (exam/exptable.py) in TABLE_COLUMNS pairs of columns, or the calculator's
+        sentence."""
         text = self.renderer.text
         if values is None:
             return text("exam.softmax_calculator", {"digits": self.digits})
-        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$"
-                               for a in values)
-        table = ("\\begin{center}\n\\begin{tabular}{rr}\n\\toprule\n$x$ & $e^{x}$ \\\\\n\\midrule\n" + rows
-                 + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
+        cells = [f"${format_number(a, 10).text}$ & ${e}$" for a, e in values]
+        height = -(-len(cells) // TABLE_COLUMNS)
+        columns = [cells[i * height:(i + 1) * height] for i in range(TABLE_COLUMNS)]
+        rows = " \\\\\n".join(" & ".join(column[r] if r < len(column) else "&" for column in columns)
+                              for r in range(height))
+        head = " & ".join(["$x$ & $e^{x}$"] * TABLE_COLUMNS)
+        spec = "@{\\qquad}".join(["rr"] * TABLE_COLUMNS)
+        table = ("\\begin{center}\\small\n\\begin{tabular}{" + spec + "}\n\\toprule\n"
+                 + head + " \\\\\n\\midrule\n" + rows + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
         return text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
 
     def answer(self, part: Part) -> str:

@@ -1,0 +1,31 @@
+"""The paper's fixed e^x table: the same on every paper of a difficulty (easy: x = −3 … 3 in steps of 0.125),
+since every scaled score is a multiple of the step within ±MAX_LOGIT. It gives no answer away and lets a
+student whose earlier answer was wrong continue."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from sympy import Expr, Rational, exp
+
+from ..numfmt import format_number
+from .levels import LEVELS, MAX_LOGIT
+
+
+@lru_cache(maxsize=16)
+def exp_table(difficulty: str, digits: int) -> tuple[tuple[Expr, str], ...] | None:
+    """(x, e^x to digits + 2 decimals) for every multiple of the level's step within ±MAX_LOGIT; None for a level
+    whose scaled scores need a calculator."""
+    step = LEVELS[difficulty].exp_step
+    if step is None:
+        return None
+    unit = Rational(step)
+    count = int(MAX_LOGIT / unit)
+    return tuple((k * unit, format_number(exp(k * unit), digits + 2).text) for k in range(-count, count + 1))
+
+
+def on_table(difficulty: str, values: tuple[Expr, ...]) -> bool:
+    """Whether every value is an x of the difficulty's table (True when there is no table)."""
+    step = LEVELS[difficulty].exp_step
+    return step is None or all(v.is_Rational and (v / Rational(step)).is_integer and abs(v) <= MAX_LOGIT
+                               for v in values)

@@ -1,0 +1,73 @@
+"""Which parts an exam asks (--parts) and what each is worth: points in proportion to the work of its blanks, the
+work of an unasked part going to the next asked part that needs it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from math import floor
+
+from ..errors import SpecError
+from .exercise import NO_WORK, Part
+
+PART_LETTERS = "abcde"  # (a) Q, K, V (b) raw scores (c) scaled scores (d) weights (e) output
+TOTAL_POINTS = 20  # every version's total, whichever parts are asked
+EXP_PARTS = frozenset({"weights"})  # the parts whose work reads e^x: a paper that needs them has the e^x table
+
+
+def parse_parts(text: str | None) -> tuple[str, ...] | None:
+    """--parts as letters in paper order (None: all parts), or a SpecError naming the option."""
+    if text is None:
+        return None
+    letters = [item.strip().lower() for item in text.split(",")]
+    for letter in letters:
+        if len(letter) != 1 or letter not in PART_LETTERS:
+            raise SpecError("--parts", f"expected parts among {', '.join(PART_LETTERS)} separated by commas, "
+                                       f"got {letter!r}")
+    if len(set(letters)) != len(letters):
+        raise SpecError("--parts", f"expected each part once, got {text!r}")
+    return tuple(sorted(letters))
+
+
+def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:
+    """The asked parts (all when letters is None), each with its work plus that of the unasked parts before it
+    (their values are needed for it), and their points: TOTAL_POINTS shared in proportion to the work."""
+    asked = _indices(parts, letters)
+    chosen, carry = [], NO_WORK
+    for i, part in enumerate(parts):
+        carry += part.work
+        if i in asked:
+            chosen.append(replace(part, work=carry))
+            carry = NO_WORK
+    points = allocate(TOTAL_POINTS, [p.work.operations for p in chosen])
+    return tuple(replace(p, points=n) for p, n in zip(chosen, points, strict=True))
+
+
+def needed(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:
+    """The parts a student works through: every part up to the last asked one."""
+    return parts[:max(_indices(parts, letters)) + 1]
+
+
+def _indices(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> list[int]:
+    """The places of the asked parts among a kind's parts (a kind with fewer parts ignores the letters past
+    them; with none of its parts asked, it asks them all)."""
+    places = [] if letters is None else [PART_LETTERS.index(x) for x in letters if PART_LETTERS.index(x) < len(parts)]
+    return places or list(range(len(parts)))
+
+
+def allocate(total: int, weights: list[int]) -> list[int]:
+    """`total` whole points in proportion to the weights, at least one each: a part whose share is under one
+    point gets one and the rest is shared again; largest remainders, ties to the earlier part."""
+    ones: set[int] = set()
+    while True:
+        rest = [i for i in range(len(weights)) if i not in ones]
+        whole, left = sum(weights[i] for i in rest), total - len(ones)
+        shares = {i: Fraction(left * weights[i], whole) if whole else Fraction(left, len(rest)) for i in rest}
+        small = {i for i, share in shares.items() if share < 1}
+        if not small:
+            break
+        ones |= small
+    points = {i: 1 for i in ones} | {i: floor(share) for i, share in shares.items()}
+    for i in sorted(shares, key=lambda i: (floor(shares[i]) - shares[i], i))[:total - sum(points.values())]:
+        points[i] += 1
+    return [points[i] for i in range(len(weights))]
