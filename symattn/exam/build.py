@@ -16,11 +16,12 @@ from ..progress import Progress
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
-from .exercise import Exercise, exp_table
+from .exercise import Exercise, exp_table, with_tolerances
 from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions
 from .workers import ordered_map
 
+WORKED = {"tex", "moodle"}  # the drivers that print the worked solution: the derivation is made with its steps
 EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
 
 
@@ -31,7 +32,8 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     section = version.spec.sections[0]
     asked = kind_of(section.kind).exercise(section, version.results[0], options.digits)
     return Exercise(version.label, version.data, version.spec, derivation, asked.intro, asked.given, asked.focus,
-                    asked.d_k, asked.parts, exp_table(asked.d_k, asked.scaled))
+                    asked.d_k, with_tolerances(asked.parts, asked.d_k, options.digits),
+                    exp_table(asked.d_k, asked.scaled))
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class RenderVersion:
         version = check(candidate)
         if version is None:
             return None
-        work = exercise(version, self.options, steps="tex" in self.drivers)
+        work = exercise(version, self.options, steps=bool(WORKED & set(self.drivers)))
         return {name: Share(work.label, work.points, driver.version(work))
                 for name, driver in drivers(self.options, self.drivers).items()}
 
