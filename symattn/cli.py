@@ -214,7 +214,7 @@ def _exam(args: argparse.Namespace) -> int:
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
     options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits)
-    if "pdf" in formats:
+    if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
     jobs = args.jobs if args.jobs is not None else default_jobs()
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs):

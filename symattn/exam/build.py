@@ -22,7 +22,8 @@ from .options import ExamOptions
 from .workers import ordered_map
 
 WORKED = {"tex", "moodle"}  # the drivers that print the worked solution: the derivation is made with its steps
-EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
+EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf, key.pdf and solutions.pdf, compiled from the drivers' .tex
+COMPILED = {"tex", "solutions"}  # the drivers whose .tex pdf compiles
 
 
 def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exercise:
@@ -66,7 +67,7 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     check_request(options.count, options.kind, options.difficulty, options.digits)
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
-    names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))
+    names = tuple(name for name in DRIVERS if name in formats or (name in COMPILED and "pdf" in formats))
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
@@ -76,18 +77,21 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     files: dict[str, str] = {}
     for name, driver in drivers(options, names).items():
         files.update(driver.files([shares[name] for _, shares in versions]))
-    pdfs = _compile(drivers(options, names)["tex"], versions, files, split) if "pdf" in formats else {}
+    sources = {name: text for name, text in files.items()  # pdf: every .tex; solutions: solutions.pdf alone
+               if name.endswith(".tex") and ("pdf" in formats or name == "solutions.tex")}
+    pdfs = _compile(drivers(options, names).get("tex"), versions, sources, split) if sources else {}
     outputs = {out_dir / name: content for name, content in [*files.items(), *pdfs.items()]
                if not (name.endswith(".tex") and "tex" not in formats)}
     write_set(outputs)
     return list(outputs)
 
 
-def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share]]], files: dict[str, str],
-             split: bool) -> dict[str, bytes]:
-    """exam.pdf and key.pdf (one LaTeX run each, side by side); with split also a pair per version, in parallel."""
-    jobs = {"exam.pdf": files["exam.tex"], "key.pdf": files["key.tex"]}
-    if split:
+def _compile(paper: PaperDriver | None, versions: list[tuple[Candidate, dict[str, Share]]],
+             sources: dict[str, str], split: bool) -> dict[str, bytes]:
+    """A PDF of every .tex (exam, key, solutions: one LaTeX run each, side by side); with split also an exam and
+    a key per version, in parallel."""
+    jobs = {name.removesuffix(".tex") + ".pdf": source for name, source in sources.items()}
+    if split and paper is not None:
         for candidate, shares in versions:
             exam, key = paper.documents([shares["tex"].text])
             jobs[f"exam-{candidate.label}.pdf"], jobs[f"key-{candidate.label}.pdf"] = exam, key

@@ -9,16 +9,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pylatex import Document, NoEscape
-from sympy import exp
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
-from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
-from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
+from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, exp_rows
 from ..options import ExamOptions
 from .base import Share
+from .grading import grading_table
 
 
 class PaperDriver:
@@ -84,6 +83,9 @@ class PaperDriver:
             lines.append(rf"\begin{{solution}}[{part.space}]" + "\n" + self.answer(part) + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
+            # the key's tolerances and rounding conventions, untitled (the table has its own)
+            r"{\renewcommand{\solutiontitle}{}\begin{solution}" + "\n" + grading_table(self.renderer, exercise.parts)
+            + "\n" + r"\end{solution}}",
             # the worked solution, under its own title instead of the parts' "Answers:"
             rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
             r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
@@ -106,8 +108,7 @@ class PaperDriver:
         text = self.renderer.text
         if values is None:
             return text("exam.softmax_calculator", {"digits": self.digits})
-        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$"
-                               for a in values)
+        rows = " \\\\\n".join(f"${x}$ & ${e}$" for x, e in exp_rows(values, self.digits))
         table = ("\\begin{center}\n\\begin{tabular}{rr}\n\\toprule\n$x$ & $e^{x}$ \\\\\n\\midrule\n" + rows
                  + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
         return text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
