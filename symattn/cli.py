@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--lang", choices=("ja", "en"), default="ja", help="language (default: ja)")
     exam.add_argument("--digits", metavar="N", help="decimals asked for rounded answers (default: 4)")
     exam.add_argument("--format", dest="formats", metavar="LIST", default="pdf,tex,json,moodle",
-                      help="comma-separated: pdf, tex, json, moodle (default: all)")
+                      help="comma-separated: pdf (exam, key, solutions), tex, json, moodle, solutions "
+                           "(solutions.pdf alone), qti (Canvas; needs text2qti) (default: pdf,tex,json,moodle)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")

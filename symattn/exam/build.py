@@ -68,13 +68,14 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     names = tuple(name for name in DRIVERS if name in formats or (name in COMPILED and "pdf" in formats))
+    drivers(options, names)  # a driver that cannot run (qti without text2qti) fails before the long work
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
         for version in search(options.count, options.seed, options.kind, options.difficulty, options.lang, run):
             versions.append(version)
             bar.advance()
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}
     for name, driver in drivers(options, names).items():
         files.update(driver.files([shares[name] for _, shares in versions]))
     sources = {name: text for name, text in files.items()  # pdf: every .tex; solutions: solutions.pdf alone

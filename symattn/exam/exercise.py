@@ -4,11 +4,12 @@ the paper provides. The drivers (paper, JSON, Moodle) read only this."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix, exp
 
+from ..decimals import to_decimal
 from ..model import Derivation, Name, Shown, Token
 from ..numfmt import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
@@ -33,6 +34,13 @@ def tolerance(digits: int, part: str, d_k: int = 1) -> str:
     units, allowance = TOLERANCES.get(part, EXACT_TOLERANCE)
     value = Decimal(units).scaleb(-digits) + (Decimal(allowance) if integer_sqrt(d_k) is None else 0)
     return format(value.normalize(), "f")
+
+
+def accepted(value: Expr, tolerance: str, digits: int, known=None) -> tuple[Decimal, Decimal]:
+    """The smallest and largest answer written to `digits` decimals within exact value ± tolerance (what the
+    solutions sheet and Canvas accept)."""
+    exact, tol, unit = to_decimal(value, 20, known=known), Decimal(tolerance), Decimal(1).scaleb(-digits)
+    return (exact - tol).quantize(unit, ROUND_CEILING), (exact + tol).quantize(unit, ROUND_FLOOR)
 
 
 def with_tolerances(parts: tuple[Part, ...], d_k: int, digits: int) -> tuple[Part, ...]:

@@ -184,9 +184,13 @@ class MoodleDriver:
         return f"<table border=\"1\">{rows}</table>"
 
     def given(self, matrix) -> list[list[str]]:
-        """An input matrix's rows as typed (a fraction as p/q)."""
-        cols = matrix.values.cols
-        return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
-                 else format_numbers([v], self.digits, places or 0)[0].text
-                 for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
-                for i, row in enumerate(rows_of(matrix.values))]
+        return typed(matrix, self.digits)
+
+
+def typed(matrix, digits: int) -> list[list[str]]:
+    """An input matrix's rows as typed (a fraction as p/q)."""
+    cols = matrix.values.cols
+    return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
+             else format_numbers([v], digits, places or 0)[0].text
+             for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
+            for i, row in enumerate(rows_of(matrix.values))]

@@ -3,12 +3,12 @@ compact tables, for grading by hand."""
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import Decimal
 
 from pylatex import Document, NoEscape
 from sympy import Expr
 
-from ...decimals import decimal_places, to_decimal
+from ...decimals import decimal_places
 from ...engine import entries as rows_of
 from ...model import Name
 from ...numfmt import format_number
@@ -16,19 +16,11 @@ from ...render.escape import escape
 from ...render.latex import DOCUMENT_CLASS, LatexRenderer, shared_preamble
 from ...render.layout import PAPER
 from ...render.templates import class_options
-from ..exercise import AnswerTable, Exercise, Part
+from ..exercise import AnswerTable, Exercise, Part, accepted
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS, plus_minus
 from .moodle import exam_name
-
-GUARD = 20  # decimals of the exact value the accepted range is cut from
-
-
-def accepted(value: Expr, tolerance: str, digits: int, known=None) -> tuple[Decimal, Decimal]:
-    """The smallest and largest answer written to `digits` decimals within exact value ± tolerance."""
-    exact, tol, unit = to_decimal(value, GUARD, known=known), Decimal(tolerance), Decimal(1).scaleb(-digits)
-    return ((exact - tol).quantize(unit, ROUND_CEILING), (exact + tol).quantize(unit, ROUND_FLOOR))
 
 
 class SolutionsDriver:
