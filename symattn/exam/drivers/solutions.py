@@ -43,7 +43,8 @@ class SolutionsDriver:
                        fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=False)
         for part in shared_preamble(self.options.lang, body):
             doc.preamble.append(NoEscape(part))
-        doc.append(NoEscape(r"\pagestyle{plain}\small" "\n"
+        # narrow margins and small type: as many versions on a page as stay readable
+        doc.append(NoEscape(r"\newgeometry{margin=12mm}\pagestyle{plain}\footnotesize" "\n"
                             rf"{{\large\bfseries {text('grading.solutions_title')}}}\hfill {self.title()}\par"
                             r"\smallskip" "\n" + text("grading.range", {"digits": self.digits}) + r"\par\medskip"
                             + "\n\n" + body))
@@ -58,8 +59,8 @@ class SolutionsDriver:
         rows = " \\\\\n".join(f"({LETTERS[i]}) & {self.answers(part)} & {plus_minus(part)}"
                               for i, part in enumerate(exercise.parts))
         return (r"\noindent\begin{minipage}{\linewidth}" rf"\textbf{{{label}}}\par" "\n"
-                r"\begin{tabular}{@{}l>{\raggedright\arraybackslash}p{0.83\linewidth}r@{}}" "\n\\toprule\n"
-                + rows + " \\\\\n\\bottomrule\n\\end{tabular}\\end{minipage}\\par\\medskip\n")
+                r"\begin{tabular}{@{}l>{\raggedright\arraybackslash}p{0.85\linewidth}r@{}}" "\n\\toprule\n"
+                + rows + " \\\\\n\\bottomrule\n\\end{tabular}\\end{minipage}\\par\\smallskip\n")
 
     def answers(self, part: Part) -> str:
         """A part's answers: each vector named, a table's rows by token."""
