@@ -83,9 +83,8 @@ class PaperDriver:
             lines.append(rf"\begin{{solution}}[{part.space}]" + "\n" + self.answer(part) + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
-            # the key's tolerances and rounding conventions, untitled (the table has its own)
-            r"{\renewcommand{\solutiontitle}{}\begin{solution}" + "\n" + grading_table(self.renderer, exercise.parts)
-            + "\n" + r"\end{solution}}",
+            # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
+            r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise.parts) + "\n" + r"\par\fi",
             # the worked solution, under its own title instead of the parts' "Answers:"
             rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
             r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
