@@ -3,6 +3,7 @@ Moodle's own cloze parsing and marking (tests/exam/moodle_cloze.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -75,6 +76,21 @@ def test_names_are_unique_and_under_the_exams_category(bank, tmp_path):
     build_exam(ExamOptions(2, 8, "mixed", options["difficulty"], options["lang"]), tmp_path, ("moodle",))
     other = [q.find("name/text").text for q in ET.parse(tmp_path / "moodle.xml").getroot().findall("question")[1:]]
     assert not set(other) & set(names)  # another exam's questions never collide in a question bank
+
+
+def test_course_and_title_lead_the_names(tmp_path):
+    """With the --course and --title options (ExamOptions fields added by the paper's options), they lead."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Titled(ExamOptions):
+        course: str = "CS 101/A"
+        title: str = "Midterm <1>"
+
+    build_exam(Titled(1, 3), tmp_path, ("moodle",))
+    root = ET.parse(tmp_path / "moodle.xml").getroot()
+    name = "CS 101/A Midterm <1> self_attention easy en seed 3"
+    assert root.find("question/category/text").text == "$course$/symattn/" + name.replace("/", "//")
+    assert root.findall("question")[1].find("name/text").text.startswith(name + " — ")
 
 
 def test_worked_solution_is_the_feedback_and_math_is_typeset(bank):

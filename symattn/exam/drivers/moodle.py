@@ -31,10 +31,10 @@ def blank_weights(points: int, count: int) -> list[int]:
 
 
 def exam_name(options: ExamOptions) -> str:
-    """The exam's name in a question bank: its --title (or --course) if the options have one, else what makes it
-    (kind, difficulty, language, seed)."""
-    given = getattr(options, "title", None) or getattr(options, "course", None)
-    return given or f"symattn {options.kind} {options.difficulty} {options.lang} seed {options.seed}"
+    """The exam's name in a question bank: its --course and --title if the options have them (else "symattn"),
+    then what makes it (kind, difficulty, language, seed), so that two exams never share a name."""
+    given = " ".join(str(v) for v in (getattr(options, "course", None), getattr(options, "title", None)) if v)
+    return f"{given or 'symattn'} {options.kind} {options.difficulty} {options.lang} seed {options.seed}"
 
 
 def category_path(options: ExamOptions) -> str:

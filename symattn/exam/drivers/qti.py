@@ -1,5 +1,6 @@
-"""Canvas QTI (--format qti: canvas-qti.zip, and canvas-qti.txt, its text2qti source) through text2qti: the versions as text2qti's quiz text, then its own
-XML (text2qti.qti.QTI), zipped with fixed dates so that the same options give the same bytes.
+"""Canvas QTI (--format qti: canvas-qti.zip, and canvas-qti.txt, its text2qti source) through text2qti: the
+versions as text2qti's quiz text, then its own XML (text2qti.qti.QTI), zipped with fixed dates so that the same
+options give the same bytes.
 
 Each version is a text region with its problem, then one question group (all picked, one point per question) of
 numerical questions, one per blank, each accepting the range of written answers the tolerance accepts."""
