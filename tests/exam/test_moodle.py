@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from symattn import ExamOptions, build_exam
-from symattn.exam.exercise import POINTS, tolerance
+from symattn.exam.exercise import tolerance
 
 from .moodle_cloze import extract, grade
 from .test_exam import expected_answers
@@ -54,9 +54,10 @@ def test_marks_after_import_are_the_papers_points(bank):
         text = question.find("questiontext/text").text
         blanks, mark, rest = extract(text)
         assert len(blanks) == text.count(":NUMERICAL:") and "{" not in re.sub(r"\{#\d+\}", "", rest)
-        assert mark == sum(POINTS.values()) == 14  # Moodle's mark: the sum of the weights
-        for part, points in zip(text.split("<li>")[1:], POINTS.values(), strict=True):
-            assert extract(part)[1] == points  # each part weighs its points
+        points = [int(p) for p in re.findall(r"\((\d+)\)<br>", text)]  # each part's points, as printed
+        assert mark == sum(points) == int(question.find("defaultgrade").text)  # Moodle's mark: the weights' sum
+        for part, worth in zip(text.split("<li>")[1:], points, strict=True):
+            assert extract(part)[1] == worth  # each part weighs its points
         assert all(b.numerical and len(b.answers) == 1 and b.answers[0][0] == 1 for b in blanks)
         values = flat_expected(version["spec"])
         assert np.allclose([float(b.answers[0][1]) for b in blanks], values, atol=1e-11)
@@ -123,3 +124,18 @@ def test_tolerances_are_the_exercises(bank):
         d_k = len((section["heads"][0] if "heads" in section else section)["W_K"][0])
         for part, key in zip(question.find("questiontext/text").text.split("<li>")[1:], PARTS, strict=True):
             assert {b.answers[0][2] for b in extract(part)[0]} == {float(tolerance(digits, key, d_k))}
+
+
+def test_blank_weights_are_whole_even_and_add_up_to_the_points():
+    import random
+
+    from symattn.exam.drivers.moodle import blank_weights
+
+    rng = random.Random(19)
+    for _ in range(500):
+        points, count = rng.randint(1, 30), rng.randint(1, 60)
+        weights = blank_weights(points, count)
+        assert len(weights) == count and sum(weights) == points
+        assert set(weights) <= {points // count, -(-points // count)}  # as even as whole numbers allow
+        ones = [i for i, w in enumerate(weights) if w > points // count]
+        assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:]))  # spread over the part
