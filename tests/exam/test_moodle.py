@@ -138,4 +138,4 @@ def test_blank_weights_are_whole_even_and_add_up_to_the_points():
         assert len(weights) == count and sum(weights) == points
         assert set(weights) <= {points // count, -(-points // count)}  # as even as whole numbers allow
         ones = [i for i, w in enumerate(weights) if w > points // count]
-        assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:]))  # spread over the part
+        assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:], strict=False))  # spread

@@ -79,3 +79,10 @@ def test_without_text2qti_the_error_says_how_to_install_it(tmp_path, capsys, mon
 def test_the_same_options_give_the_same_package(package, tmp_path):
     build_exam(ExamOptions(4, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
     assert (tmp_path / "canvas-qti.zip").read_bytes() == (package / "canvas-qti.zip").read_bytes()
+
+
+def test_more_decimals_than_text2qti_writes_are_refused(tmp_path, capsys):
+    assert main(["exam", "--count", "2", "--digits", "5", "--format", "qti", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == ("symattn: error: --digits: --format qti takes at most 4 decimals (text2qti "
+                                       "writes numerical answers to 4), got 5\n")
+    assert list(tmp_path.iterdir()) == []
