@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--lang", choices=("ja", "en"), default="ja", help="language (default: ja)")
     exam.add_argument("--digits", metavar="N", help="decimals asked for rounded answers (default: 4)")
     exam.add_argument("--format", dest="formats", metavar="LIST", default="pdf,tex,json,moodle",
-                      help="comma-separated: pdf, tex, json, moodle (default: all)")
+                      help="comma-separated: pdf (exam, key, solutions), tex, json, moodle, solutions "
+                           "(solutions.pdf alone), qti (Canvas; needs text2qti) (default: pdf,tex,json,moodle)")
     # fair versions: one shape for the whole exam, and the parts asked (exam/fair.py, exam/points.py)
     exam.add_argument("--tokens", type=int, metavar="N", help="tokens of every version (default: drawn once)")
     exam.add_argument("--d-k", dest="d_k", type=int, metavar="N", help="d_k of every version (default: drawn once; "
@@ -221,7 +222,7 @@ def _exam(args: argparse.Namespace) -> int:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
     options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits, args.tokens,
                           args.d_k, parse_parts(args.parts))
-    if "pdf" in formats:
+    if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
     jobs = args.jobs if args.jobs is not None else default_jobs()
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs):

@@ -16,14 +16,16 @@ from ..progress import Progress
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
-from .exercise import Exercise
+from .exercise import Exercise, with_tolerances
 from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions
 from .points import EXP_PARTS, asked_parts, needed, parse_parts
 from .workers import ordered_map
 
-EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf and key.pdf, compiled from the paper driver's .tex
+WORKED = {"tex", "moodle"}  # the drivers that print the worked solution: the derivation is made with its steps
+EXAM_FORMATS = ("pdf", *DRIVERS)  # pdf: exam.pdf, key.pdf and solutions.pdf, compiled from the drivers' .tex
+COMPILED = {"tex", "solutions"}  # the drivers whose .tex pdf compiles
 
 
 def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exercise:
@@ -39,7 +41,7 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed
              if any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
     return Exercise(version.label, version.data, version.spec, derivation, asked.intro, asked.given, asked.focus,
-                    asked.d_k, parts, table)
+                    asked.d_k, with_tolerances(parts, asked.d_k, options.digits), table)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class RenderVersion:
         version = check(candidate)
         if version is None:
             return None
-        work = exercise(version, self.options, steps="tex" in self.drivers)
+        work = exercise(version, self.options, steps=bool(WORKED & set(self.drivers)))
         return {name: Share(work.label, work.points, driver.version(work))
                 for name, driver in drivers(self.options, self.drivers).items()}
 
@@ -74,7 +76,8 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
         parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
     check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
-    names = tuple(name for name in DRIVERS if name in formats or (name == "tex" and "pdf" in formats))
+    names = tuple(name for name in DRIVERS if name in formats or (name in COMPILED and "pdf" in formats))
+    drivers(options, names)  # a driver that cannot run (qti without text2qti) fails before the long work
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
@@ -82,21 +85,24 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
                               options.tokens, options.d_k):
             versions.append(version)
             bar.advance()
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}
     for name, driver in drivers(options, names).items():
         files.update(driver.files([shares[name] for _, shares in versions]))
-    pdfs = _compile(drivers(options, names)["tex"], versions, files, split) if "pdf" in formats else {}
+    sources = {name: text for name, text in files.items()  # pdf: every .tex; solutions: solutions.pdf alone
+               if name.endswith(".tex") and ("pdf" in formats or name == "solutions.tex")}
+    pdfs = _compile(drivers(options, names).get("tex"), versions, sources, split) if sources else {}
     outputs = {out_dir / name: content for name, content in [*files.items(), *pdfs.items()]
                if not (name.endswith(".tex") and "tex" not in formats)}
     write_set(outputs)
     return list(outputs)
 
 
-def _compile(paper: PaperDriver, versions: list[tuple[Candidate, dict[str, Share]]], files: dict[str, str],
-             split: bool) -> dict[str, bytes]:
-    """exam.pdf and key.pdf (one LaTeX run each, side by side); with split also a pair per version, in parallel."""
-    jobs = {"exam.pdf": files["exam.tex"], "key.pdf": files["key.tex"]}
-    if split:
+def _compile(paper: PaperDriver | None, versions: list[tuple[Candidate, dict[str, Share]]],
+             sources: dict[str, str], split: bool) -> dict[str, bytes]:
+    """A PDF of every .tex (exam, key, solutions: one LaTeX run each, side by side); with split also an exam and
+    a key per version, in parallel."""
+    jobs = {name.removesuffix(".tex") + ".pdf": source for name, source in sources.items()}
+    if split and paper is not None:
         for candidate, shares in versions:
             exam, key = paper.documents([shares["tex"].text])
             jobs[f"exam-{candidate.label}.pdf"], jobs[f"key-{candidate.label}.pdf"] = exam, key

@@ -3,24 +3,53 @@ the paper provides. The drivers (paper, JSON, Moodle) read only this."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
+from ..decimals import to_decimal
 from ..model import Derivation, Name, Shown, Token
-from ..spec.model import GivenMatrix, Spec
+from ..numfmt import format_number
+from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
 SPACE = {"qkv": "5cm", "scores": "2.5cm", "scaled": "2.5cm", "weights": "3.5cm", "output": "3cm"}
 
 
-def tolerance(digits: int, part: str) -> str:
-    """How far an answer may be from the exact value. Exact values (Q, K, V, scores, scaled scores): half a unit
-    in the last place asked for (±0.00005 at 4 decimals). Weights: one unit, as they are divided out of rounded
-    e^x. Outputs: ten units, as students sum rounded weights times the values."""
-    units = {"weights": Decimal(10), "output": Decimal(100)}.get(part, Decimal(5))
-    return format(units.scaleb(-(digits + 1)).normalize(), "f")
+# How far an answer may be from the exact value, per part: (units of the last decimal asked for, the allowance
+# added when √d_k is irrational). The units cover rounding at the end (half a unit) and rounded intermediates
+# (weights from e^x rounded to 4 decimals, outputs from rounded weights); the allowance covers √2 ≈ 1.414 and
+# 1/√2 ≈ 0.707 (|a| ≤ 3: at most 0.00045 in a scaled score, and what it moves the weights and outputs).
+# tests/exam/test_tolerance.py simulates these hand routes and the common mistakes on random versions.
+TOLERANCES = {"qkv": ("0.5", "0"), "scores": ("0.5", "0"), "scaled": ("0.5", "0.0005"), "weights": ("2", "0.0002"),
+              "output": ("10", "0.001")}
+EXACT_TOLERANCE = ("0.5", "0")  # a part of another key: exact values, rounded at the end
+
+
+def tolerance(digits: int, part: str, d_k: int = 1) -> str:
+    """The tolerance of a part's answers at `digits` decimals for a problem with this d_k (±, as a decimal string):
+    the one source Moodle, Canvas, the key and the solutions sheet print."""
+    units, allowance = TOLERANCES.get(part, EXACT_TOLERANCE)
+    value = Decimal(units).scaleb(-digits) + (Decimal(allowance) if integer_sqrt(d_k) is None else 0)
+    return format(value.normalize(), "f")
+
+
+def accepted(value: Expr, tolerance: str, digits: int, known=None) -> tuple[Decimal, Decimal]:
+    """The smallest and largest answer written to `digits` decimals within exact value ± tolerance (what the
+    solutions sheet and Canvas accept)."""
+    exact, tol, unit = to_decimal(value, 20, known=known), Decimal(tolerance), Decimal(1).scaleb(-digits)
+    return (exact - tol).quantize(unit, ROUND_CEILING), (exact + tol).quantize(unit, ROUND_FLOOR)
+
+
+def with_tolerances(parts: tuple[Part, ...], d_k: int, digits: int) -> tuple[Part, ...]:
+    """The parts with the tolerances of a problem with this d_k (part() assumes an integer √d_k)."""
+    return tuple(replace(p, tolerance=tolerance(digits, p.key, d_k)) for p in parts)
+
+
+def exp_rows(table: tuple[tuple[Expr, str], ...]) -> list[tuple[str, str]]:
+    """The rows of the paper's e^x table (Exercise.exp_table) as printed: x exactly, e^x as the table rounds it."""
+    return [(format_number(x, 10).text, e) for x, e in table]
 
 
 # ---------------------------------------------------------------- what is given
@@ -187,4 +216,4 @@ def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict
 
 def focus_params(focus: str) -> dict[str, Any]:
     """The parameters every part's question may use."""
-    return {"token": Token(focus), "W_O": Name("W_O")}
+    return {"token": Token(focus), "W_O": Name("W_O"), "d_k": Name("d_k")}

@@ -7,7 +7,10 @@ from .answers_json import JsonDriver
 from .base import Driver, Share
 from .moodle import MoodleDriver
 from .paper import PaperDriver
+from .qti import QtiDriver
+from .solutions import SolutionsDriver
 
-DRIVERS: dict[str, type[Driver]] = {driver.name: driver for driver in (PaperDriver, JsonDriver, MoodleDriver)}
+DRIVERS: dict[str, type[Driver]] = {driver.name: driver for driver in (PaperDriver, JsonDriver, MoodleDriver,
+                                                                         SolutionsDriver, QtiDriver)}
 
 __all__ = ["DRIVERS", "Driver", "Share"]

@@ -29,6 +29,6 @@ class Driver(Protocol):
         """One version's share of the files."""
         ...
 
-    def files(self, shares: list[Share]) -> dict[str, str]:
-        """The files, by name, from every version's share, in order."""
+    def files(self, shares: list[Share]) -> dict[str, str | bytes]:
+        """The files, by name, from every version's share, in order (text, or bytes: a zip)."""
         ...

@@ -1,127 +1,146 @@
-"""Moodle XML: one cloze question per version, a NUMERICAL blank per answer, tolerance matching the rounding."""
+"""Moodle XML: a category named after the exam, then one cloze question per version (HTML with MathJax math, a
+NUMERICAL blank per answer with its part's tolerance, the worked solution as general feedback)."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from math import lcm
-from typing import Any
+from dataclasses import replace
 
 from sympy import Expr
 
-from ...decimals import to_decimal
+from ...decimals import decimal_places, to_decimal
 from ...engine import Numbers
 from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
-from ...render.base import Renderer
 from ...render.escape import safe
-from ...spec.model import integer_sqrt
-from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part
+from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, exp_rows
 from ..options import ExamOptions
 from .base import Share
+from .mathjax import ClozeHtml, MathJaxHtml
 
-ANSWER_DECIMALS = 12
+ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this many decimals
 _BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
 
 
-def weights_per_blank(parts: list[tuple[Part, int]]) -> list[int]:
-    """Integer cloze weights, one per part of (part, its number of blanks), so that each part's blanks add up
-    in proportion to its points."""
-    common = lcm(*(count for _, count in parts))
-    return [part.points * common // count for part, count in parts]
+def blank_weights(points: int, count: int) -> list[int]:
+    """Moodle's cloze weights of a part's `count` blanks: whole numbers (its {N:NUMERICAL:...} takes digits only)
+    that add up to the part's points, as even as whole numbers allow: blank i gets ⌊p(i+1)/n⌋ − ⌊pi/n⌋, so with
+    fewer points than blanks, `points` blanks spread over the part weigh 1 and the others 0."""
+    return [points * (i + 1) // count - points * i // count for i in range(count)]
 
 
-class ClozeText(Renderer):
-    """The language strings as the HTML of a cloze question's text: symbols in italics with HTML sub- and
-    superscripts (no math markup), everything escaped so that no brace can open a blank."""
+def exam_name(options: ExamOptions) -> str:
+    """The exam's name in a question bank: its --course and --title if the options have them (else "symattn"),
+    then what makes it (kind, difficulty, language, seed), so that two exams never share a name."""
+    given = " ".join(str(v) for v in (getattr(options, "course", None), getattr(options, "title", None)) if v)
+    return f"{given or 'symattn'} {options.kind} {options.difficulty} {options.lang} seed {options.seed}"
 
-    format_name = "Moodle"
 
-    def escape_text(self, text: str) -> str:
-        return safe(text)
+def category_path(options: ExamOptions) -> str:
+    """The Moodle category of the exam's questions ($course$/symattn/<exam>; a / inside a name is written //)."""
+    return "$course$/symattn/" + exam_name(options).replace("/", "//")
 
-    def token(self, name: str) -> str:
-        return f"<code>{safe(name)}</code>"
 
-    def param(self, value: Any) -> str:
-        if isinstance(value, Name):
-            return self.symbol(value)
-        if isinstance(value, SqrtDk):
-            root = integer_sqrt(value.d_k)
-            tail = f" = {root}" if root is not None else ""
-            return f"<i>√d<sub>k</sub></i> = √{value.d_k}{tail}"
-        return super().param(value)
+def answer_places(part: Part, digits: int) -> int:
+    """The decimals every answer of a part is written with: enough for its longest exact answer (at least the
+    decimals asked for), ANSWER_DECIMALS when one does not terminate. One count per part: Moodle sizes each box
+    by its answer, so no box tells a short answer (=0) from a long one."""
+    places = [decimal_places(v) for answer in part.answers for v in answer_values(answer)]
+    return ANSWER_DECIMALS if None in places else min(ANSWER_DECIMALS, max([digits, *places]))
 
-    def symbol(self, name: Name) -> str:
-        base, _, sub = name.base.partition("_")
-        subscript = safe(name.token) if name.token is not None else (name.label or sub)
-        head = f"<sup>({name.head})</sup>" if name.head is not None else ""
-        return f"<i>{safe(base)}</i>{head}" + (f"<sub>{subscript}</sub>" if subscript else "")
+
+def answer_values(answer) -> tuple[Expr, ...]:
+    """Every exact value of an answer (a vector's entries, a table's columns' entries)."""
+    if isinstance(answer, AnswerTable):
+        return tuple(v for column in answer.columns for v in column.values)
+    return tuple(answer.entries)
 
 
 class MoodleDriver:
-    """Builds the quiz: question text in HTML (no math markup needed), answers as cloze NUMERICAL blanks."""
+    """Builds the question bank from every version's question (made in the worker processes)."""
 
     name = "moodle"
 
     def __init__(self, options: ExamOptions) -> None:
+        self.options = options
         self.digits = options.digits
-        self.html = ClozeText(lang=options.lang, digits=options.digits)
-        self.text, self.symbol = self.html.text, self.html.symbol
+        self.html = ClozeHtml(lang=options.lang, digits=options.digits)
+        self.feedback = MathJaxHtml(lang=options.lang, digits=options.digits)
+        self.text, self.symbol = self.html.text, self.html.param
 
     def files(self, shares: list[Share]) -> dict[str, str]:
-        """moodle.xml: the question bank of every version."""
-        return {"moodle.xml": self.quiz([(share.label, share.text, share.points) for share in shares])}
-
-    def quiz(self, questions: list[tuple[str, str, int]]) -> str:
-        """The quiz of the versions' (label, question as version() writes it, points)."""
+        """moodle.xml: the exam's category, then every version's question."""
         quiz = ET.Element("quiz")
-        for label, html_, points in questions:
-            question = ET.SubElement(quiz, "question", type="cloze")
-            ET.SubElement(ET.SubElement(question, "name"), "text").text = (
-                f"symattn {self.text('exam.version', {'label': label})}")
-            body = ET.SubElement(question, "questiontext", format="html")
-            ET.SubElement(body, "text").text = html_
-            ET.SubElement(question, "defaultgrade").text = str(points)
-            ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = ""
-            ET.SubElement(question, "penalty").text = "0.3333333"
-            ET.SubElement(question, "hidden").text = "0"
+        category = ET.SubElement(quiz, "question", type="category")
+        ET.SubElement(ET.SubElement(category, "category"), "text").text = category_path(self.options)
+        quiz.extend(ET.fromstring(share.text) for share in shares)
         ET.indent(quiz)
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode") + "\n"
-
-    # ------------------------------------------------------------ question
+        return {"moodle.xml": '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode")
+                + "\n"}
 
     def version(self, exercise: Exercise) -> str:
-        """One version's question text: the inputs, then a NUMERICAL blank for every answer of every part."""
+        """One version's question, as XML."""
+        return ET.tostring(self.question(exercise), encoding="unicode")
+
+    def question(self, exercise: Exercise) -> ET.Element:
+        """One version's cloze question: named after the exam and the version; its mark (Moodle's sum of the blank
+        weights) is the paper's points."""
+        question = ET.Element("question", type="cloze")
+        version = self.text("exam.version", {"label": exercise.label})
+        ET.SubElement(ET.SubElement(question, "name"), "text").text = f"{exam_name(self.options)} — {version}"
+        body = ET.SubElement(question, "questiontext", format="html")
+        ET.SubElement(body, "text").text = self.question_text(exercise)
+        worked = self.feedback.body(replace(exercise.derivation, opening=()))
+        ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = worked
+        ET.SubElement(question, "defaultgrade").text = str(exercise.points)  # ignored by Moodle for cloze
+        ET.SubElement(question, "penalty").text = "0.3333333"
+        ET.SubElement(question, "hidden").text = "0"
+        return question
+
+    # ------------------------------------------------------------ question text
+
+    def question_text(self, exercise: Exercise) -> str:
+        """The inputs, the e^x table where the paper has one, then a NUMERICAL blank for every answer."""
         params = {'digits': self.digits, 'points': exercise.points}
         parts = [f"<p>{self.text('exam.instructions', params)}</p>", f"<p>{self.text(*exercise.intro)}</p>"]
         for item in exercise.given:
             if isinstance(item, GivenVector):
-                parts.append(self.table([safe(item.name.base)], [item.token], [self.given(item.matrix)]))
+                parts.append(self.table([self.symbol(item.name)], [item.token], [self.given(item.matrix)]))
             elif isinstance(item, GivenTable):
                 parts.append(self.table([self.text(item.header_key)], item.tokens, [self.given(item.matrix)]))
             else:
                 parts.append(f"<p>{self.symbol(item.name)} =</p>" + self.matrix(self.given(item.matrix)))
         focus = {'token': Token(exercise.focus), 'd_k': SqrtDk(exercise.d_k)}
         parts.append(f"<p>{self.text('exam.focus', focus)}</p>")
-        parts.append(f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>")
-        answers = [(part, self.answers(part)) for part in exercise.parts]
-        weights = weights_per_blank([(part, html_.count(_BLANK)) for part, html_ in answers])
+        parts.append(self.softmax_instruction(exercise.exp_table))
         parts.append("<ol type=\"a\">")
-        for (part, answer), weight in zip(answers, weights, strict=True):
-            blanks = answer.replace(_BLANK, str(weight)).replace(_TOLERANCE, part.tolerance)
+        for part in exercise.parts:
+            pieces = self.answers(part).split(_BLANK)
+            weights = blank_weights(part.points, len(pieces) - 1)
+            blanks = "".join(piece + str(w) for piece, w in zip(pieces, weights, strict=False)) + pieces[-1]
+            blanks = blanks.replace(_TOLERANCE, part.tolerance)
             parts.append(f"<li>{self.text(part.question, part.params)} ({part.points})<br>{blanks}</li>")
         parts.append("</ol>")
         return "\n".join(parts)
 
+    def softmax_instruction(self, values: tuple | None) -> str:
+        """The paper's e^x table (the Exercise's values, as the paper prints them), or the calculator's sentence."""
+        if values is None:
+            return f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>"
+        rows = "".join(f"<tr><td>{x}</td><td>{e}</td></tr>" for x, e in exp_rows(values))
+        sentence = self.text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")})
+        head = f"<tr><th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th></tr>"
+        return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
+
     def answers(self, part: Part) -> str:
         """A part's blanks: a table of token rows, or vectors (captioned when the part has several)."""
-        pieces = []
+        pieces, places = [], answer_places(part, self.digits)
         for k, answer in enumerate(part.answers):
             if isinstance(answer, AnswerTable):
-                pieces.append(self.blank_table(answer))
+                pieces.append(self.blank_table(answer, places))
                 continue
-            blanks = self.blanks(answer.entries, answer.values.known)
+            blanks = self.blanks(answer.entries, places, answer.values.known)
             if len(part.answers) > 1:
                 blanks = f"{self.caption(answer)}: {blanks}"
             pieces.append(blanks + ("<br>" if k < len(part.answers) - 1 else ""))
@@ -136,19 +155,19 @@ class MoodleDriver:
 
     # ------------------------------------------------------------ pieces
 
-    def blank(self, value: Expr, known: Numbers | None = None) -> str:
-        answer = format(to_decimal(value, ANSWER_DECIMALS, known=known).normalize(), "f")
+    def blank(self, value: Expr, places: int, known: Numbers | None = None) -> str:
+        answer = format(to_decimal(value, places, known=known), "f")  # 0 as 0.0000: every box of a part alike
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
-    def blanks(self, values, known: Numbers | None = None) -> str:
-        return "[" + ", ".join(self.blank(v, known) for v in values) + "]"
+    def blanks(self, values, places: int, known: Numbers | None = None) -> str:
+        return "[" + ", ".join(self.blank(v, places, known) for v in values) + "]"
 
-    def blank_table(self, answer: AnswerTable) -> str:
+    def blank_table(self, answer: AnswerTable, places: int) -> str:
         header = "".join(f"<th>{self.symbol(name)}</th>" for name in answer.header[1:])
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(matrix[i], known)}</td>" for matrix, known in matrices) + "</tr>"
+            + "".join(f"<td>{self.blanks(matrix[i], places, known)}</td>" for matrix, known in matrices) + "</tr>"
             for i, token in enumerate(answer.tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
 
@@ -165,9 +184,13 @@ class MoodleDriver:
         return f"<table border=\"1\">{rows}</table>"
 
     def given(self, matrix) -> list[list[str]]:
-        """An input matrix's rows as typed (a fraction as p/q)."""
-        cols = matrix.values.cols
-        return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
-                 else format_numbers([v], self.digits, places or 0)[0].text
-                 for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
-                for i, row in enumerate(rows_of(matrix.values))]
+        return typed(matrix, self.digits)
+
+
+def typed(matrix, digits: int) -> list[list[str]]:
+    """An input matrix's rows as typed (a fraction as p/q)."""
+    cols = matrix.values.cols
+    return [[f"{v.p}/{v.q}" if places is None and not v.is_Integer
+             else format_numbers([v], digits, places or 0)[0].text
+             for v, places in zip(row, matrix.written[i * cols:(i + 1) * cols], strict=True)]
+            for i, row in enumerate(rows_of(matrix.values))]

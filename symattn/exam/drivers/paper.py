@@ -11,13 +11,13 @@ from dataclasses import replace
 from pylatex import Document, NoEscape
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
-from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
-from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
+from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, exp_rows
 from ..options import ExamOptions
 from .base import Share
+from .grading import grading_table
 
 TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
 
@@ -85,6 +85,8 @@ class PaperDriver:
             lines.append(rf"\begin{{solution}}[{part.space}]" + "\n" + self.answer(part) + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
+            # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
+            r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise.parts) + "\n" + r"\par\fi",
             # the worked solution, under its own title instead of the parts' "Answers:"
             rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
             r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
@@ -108,7 +110,7 @@ class PaperDriver:
         text = self.renderer.text
         if values is None:
             return text("exam.softmax_calculator", {"digits": self.digits})
-        cells = [f"${format_number(a, 10).text}$ & ${e}$" for a, e in values]
+        cells = [f"${x}$ & ${e}$" for x, e in exp_rows(values)]
         height = -(-len(cells) // TABLE_COLUMNS)
         columns = [cells[i * height:(i + 1) * height] for i in range(TABLE_COLUMNS)]
         rows = " \\\\\n".join(" & ".join(column[r] if r < len(column) else "&" for column in columns)

@@ -1,0 +1,143 @@
+"""Canvas QTI (--format qti: canvas-qti.zip, and canvas-qti.txt, its text2qti source) through text2qti: the
+versions as text2qti's quiz text, then its own XML (text2qti.qti.QTI), zipped with fixed dates so that the same
+options give the same bytes.
+
+Each version is a text region with its problem, then one question group (all picked, one point per question) of
+numerical questions, one per blank, each accepting the range of written answers the tolerance accepts."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+from ...engine import entries as rows_of
+from ...errors import SpecError
+from ...model import Name, SqrtDk, Token
+from ...render.markdown import MarkdownRenderer
+from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, exp_rows
+from ..options import ExamOptions
+from .base import Share
+from .grading import LETTERS
+from .moodle import exam_name, typed
+
+INDENT = " " * len("Text: ")  # a text region's continuation lines, as text2qti reads them
+MAX_DIGITS = 4  # text2qti writes a numerical range to 4 decimals
+SMALLEST = 0.0001  # text2qti refuses a range end nearer 0 than this
+
+
+def text2qti() -> Any:
+    """text2qti's modules, or a one-line error saying how to install them."""
+    try:
+        from text2qti import config, qti, quiz
+    except ImportError as error:
+        raise SpecError("--format", "qti needs the text2qti package: pip install 'symattn[qti]' "
+                                    "(or pip install text2qti)") from error
+    return config, quiz, qti
+
+
+def quiz_package(source: str) -> bytes:
+    """text2qti's QTI of a quiz text, zipped as text2qti's QTI.write lays it out, with fixed dates."""
+    config, quiz, qti = text2qti()
+    try:
+        package = qti.QTI(quiz.Quiz(source, config=config.Config()))
+    except quiz.Text2qtiError as error:
+        raise SpecError("--format", f"qti: text2qti refused the quiz: {error}") from error
+    stream = io.BytesIO()
+    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        folder = package.assessment_identifier
+        for name, data in (("imsmanifest.xml", package.imsmanifest_xml), ("non_cc_assessments/", ""),
+                           (f"{folder}/assessment_meta.xml", package.assessment_meta),
+                           (f"{folder}/{folder}.xml", package.assessment)):
+            zf.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+    return stream.getvalue()
+
+
+def answer_range(low, high) -> str:
+    """A numerical answer's [min, max] for text2qti: ends within ±SMALLEST of 0 are moved out to ±SMALLEST."""
+    low = min(float(low), -SMALLEST) if abs(low) < SMALLEST else float(low)
+    high = max(float(high), SMALLEST) if abs(high) < SMALLEST else float(high)
+    return f"[{low!r}, {high!r}]"
+
+
+class QtiDriver:
+    """Writes canvas-qti.zip: text2qti's quiz text is made per version (in the workers), parsed once at the end."""
+
+    name = "qti"
+
+    def __init__(self, options: ExamOptions) -> None:
+        if options.digits > MAX_DIGITS:
+            raise SpecError("--digits", f"--format qti takes at most {MAX_DIGITS} decimals (text2qti writes "
+                                        f"numerical answers to {MAX_DIGITS}), got {options.digits}")
+        text2qti()
+        self.options = options
+        self.digits = options.digits
+        self.markdown = MarkdownRenderer(lang=options.lang, digits=options.digits)
+
+    def files(self, shares: list[Share]) -> dict[str, str | bytes]:
+        """canvas-qti.zip and its text2qti source canvas-qti.txt (edit it and run text2qti on it to change the
+        quiz)."""
+        source = f"Quiz title: {exam_name(self.options)}\n\n" + "\n".join(share.text for share in shares)
+        return {"canvas-qti.zip": quiz_package(source), "canvas-qti.txt": source}
+
+    def version(self, exercise: Exercise) -> str:
+        """The version's text region and its group of numerical questions, in text2qti's syntax."""
+        text = self.markdown.text
+        label = text("exam.version", {"label": exercise.label})
+        problem = [text("exam.instructions", {"digits": self.digits, "points": exercise.points}),
+                   text(*exercise.intro), *self.given(exercise),
+                   text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}),
+                   *self.softmax(exercise.exp_table)]
+        lines = [f"Text title: {label}", "Text: " + f"\n\n{INDENT}".join(p.replace("\n", " ") for p in problem),
+                 "", "GROUP", f"pick: {sum(len(self.blanks(p)) for p in exercise.parts)}",
+                 "points per question: 1", ""]
+        number = 0
+        for i, part in enumerate(exercise.parts):
+            question = text(part.question, part.params)
+            for prompt, value, known in self.blanks(part):
+                number += 1
+                low, high = accepted(value, part.tolerance, self.digits, known)
+                lines += [f"Title: {label} ({LETTERS[i]}) {number}",
+                          f"{number}.  {label} ({LETTERS[i]}) {question} {prompt}", f"=   {answer_range(low, high)}",
+                          ""]
+        return "\n".join([*lines, "END_GROUP", ""])
+
+    def given(self, exercise: Exercise) -> list[str]:
+        """The inputs, a line each: tables by token, matrices as their rows."""
+        lines = []
+        for item in exercise.given:
+            if isinstance(item, (GivenTable, GivenVector)):
+                tokens = item.tokens if isinstance(item, GivenTable) else (item.token,)
+                lines += [f"{self.markdown.token(t)}: {row}" for t, row in zip(tokens, self.rows(item.matrix),
+                                                                               strict=True)]
+            else:
+                lines.append(f"{self.markdown.param(item.name)} = [{', '.join(self.rows(item.matrix))}]")
+        return lines
+
+    def rows(self, matrix) -> list[str]:
+        return ["[" + ", ".join(row) + "]" for row in typed(matrix, self.digits)]
+
+    def softmax(self, values: tuple | None) -> list[str]:
+        """The paper's e^x table as a line of x: e^x pairs, or the calculator's sentence."""
+        text = self.markdown.text
+        if values is None:
+            return [text("exam.softmax_calculator", {"digits": self.digits})]
+        return [text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}),
+                "; ".join(f"{x}: {e}" for x, e in exp_rows(values))]
+
+    def blanks(self, part: Part) -> list[tuple[str, Any, Any]]:
+        """(what the blank asks for, exact value, its numbers) of every answer entry of a part, in order."""
+        out = []
+        for answer in part.answers:
+            if isinstance(answer, AnswerTable):
+                for i, token in enumerate(answer.tokens):
+                    for name, column in zip(answer.header[1:], answer.columns, strict=True):
+                        out += [(f"{self.entry(name, j)}, {self.markdown.token(token)}", v, column.known)
+                                for j, v in enumerate(rows_of(column.values)[i], start=1)]
+            else:
+                out += [(self.entry(answer.name, j), v, answer.values.known)
+                        for j, v in enumerate(answer.entries, start=1)]
+        return out
+
+    def entry(self, name: Name, j: int) -> str:
+        return f"{self.markdown.param(name)}[{j}]"

@@ -1,0 +1,141 @@
+"""moodle.xml as Moodle reads it: marks, names, category, feedback, decimals and tolerances, replayed with a port of
+Moodle's own cloze parsing and marking (tests/exam/moodle_cloze.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from symattn import ExamOptions, build_exam
+from symattn.exam.exercise import tolerance
+
+from .moodle_cloze import extract, grade
+from .test_exam import expected_answers
+
+PARTS = ("qkv", "scores", "scaled", "weights", "output")
+
+
+@pytest.fixture(scope="module", params=[("mixed", "easy", "en"), ("mixed", "standard", "ja")])
+def bank(request, tmp_path_factory):
+    kind, difficulty, lang = request.param
+    out = tmp_path_factory.mktemp("moodle")
+    build_exam(ExamOptions(6, 7, kind, difficulty, lang), out, ("json", "moodle"))
+    root = ET.parse(out / "moodle.xml").getroot()
+    data = json.loads((out / "exam.json").read_text(encoding="utf-8"))
+    return root, data
+
+
+def flat_expected(spec: dict) -> list[float]:
+    """Every blank's value in the question's order, from numpy alone."""
+    expected = expected_answers(spec)
+    if "heads" in expected:
+        flat = [x for Q, K, V, *_ in expected["heads"] for i in range(Q.shape[0]) for x in (*Q[i], *K[i], *V[i])]
+        for part in (3, 4, 5):
+            flat += [x for run in expected["heads"] for x in run[part]]
+        return flat + [x for run in expected["heads"] for x in run[6]] + [*expected["output"]]  # concat not asked
+    Q, K, V, s, a, w, z = expected["single"]
+    if spec["sections"][0]["kind"] == "cross_attention":
+        flat = [*Q[0]] + [x for j in range(K.shape[0]) for x in (*K[j], *V[j])]
+    else:
+        flat = [x for j in range(Q.shape[0]) for x in (*Q[j], *K[j], *V[j])]
+    return flat + [*s, *a, *w, *z]
+
+
+def test_marks_after_import_are_the_papers_points(bank):
+    root, data = bank
+    questions = [q for q in root.findall("question") if q.get("type") == "cloze"]
+    assert len(questions) == len(data["versions"])
+    for question, version in zip(questions, data["versions"], strict=True):
+        text = question.find("questiontext/text").text
+        blanks, mark, rest = extract(text)
+        assert len(blanks) == text.count(":NUMERICAL:") and "{" not in re.sub(r"\{#\d+\}", "", rest)
+        points = [int(p) for p in re.findall(r"\((\d+)\)<br>", text)]  # each part's points, as printed
+        assert mark == sum(points) == int(question.find("defaultgrade").text)  # Moodle's mark: the weights' sum
+        for part, worth in zip(text.split("<li>")[1:], points, strict=True):
+            assert extract(part)[1] == worth  # each part weighs its points
+        assert all(b.numerical and len(b.answers) == 1 and b.answers[0][0] == 1 for b in blanks)
+        values = flat_expected(version["spec"])
+        assert np.allclose([float(b.answers[0][1]) for b in blanks], values, atol=1e-11)
+        assert grade(blanks, values) == pytest.approx(1.0)  # the exact answers earn every mark
+        assert grade(blanks, [v + 0.5 for v in values]) == 0.0
+
+
+def test_names_are_unique_and_under_the_exams_category(bank, tmp_path):
+    root, data = bank
+    category = root.find("question")
+    assert category.get("type") == "category"
+    options = data["options"]
+    name = f"symattn {options['kind']} {options['difficulty']} {options['lang']} seed {data['seed']}"
+    assert category.find("category/text").text == f"$course$/symattn/{name}"
+    names = [q.find("name/text").text for q in root.findall("question")[1:]]
+    assert len(set(names)) == len(names) and all(n.startswith(name + " — ") for n in names)
+    build_exam(ExamOptions(2, 8, "mixed", options["difficulty"], options["lang"]), tmp_path, ("moodle",))
+    other = [q.find("name/text").text for q in ET.parse(tmp_path / "moodle.xml").getroot().findall("question")[1:]]
+    assert not set(other) & set(names)  # another exam's questions never collide in a question bank
+
+
+def test_course_and_title_lead_the_names(tmp_path):
+    """With the --course and --title options (ExamOptions fields added by the paper's options), they lead."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Titled(ExamOptions):
+        course: str = "CS 101/A"
+        title: str = "Midterm <1>"
+
+    build_exam(Titled(1, 3), tmp_path, ("moodle",))
+    root = ET.parse(tmp_path / "moodle.xml").getroot()
+    name = "CS 101/A Midterm <1> self_attention easy en seed 3"
+    assert root.find("question/category/text").text == "$course$/symattn/" + name.replace("/", "//")
+    assert root.findall("question")[1].find("name/text").text.startswith(name + " — ")
+
+
+def test_worked_solution_is_the_feedback_and_math_is_typeset(bank):
+    root, _ = bank
+    for question in root.findall("question")[1:]:
+        feedback = question.find("generalfeedback/text").text
+        assert question.find("generalfeedback").get("format") == "html"
+        assert len(feedback) > 2000 and r"\(" in feedback and "<math" not in feedback
+        assert all("<" not in math for math in re.findall(r"\\\((.*?)\\\)", feedback, re.S))  # escaped
+        text = question.find("questiontext/text").text
+        prose = re.sub(r"\\\(.*?\\\)", "", re.sub(r"\{[^{}]*NUMERICAL[^{}]*\}", "", text))
+        assert "d_k" not in prose and "_" not in prose and r"\(d_k\)" in text  # math as math, not "d_k"
+
+
+def test_every_box_of_a_part_has_the_same_decimals(bank):
+    root, data = bank
+    digits = data["options"]["digits"]
+    for question in root.findall("question")[1:]:
+        for part in question.find("questiontext/text").text.split("<li>")[1:]:
+            answers = [b.answers[0][1] for b in extract(part)[0]]
+            places = {len(a.partition(".")[2]) for a in answers}
+            assert len(places) == 1 and places.pop() >= digits, answers  # =0.0000, never =0
+
+
+def test_tolerances_are_the_exercises(bank):
+    root, data = bank
+    digits = data["options"]["digits"]
+    for question, version in zip(root.findall("question")[1:], data["versions"], strict=True):
+        section = version["spec"]["sections"][0]
+        d_k = len((section["heads"][0] if "heads" in section else section)["W_K"][0])
+        for part, key in zip(question.find("questiontext/text").text.split("<li>")[1:], PARTS, strict=True):
+            assert {b.answers[0][2] for b in extract(part)[0]} == {float(tolerance(digits, key, d_k))}
+
+
+def test_blank_weights_are_whole_even_and_add_up_to_the_points():
+    import random
+
+    from symattn.exam.drivers.moodle import blank_weights
+
+    rng = random.Random(19)
+    for _ in range(500):
+        points, count = rng.randint(1, 30), rng.randint(1, 60)
+        weights = blank_weights(points, count)
+        assert len(weights) == count and sum(weights) == points
+        assert set(weights) <= {points // count, -(-points // count)}  # as even as whole numbers allow
+        ones = [i for i, w in enumerate(weights) if w > points // count]
+        assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:], strict=False))  # spread
