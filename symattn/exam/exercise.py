@@ -13,7 +13,10 @@ from ..model import Derivation, Name, Shown, Token
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
 POINTS = {"qkv": 4, "scores": 2, "scaled": 2, "weights": 3, "output": 3}
-SPACE = {"qkv": "5cm", "scores": "2.5cm", "scaled": "2.5cm", "weights": "3.5cm", "output": "3cm"}
+# The writing space of a part on the paper: room for the working (mm), and a line (LINE mm) per vector asked, a table
+# counting a line per row of each column (Q, K and V of every token: 3 lines a token).
+WORKING = {"qkv": 15, "scores": 20, "scaled": 10, "weights": 25, "output": 20}
+LINE = 8
 
 
 def tolerance(digits: int, part: str) -> str:
@@ -100,7 +103,13 @@ class Part:
 
 def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int) -> Part:
     """A part with the points, space and tolerance of its key."""
-    return Part(key, question, params, tuple(answers), POINTS[key], SPACE[key], tolerance(digits, key))
+    return Part(key, question, params, tuple(answers), POINTS[key], space(key, answers), tolerance(digits, key))
+
+
+def space(key: str, answers: list[Answer]) -> str:
+    """A part's writing space on the paper, sized to what it asks (WORKING and LINE)."""
+    lines = sum(len(a.tokens) * len(a.columns) if isinstance(a, AnswerTable) else 1 for a in answers)
+    return f"{WORKING[key] + LINE * lines}mm"
 
 
 @dataclass(frozen=True)
@@ -161,4 +170,4 @@ def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict
 
 def focus_params(focus: str) -> dict[str, Any]:
     """The parameters every part's question may use."""
-    return {"token": Token(focus), "W_O": Name("W_O")}
+    return {"token": Token(focus), "W_O": Name("W_O"), "z": Name("z")}
