@@ -44,10 +44,15 @@ def read_students(path: Path, max_count: int) -> tuple[Student, ...]:
 def parse_students(text: str, source: str, max_count: int) -> tuple[Student, ...]:
     """The students of a class list's text (`source` names it in errors)."""
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        rows = [(reader.line_num, row) for row in reader]
-    except csv.Error as exc:
-        raise SpecError(OPTION, f"{source} row {reader.line_num}: not valid CSV ({exc})") from None
+    rows: list[tuple[int, list[str]]] = []  # each row with the line it starts on (a quoted cell may span lines)
+    while True:
+        start = reader.line_num + 1
+        try:
+            rows.append((start, next(reader)))
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise SpecError(OPTION, f"{source} row {start}: not valid CSV ({exc})") from None
     rows = [(number, row) for number, row in rows if any(cell.strip() for cell in row)]  # blank lines skipped
     if not rows:
         raise SpecError(OPTION, f"{source} is empty: expected a header row with the columns id and name")
