@@ -59,7 +59,7 @@ class PaperHead:
         lines = [
             rf"\symattnversion{{{label}}}{{{version}}}{{{name}}}{{{number}}}",
             rf"\begin{{center}}{{\Large\bfseries\examtitle}}\\[3pt]{{\large\bfseries {version}}}\end{{center}}",
-            rf"\noindent\namelabel\ {name or RULE % NAME_RULE}\hfill\idlabel\ {number or RULE % ID_RULE}"
+            rf"\noindent\namelabel\ {name or RULE % NAME_RULE}\hfill\mbox{{\idlabel\ {number or RULE % ID_RULE}}}"
             r"\par\medskip",
         ]
         time = self.options.time_allowed
