@@ -222,3 +222,14 @@ def test_the_concatenation_z_is_math(tmp_path):
     build_exam(ExamOptions(1, 1, "multi_head", "easy", "en"), tmp_path, ("tex",))
     exam = (tmp_path / "exam.tex").read_text(encoding="utf-8")
     assert "concatenation $z$ and the final output $z$ · $W_O$" in exam
+
+
+def test_a_missing_class_list_and_a_count_that_agrees(tmp_path, capsys):
+    missing = tmp_path / "none.csv"
+    assert main(["exam", "--students", str(missing), "--format", "json", "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.startswith(f"symattn: error: --students: cannot read {missing}: ")
+    (tmp_path / "class.csv").write_bytes(class_list(STUDENTS, bom=False))
+    assert main(["exam", "--students", str(tmp_path / "class.csv"), "--count", "3", "--format", "json",
+                 "--out", str(tmp_path / "out")]) == 0
+    data = json.loads((tmp_path / "out" / "exam.json").read_text(encoding="utf-8"))
+    assert [s["version"] for s in data["students"]] == [v["label"] for v in data["versions"]] == ["01", "02", "03"]
