@@ -87,14 +87,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "answer key (full worked solutions), exam.json and moodle.xml. The same options always give "
                     "the same files.",
     )
-    exam.add_argument("--count", type=int, default=10, metavar="N", help="number of versions (default: 10)")
+    exam.add_argument("--count", type=int, metavar="N",
+                      help="number of versions (default: 10, or one per student of --students)")
     exam.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
     exam.add_argument("--kind", default="self_attention", metavar="KIND",
                       help="self_attention, cross_attention, multi_head or mixed (default: self_attention)")
     exam.add_argument("--difficulty", default="easy", metavar="LEVEL",
                       help="easy (integer √d_k, short decimals, e^x table) or standard (√2, calculator); "
                            "default: easy")
-    exam.add_argument("--lang", choices=("ja", "en"), default="ja", help="language (default: ja)")
+    exam.add_argument("--lang", default="ja", metavar="LIST",
+                      help="language: ja or en, or ja,en for the papers of the same exam in both, each file named "
+                           "with its language (exam-ja.pdf, exam-en.pdf, ...); default: ja")
     exam.add_argument("--digits", metavar="N", help="decimals asked for rounded answers (default: 4)")
     exam.add_argument("--format", dest="formats", metavar="LIST", default="pdf,tex,json,moodle",
                       help="comma-separated: pdf (exam, key, solutions), tex, json, moodle, solutions "
@@ -107,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
+    # the paper's heading and the class list (exam/heading.py, exam/students.py)
+    exam.add_argument("--title", metavar="TEXT", help="the papers' title (default: the language's)")
+    exam.add_argument("--course", metavar="TEXT", help="the course, printed on each version's first page")
+    exam.add_argument("--date", metavar="TEXT", help="the date, printed on each version's first page (default: none)")
+    exam.add_argument("--time-allowed", metavar="TIME",
+                      help="the time allowed: minutes (90) or any text (1 h 30 min); default: not stated")
+    exam.add_argument("--students", metavar="CSV",
+                      help="a class list (UTF-8 CSV with the columns id and name): one version per student, "
+                           "with the student's name and id on every page")
     exam.add_argument("--jobs", type=int, metavar="N",
                       help="processes that derive and typeset the versions; the files are the same for any N "
                            "(default: one per processor, at most 8; 1: no extra processes)")
@@ -158,16 +170,17 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-def parse_formats(text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """--format 'tex,pdf' -> ('tex', 'pdf'), each checked against the formats allowed."""
+def parse_formats(text: str, allowed: tuple[str, ...], option: str = "--format") -> tuple[str, ...]:
+    """--format 'tex,pdf' -> ('tex', 'pdf'), each checked against the values allowed (also --lang 'ja,en')."""
     from .errors import SpecError
 
+    what = "format" if option == "--format" else "value"
     formats = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
     if not formats:
-        raise SpecError("--format", f"expected one or more of {', '.join(allowed)}")
+        raise SpecError(option, f"expected one or more of {', '.join(allowed)}")
     for fmt in formats:
         if fmt not in allowed:
-            raise SpecError("--format", f"unknown format {fmt!r} (expected {', '.join(allowed)})")
+            raise SpecError(option, f"unknown {what} {fmt!r} (expected {', '.join(allowed)})")
     return formats
 
 
@@ -205,27 +218,32 @@ def _load(args: argparse.Namespace):
 def _exam(args: argparse.Namespace) -> int:
     from .errors import SpecError
     from .exam.build import EXAM_FORMATS, build_exam
-    from .exam.generate import check_request
+    from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
     from .exam.points import parse_parts
+    from .exam.students import read_students
     from .exam.workers import default_jobs
     from .numfmt import DEFAULT_DIGITS
     from .spec.fields import parse_digits
 
     _settle()
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else DEFAULT_DIGITS
-    check_request(args.count, args.kind, args.difficulty, digits, args.tokens, args.d_k)
+    langs = parse_formats(args.lang, ("ja", "en"), "--lang")
+    students = read_students(Path(args.students), MAX_COUNT) if args.students is not None else ()
+    count = len(students) if students and args.count is None else 10 if args.count is None else args.count
+    check_request(count, args.kind, args.difficulty, digits, args.tokens, args.d_k)
     if args.jobs is not None and args.jobs < 1:
         raise SpecError("--jobs", f"expected a whole number of processes, 1 or more, got {args.jobs}")
     formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
-    options = ExamOptions(args.count, args.seed, args.kind, args.difficulty, args.lang, digits, args.tokens,
-                          args.d_k, parse_parts(args.parts))
+    options = ExamOptions(count, args.seed, args.kind, args.difficulty, langs[0], digits, args.tokens,
+                          args.d_k, parse_parts(args.parts), title=args.title,
+                          course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
     jobs = args.jobs if args.jobs is not None else default_jobs()
-    for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs):
+    for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs):
         print(f"wrote {path}")
     return 0
 

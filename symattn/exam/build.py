@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 
@@ -19,8 +20,11 @@ from .drivers.paper import PaperDriver
 from .exercise import Exercise, with_tolerances
 from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
+from .heading import check_heading
 from .options import ExamOptions
+from .paging import check_counts, page_counts, with_counts
 from .points import EXP_PARTS, asked_parts, needed, parse_parts
+from .students import check_class
 from .workers import ordered_map
 
 WORKED = {"tex", "moodle"}  # the drivers that print the worked solution: the derivation is made with its steps
@@ -67,17 +71,43 @@ def drivers(options: ExamOptions, names: tuple[str, ...]) -> dict[str, Driver]:
 
 
 def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], split: bool = False,
-               jobs: int = 1) -> list[Path]:
+               jobs: int = 1, langs: tuple[str, ...] = ()) -> list[Path]:
     """Write the requested files: everything is computed and compiled first, then the whole set is written
     (write_set: all files or none). The versions are checked and rendered in `jobs` processes; the files are
-    the same for any number of them."""
+    the same for any number of them. `langs`: the papers of the same exam in each language, every file named
+    with its language (exam-ja.pdf, key-en.tex, moodle-ja.xml, exam-en-07.pdf); () or one: options.lang's."""
     check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
     if options.parts is not None:
         parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
-    check_targets([out_dir / "exam.json"])  # an --out that can never be written fails before the long work
+    check_class(options.count, options.students)
+    check_heading(options)
+    langs = tuple(dict.fromkeys(langs)) or (options.lang,)
+    named = (lambda name, lang: name) if len(langs) == 1 else lang_name
+    check_targets([out_dir / named("exam.json", langs[0])])  # an --out never writable fails before the work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
-    names = tuple(name for name in DRIVERS if name in formats or (name in COMPILED and "pdf" in formats))
-    drivers(options, names)  # a driver that cannot run (qti without text2qti) fails before the long work
+    drivers(options, driver_names(formats))  # a driver that cannot run (qti without text2qti) fails before the work
+    outputs: dict[Path, str | bytes] = {}
+    for lang in langs:
+        paper = exam_files(replace(options, lang=lang), formats, split, jobs)
+        outputs.update({out_dir / named(name, lang): content for name, content in paper.items()})
+    write_set(outputs)
+    return list(outputs)
+
+
+def lang_name(name: str, lang: str) -> str:
+    """A file's name with its language after the first word: exam.pdf -> exam-ja.pdf, exam-07.pdf -> exam-ja-07.pdf."""
+    cut = min(i for i in (name.find("-"), name.find("."), len(name)) if i >= 0)
+    return f"{name[:cut]}-{lang}{name[cut:]}"
+
+
+def driver_names(formats: tuple[str, ...]) -> tuple[str, ...]:
+    """The drivers that write the formats asked for (pdf: those whose .tex is compiled)."""
+    return tuple(name for name in DRIVERS if name in formats or (name in COMPILED and "pdf" in formats))
+
+
+def exam_files(options: ExamOptions, formats: tuple[str, ...], split: bool, jobs: int) -> dict[str, str | bytes]:
+    """The requested files of an exam in one language, by name."""
+    names = driver_names(formats)
     versions: list[tuple[Candidate, dict[str, Share]]] = []
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
@@ -91,16 +121,23 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     sources = {name: text for name, text in files.items()  # pdf: every .tex; solutions: solutions.pdf alone
                if name.endswith(".tex") and ("pdf" in formats or name == "solutions.tex")}
     pdfs = _compile(drivers(options, names).get("tex"), versions, sources, split) if sources else {}
-    outputs = {out_dir / name: content for name, content in [*files.items(), *pdfs.items()]
-               if not (name.endswith(".tex") and "tex" not in formats)}
-    write_set(outputs)
-    return list(outputs)
+    return {name: content for name, content in [*files.items(), *pdfs.items()]
+            if not (name.endswith(".tex") and "tex" not in formats)}
+
+
+PAPERS = ("exam.pdf", "key.pdf")  # the PDFs whose versions count their pages ("Page i of n")
+
+
+def whole_paper(name: str) -> str:
+    """The whole paper a PDF's pages are those of: exam-07.pdf -> exam.pdf (and exam.pdf itself)."""
+    return re.split(r"[-.]", name, maxsplit=1)[0] + ".pdf"
 
 
 def _compile(paper: PaperDriver | None, versions: list[tuple[Candidate, dict[str, Share]]],
              sources: dict[str, str], split: bool) -> dict[str, bytes]:
-    """A PDF of every .tex (exam, key, solutions: one LaTeX run each, side by side); with split also an exam and
-    a key per version, in parallel."""
+    """A PDF of every .tex, side by side: exam.pdf and key.pdf in two LaTeX runs (the first counts each version's
+    pages, see paging.py), solutions.pdf in one; with split also a pair per version, in parallel, with the
+    counts of the whole papers."""
     jobs = {name.removesuffix(".tex") + ".pdf": source for name, source in sources.items()}
     if split and paper is not None:
         for candidate, shares in versions:
@@ -115,11 +152,18 @@ def _compile(paper: PaperDriver | None, versions: list[tuple[Candidate, dict[str
                 pages[name] = count
                 bar.describe(f"pages written: {sum(pages.values())}")
 
-        futures = {name: pool.submit(runs.compile, source, name.removesuffix(".pdf"),
-                                     on_page=partial(written, name)) for name, source in jobs.items()}
         try:
+            counted = {name: pool.submit(runs.compile_logged, jobs[name], name.removesuffix(".pdf"),
+                                         on_page=partial(written, f"{name}, first pass"))
+                       for name in PAPERS if name in jobs}
+            counts = {name: page_counts(future.result()[1]) for name, future in counted.items()}
+            own = {name: counts.get(whole_paper(name), {}) for name in jobs}
+            futures = {name: pool.submit(runs.compile_logged, with_counts(source, own[name]),
+                                         name.removesuffix(".pdf"), on_page=partial(written, name))
+                       for name, source in jobs.items()}
             for name, future in futures.items():
-                results[name] = future.result()
+                results[name], log = future.result()
+                check_counts(name, log, own[name])
                 with lock:
                     bar.advance()
         except BaseException:  # a failure or an interrupt: no more compiles, the running ones killed now

@@ -14,7 +14,10 @@ from ..model import Derivation, Name, Shown, Token
 from ..numfmt import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
-SPACE = {"qkv": "5cm", "scores": "2.5cm", "scaled": "2.5cm", "weights": "3.5cm", "output": "3cm"}
+# The writing space of a part on the paper: room for the working (mm), and a line (LINE mm) per vector asked, a table
+# counting a line per row of each column (Q, K and V of every token: 3 lines a token).
+WORKING = {"qkv": 15, "scores": 20, "scaled": 10, "weights": 25, "output": 20}
+LINE = 8
 
 
 # How far an answer may be from the exact value, per part: (units of the last decimal asked for, the allowance
@@ -155,7 +158,13 @@ class Part:
 def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int, work: Work) -> Part:
     """A part with the space and tolerance of its key; its points follow from its work once the asked parts are
     known (exam/points.py)."""
-    return Part(key, question, params, tuple(answers), 0, SPACE[key], tolerance(digits, key), work)
+    return Part(key, question, params, tuple(answers), 0, space(key, answers), tolerance(digits, key), work)
+
+
+def space(key: str, answers: list[Answer]) -> str:
+    """A part's writing space on the paper, sized to what it asks (WORKING and LINE)."""
+    lines = sum(len(a.tokens) * len(a.columns) if isinstance(a, AnswerTable) else 1 for a in answers)
+    return f"{WORKING[key] + LINE * lines}mm"
 
 
 @dataclass(frozen=True)
@@ -216,4 +225,4 @@ def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict
 
 def focus_params(focus: str) -> dict[str, Any]:
     """The parameters every part's question may use."""
-    return {"token": Token(focus), "W_O": Name("W_O"), "d_k": Name("d_k")}
+    return {"token": Token(focus), "W_O": Name("W_O"), "d_k": Name("d_k"), "z": Name("z")}

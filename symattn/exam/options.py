@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..numfmt import DEFAULT_DIGITS
+from .students import Student
 
 
 @dataclass(frozen=True)
@@ -22,3 +23,10 @@ class ExamOptions:
     tokens: int | None = None
     d_k: int | None = None
     parts: tuple[str, ...] | None = None
+    # The paper's heading (drivers/paper_head.py), as typed; None: not printed (title: the language's own).
+    # time_allowed: a whole number of minutes, or any text printed as it is. students: one version each, in order.
+    title: str | None = None
+    course: str | None = None
+    date: str | None = None
+    time_allowed: str | None = None
+    students: tuple[Student, ...] = ()

@@ -226,13 +226,18 @@ class LatexRuns:
     def compile(self, tex_source: str, jobname: str = "document",
                 on_page: Callable[[int], None] | None = None) -> bytes:
         """Like compile_pdf; LatexError at once after stop()."""
+        return self.compile_logged(tex_source, jobname, on_page)[0]
+
+    def compile_logged(self, tex_source: str, jobname: str = "document",
+                       on_page: Callable[[int], None] | None = None) -> tuple[bytes, str]:
+        """Like compile_with_log: the PDF and TeX's log; LatexError at once after stop()."""
         with self._lock:
             if self.stopped:
                 raise LatexError("LaTeX stopped: the build was interrupted")
             run = LatexRun(jobname)
             self._runs.add(run)
         try:
-            return run.finish(tex_source, on_page=on_page)[0]
+            return run.finish(tex_source, on_page=on_page)
         finally:
             with self._lock:
                 self._runs.discard(run)

@@ -292,14 +292,20 @@ def test_exam_json_from_entries_is_json_dumps_of_the_whole():
     the whole document gives, whatever the entries hold."""
     from symattn import __version__
     from symattn.exam.drivers.answers_json import exam_json, version_json
+    from symattn.exam.students import Student
 
-    options = ExamOptions(2, 3, "mixed", "standard", "ja", 5)
+    students = (Student("7", "山田 \"太郎\""), Student("x\\1", "Ann & Bob"))
+    options = ExamOptions(2, 3, "mixed", "standard", "ja", 5, title="期末 \"試験\"", time_allowed="90",
+                          students=students)
     entries = [("01", {"title": "Version 01", "sections": [{"X": [["0.5", "-1"]], "empty": [], "none": {}}]},
                 {"line\nbreak": "猫 \"quoted\" \\ tab\t", "nested": [[], [{}], [1, 2.5, None, True]]}),
                ("02", {}, {"a": []})]
     whole = {"symattn": __version__, "seed": 3,
              "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5,
-                         "tokens": 4, "d_k": 2, "parts": ["a", "b", "c", "d", "e"]},  # the shape drawn for seed 3
+                         "tokens": 4, "d_k": 2, "parts": ["a", "b", "c", "d", "e"],  # the shape drawn for seed 3
+                         "title": "期末 \"試験\"", "course": None, "date": None, "time_allowed": "90"},
+             "students": [{"id": "7", "name": "山田 \"太郎\"", "version": "01"},
+                          {"id": "x\\1", "name": "Ann & Bob", "version": "02"}],
              "versions": [{"label": label, "spec": spec, "answers": answers} for label, spec, answers in entries]}
-    assert exam_json(options, [version_json(*entry) for entry in entries]) == (
+    assert exam_json(options, [version_json(*entry) for entry in entries], ["01", "02"]) == (
         json.dumps(whole, ensure_ascii=False, indent=1) + "\n")

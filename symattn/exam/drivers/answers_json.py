@@ -10,6 +10,7 @@ from ... import __version__
 from ...render.answers import answers
 from ..exercise import Exercise
 from ..fair import exam_level
+from ..heading import heading
 from ..options import ExamOptions
 from ..points import PART_LETTERS
 from .base import Share
@@ -29,7 +30,8 @@ class JsonDriver:
         return version_json(exercise.label, exercise.data, answers(exercise.derivation), workload(exercise))
 
     def files(self, shares: list[Share]) -> dict[str, str]:
-        return {"exam.json": exam_json(self.options, [share.text for share in shares])}
+        return {"exam.json": exam_json(self.options, [share.text for share in shares],
+                                       [share.label for share in shares])}
 
 
 def workload(exercise: Exercise) -> dict[str, Any]:
@@ -49,14 +51,17 @@ def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any],
     return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
 
 
-def exam_json(options: ExamOptions, versions: list[str]) -> str:
+def exam_json(options: ExamOptions, versions: list[str], labels: list[str]) -> str:
     """exam.json: json.dumps(..., indent=1) of the whole, with the versions' entries as version_json() wrote
-    them."""
+    them (`labels`: theirs, in order)."""
     data: dict[str, Any] = {
         "symattn": __version__,
         "seed": options.seed,
         "options": {"count": options.count, "kind": options.kind, "difficulty": options.difficulty,
-                    "lang": options.lang, "digits": options.digits, **fair_options(options)},
+                    "lang": options.lang, "digits": options.digits, **fair_options(options), **heading(options)},
+        # the class list (--students): which version each student has
+        "students": [{"id": student.id, "name": student.name, "version": label}
+                     for student, label in zip(options.students, labels, strict=False)],
         "versions": [_SLOT],
     }
     head, tail = json.dumps(data, ensure_ascii=False, indent=1).split(json.dumps(_SLOT))

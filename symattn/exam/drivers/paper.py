@@ -18,6 +18,7 @@ from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVe
 from ..options import ExamOptions
 from .base import Share
 from .grading import grading_table
+from .paper_head import PaperHead
 
 TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
 
@@ -33,6 +34,7 @@ class PaperDriver:
         # Every derivation align*, which may break across pages: the exam class's solution environment (framed)
         # cuts its contents at a page break, and an unbreakable display would run past the page's foot.
         self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True, unbroken_rows=0)
+        self.head = PaperHead(options, self.renderer)
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """exam.tex and key.tex around every version."""
@@ -57,8 +59,8 @@ class PaperDriver:
         if key:
             doc.preamble.append(NoEscape(r"\printanswers"))
         text = self.renderer.text
-        title = text("exam.key_title" if key else "exam.title")
-        doc.preamble.append(NoEscape(rf"\newcommand{{\examtitle}}{{{title}}}"))
+        for line in self.head.preamble(key):
+            doc.preamble.append(NoEscape(line))
         doc.preamble.append(NoEscape(rf"\pointpoints{{{text('exam.point')}}}{{{text('exam.points')}}}"))
         doc.preamble.append(NoEscape(rf"\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.answers')}:}}"
                                      r"\enspace}"))
@@ -70,10 +72,8 @@ class PaperDriver:
     def version(self, exercise: Exercise) -> str:
         """One version's pages: the problem, its parts with their answers, and the worked solution."""
         text = self.renderer.text
-        label = text("exam.version", {"label": exercise.label})
         lines = [
-            rf"\begin{{center}}{{\large\examtitle}}\\[2pt]{{\Large\bfseries {label}}}\end{{center}}",
-            rf"\noindent {text('exam.name_line')} \makebox[7cm]{{\hrulefill}}\par\medskip",
+            *self.head.opening(exercise.label),
             text("exam.instructions", {"digits": self.digits, "points": exercise.points}),
             r"\setcounter{question}{0}",
             r"\begin{questions}",
@@ -82,7 +82,9 @@ class PaperDriver:
         ]
         for part in exercise.parts:
             lines.append(rf"\part[{part.points}] {text(part.question, part.params)}")
-            lines.append(rf"\begin{{solution}}[{part.space}]" + "\n" + self.answer(part) + "\n" + r"\end{solution}")
+            # the part's space, and a share of what its page leaves free (no half-empty page)
+            lines.append(rf"\begin{{solution}}[{part.space} plus 1fill]" + "\n" + self.answer(part) + "\n"
+                         + r"\end{solution}")
         lines += [
             r"\end{parts}",
             # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
@@ -92,7 +94,7 @@ class PaperDriver:
             r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
             + r"\end{solution}}",
             r"\end{questions}",
-            r"\clearpage",
+            r"\symattnendversion",
         ]
         return "\n".join(lines)
 

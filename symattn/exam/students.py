@@ -1,0 +1,99 @@
+"""A class list (`--students class.csv`): one exam version per student, whose name and id the paper prints.
+
+The file is CSV in UTF-8 (with or without a byte order mark) with a header row naming the columns `id` and
+`name` (any others are ignored); every error names its row (the header is row 1) and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SpecError
+
+OPTION = "--students"
+MAX_LENGTH = 80  # characters of a name or an id: more would not fit the paper's running head
+COLUMNS = ("id", "name")
+
+
+@dataclass(frozen=True)
+class Student:
+    """One row of the class list."""
+
+    id: str
+    name: str
+
+
+def read_students(path: Path, max_count: int) -> tuple[Student, ...]:
+    """The students of a class list, in its order; SpecError naming the row and column of the first problem."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SpecError(OPTION, f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        row = data[:exc.start].count(b"\n") + 1
+        raise SpecError(OPTION, f"{path} row {row}: not UTF-8 (save the class list as UTF-8 CSV)") from None
+    return parse_students(text, str(path), max_count)
+
+
+def parse_students(text: str, source: str, max_count: int) -> tuple[Student, ...]:
+    """The students of a class list's text (`source` names it in errors)."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, list[str]]] = []  # each row with the line it starts on (a quoted cell may span lines)
+    while True:
+        start = reader.line_num + 1
+        try:
+            rows.append((start, next(reader)))
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise SpecError(OPTION, f"{source} row {start}: not valid CSV ({exc})") from None
+    rows = [(number, row) for number, row in rows if any(cell.strip() for cell in row)]  # blank lines skipped
+    if not rows:
+        raise SpecError(OPTION, f"{source} is empty: expected a header row with the columns id and name")
+    header_row, header = rows[0]
+    names = [cell.strip().lower() for cell in header]
+    missing = [column for column in COLUMNS if column not in names]
+    if missing:
+        raise SpecError(OPTION, f"{source} row {header_row}: no column {' or '.join(missing)} in the header "
+                                f"(expected the columns id and name, got {', '.join(map(repr, header))})")
+    where = {column: names.index(column) for column in COLUMNS}
+    students: list[Student] = []
+    seen: dict[str, int] = {}
+    for number, row in rows[1:]:
+        values = {column: cell(row, where[column], number, column, source) for column in COLUMNS}
+        if values["id"] in seen:
+            raise SpecError(OPTION, f"{source} row {number}, column id: {values['id']!r} is already the id of "
+                                    f"row {seen[values['id']]} (every student needs an id of their own)")
+        seen[values["id"]] = number
+        students.append(Student(values["id"], values["name"]))
+    if not students:
+        raise SpecError(OPTION, f"{source} lists no students (only the header row)")
+    if len(students) > max_count:
+        raise SpecError(OPTION, f"{source} lists {len(students)} students: at most {max_count} versions")
+    return tuple(students)
+
+
+def cell(row: list[str], index: int, number: int, column: str, source: str) -> str:
+    """One cell of a student's row, stripped and checked: present, one line, printable, not too long."""
+    value = unicodedata.normalize("NFC", row[index].strip()) if index < len(row) else ""
+    where = f"{source} row {number}, column {column}"
+    if not value:
+        raise SpecError(OPTION, f"{where}: empty (every student needs an id and a name)")
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
+        raise SpecError(OPTION, f"{where}: a line break or control character in {value!r} (expected one line)")
+    if len(value) > MAX_LENGTH:
+        raise SpecError(OPTION, f"{where}: {len(value)} characters, at most {MAX_LENGTH}")
+    return value
+
+
+def check_class(count: int, students: tuple[Student, ...]) -> None:
+    """A class list gives one version per student: the count of versions must be the number of students."""
+    if students and count != len(students):
+        raise SpecError("--count", f"{count} versions, but the class list has {len(students)} students (with "
+                                   f"{OPTION}, leave out --count: each student gets a version of their own)")
