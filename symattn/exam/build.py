@@ -10,12 +10,12 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from ..derivation import derive_spec
-from ..kinds import kind_of
 from ..output import check_targets, write_set
 from ..progress import Progress
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
+from .examiners import examiner_of
 from .exercise import Exercise, exp_table
 from .generate import Candidate, Version, check, check_request, search
 from .options import ExamOptions
@@ -29,9 +29,10 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     derivation = derive_spec(version.spec, lang=options.lang, digits=options.digits, steps=steps,
                              results=version.results)
     section = version.spec.sections[0]
-    asked = kind_of(section.kind).exercise(section, version.results[0], options.digits)
+    asked = examiner_of(version.data["sections"][0]).exercise(section, version.results[0], options.digits)
     return Exercise(version.label, version.data, version.spec, derivation, asked.intro, asked.given, asked.focus,
-                    asked.d_k, asked.parts, exp_table(asked.d_k, asked.scaled))
+                    asked.d_k, asked.parts, exp_table(asked.d_k, asked.scaled),
+                    asked.task, asked.softmax, asked.angles)
 
 
 @dataclass(frozen=True)

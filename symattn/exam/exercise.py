@@ -117,6 +117,12 @@ class Exercise:
     d_k: int
     parts: tuple[Part, ...]
     exp_table: tuple[Expr, ...] | None = None  # the x of the paper's e^x table (None: a calculator is needed)
+    # the new kinds' exams (exam/drawing.py): the sentence said instead of exam.focus (None: exam.focus), the section
+    # of the language strings softmax_table and softmax_calculator ("": no softmax), and the angles of the paper's
+    # cos/sin table (RoPE; None: no table)
+    task: tuple[str, dict[str, Any]] | None = None
+    softmax: str = "exam"
+    angles: tuple[Expr, ...] | None = None
 
     @property
     def points(self) -> int:
@@ -133,6 +139,9 @@ class Asked:
     d_k: int
     parts: tuple[Part, ...]
     scaled: tuple[tuple[Expr, ...], ...]
+    task: tuple[str, dict[str, Any]] | None = None  # as Exercise's (the new kinds' exams)
+    softmax: str = "exam"
+    angles: tuple[Expr, ...] | None = None
 
 
 def exp_table(d_k: int, scaled: tuple[tuple[Expr, ...], ...]) -> tuple[Expr, ...] | None:

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from math import lcm
 from typing import Any
 
-from sympy import Expr
+from sympy import Expr, cos, sin
 
 from ...decimals import to_decimal
 from ...engine import Numbers
@@ -21,6 +21,9 @@ from ..options import ExamOptions
 from .base import Share
 
 ANSWER_DECIMALS = 12
+# Names the newer kinds' exams use, as plain Unicode (the question text has no math markup)
+LETTERS = {"mu": "μ", "var_layer": "σ²", "uh": "û", "gamma": "γ", "beta": "β", "eps": "ε", "l": "ℓ", "qh": "q̂",
+           "Kh": "K̂"}
 _BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
 
 
@@ -53,7 +56,10 @@ class ClozeText(Renderer):
         return super().param(value)
 
     def symbol(self, name: Name) -> str:
-        base, _, sub = name.base.partition("_")
+        if name.base in LETTERS:  # the newer kinds' Greek and accented names (render/math.py NOTATION's)
+            base, sub = LETTERS[name.base], ""
+        else:
+            base, _, sub = name.base.partition("_")
         subscript = safe(name.token) if name.token is not None else (name.label or sub)
         head = f"<sup>({name.head})</sup>" if name.head is not None else ""
         return f"<i>{safe(base)}</i>{head}" + (f"<sub>{subscript}</sub>" if subscript else "")
@@ -103,8 +109,13 @@ class MoodleDriver:
             else:
                 parts.append(f"<p>{self.symbol(item.name)} =</p>" + self.matrix(self.given(item.matrix)))
         focus = {'token': Token(exercise.focus), 'd_k': SqrtDk(exercise.d_k)}
-        parts.append(f"<p>{self.text('exam.focus', focus)}</p>")
-        parts.append(f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>")
+        parts.append(f"<p>{self.text(*exercise.task) if exercise.task else self.text('exam.focus', focus)}</p>")
+        if exercise.softmax:
+            parts.append(f"<p>{self.text(exercise.softmax + '.softmax_calculator', {'digits': self.digits})}</p>")
+        if exercise.angles:  # RoPE: the cos and sin of every angle the rotations use, as on the paper
+            angle_params = {"digits": self.digits, "m": Name("m"), "d_k": Name("d_k")}
+            parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
+                         + self.angle_table(exercise.angles))
         answers = [(part, self.answers(part)) for part in exercise.parts]
         weights = weights_per_blank([(part, html_.count(_BLANK)) for part, html_ in answers])
         parts.append("<ol type=\"a\">")
@@ -144,7 +155,8 @@ class MoodleDriver:
         return "[" + ", ".join(self.blank(v, known) for v in values) + "]"
 
     def blank_table(self, answer: AnswerTable) -> str:
-        header = "".join(f"<th>{self.symbol(name)}</th>" for name in answer.header[1:])
+        header = "".join(f"<th>{self.symbol(name) if isinstance(name, Name) else self.text(name)}</th>"
+                         for name in answer.header[1:])  # a column named by a language key: its text
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
@@ -159,6 +171,13 @@ class MoodleDriver:
             vectors = "".join(f"<td>[{', '.join(matrix[i])}]</td>" for matrix in matrices)
             rows.append(f"<tr><td><code>{safe(token)}</code></td>{vectors}</tr>")
         return f"<table border=\"1\"><tr><th></th>{cells}</tr>{''.join(rows)}</table>"
+
+    def angle_table(self, angles: tuple[Expr, ...]) -> str:
+        """RoPE's table of φ, cos φ and sin φ (two more decimals than the answers)."""
+        rows = "".join("<tr>" + "".join(f"<td>{format_numbers([value], places)[0].text}</td>" for value, places in
+                                        ((a, 10), (cos(a), self.digits + 2), (sin(a), self.digits + 2))) + "</tr>"
+                       for a in angles)
+        return f"<table border=\"1\"><tr><th><i>φ</i></th><th>cos <i>φ</i></th><th>sin <i>φ</i></th></tr>{rows}</table>"
 
     def matrix(self, matrix: list[list[str]]) -> str:
         rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in matrix)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pylatex import Document, NoEscape
-from sympy import exp
+from sympy import cos, exp, sin
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
 from ...numfmt import format_number
@@ -19,6 +19,8 @@ from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part
 from ..options import ExamOptions
 from .base import Share
+
+TABLE_ROWS = 17  # the most rows of one column of the e^x table
 
 
 class PaperDriver:
@@ -97,20 +99,39 @@ class PaperDriver:
         """The problem statement: the inputs, typeset as in the handouts, and what to answer for."""
         text = self.renderer.text
         body = [text(*exercise.intro), *(self.renderer.render(given_step(item)) for item in exercise.given)]
-        body.append(text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}))
-        body.append(self.softmax_instruction(exercise.exp_table))
+        body.append(text(*exercise.task) if exercise.task else
+                    text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}))
+        if exercise.softmax:
+            body.append(self.softmax_instruction(exercise.exp_table, exercise.softmax))
+        if exercise.angles:  # RoPE: the cos and sin of every angle the rotations use
+            body.append(self.angle_table(exercise.angles))
         return "\n".join(body)
 
-    def softmax_instruction(self, values: tuple | None) -> str:
+    def angle_table(self, angles: tuple) -> str:
+        """The paper's table of cos and sin (RoPE's angles), with two more decimals than the answers."""
+        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(cos(a), self.digits + 2).text}$ & "
+                               f"${format_number(sin(a), self.digits + 2).text}$" for a in angles)
+        return (self.renderer.text("exam_kinds.angle_table", {"digits": self.digits, "m": Name("m"),
+                                                                   "d_k": Name("d_k")})
+                + "\n\\begin{center}\n\\begin{tabular}{rrr}\n\\toprule\n"
+                "$\\varphi$ & $\\cos\\varphi$ & $\\sin\\varphi$ \\\\\n\\midrule\n" + rows
+                + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
+
+    def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
         """The paper's e^x table for the scaled scores that occur, or the calculator's sentence."""
         text = self.renderer.text
         if values is None:
-            return text("exam.softmax_calculator", {"digits": self.digits})
-        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$"
-                               for a in values)
-        table = ("\\begin{center}\n\\begin{tabular}{rr}\n\\toprule\n$x$ & $e^{x}$ \\\\\n\\midrule\n" + rows
+            return text(f"{strings}.softmax_calculator", {"digits": self.digits})
+        cells = [f"${format_number(a, 10).text}$ & ${format_number(exp(a), self.digits + 2).text}$" for a in values]
+        # a long table (the fixed e^x table of the newer kinds' exams) side by side in columns of TABLE_ROWS rows
+        columns = max(1, -(-len(cells) // TABLE_ROWS))
+        height = -(-len(cells) // columns)
+        rows = " \\\\\n".join(" & ".join(cells[c * height + r] if c * height + r < len(cells) else "&"
+                                         for c in range(columns)) for r in range(height))
+        table = ("\\begin{center}\n\\begin{tabular}{" + "@{\\qquad}".join(["rr"] * columns) + "}\n\\toprule\n"
+                 + " & ".join(["$x$ & $e^{x}$"] * columns) + " \\\\\n\\midrule\n" + rows
                  + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
-        return text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+        return text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
 
     def answer(self, part: Part) -> str:
         """The LaTeX of a part's answers: vectors as equations, tables as token tables."""

@@ -1,0 +1,68 @@
+"""What the newer kinds' exams (kinds/*_exam.py) share: words and numbers drawn the same way in every language,
+rows drawn without duplicates, the fixed e^x table, and parts whose points follow their work."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sympy import Rational
+
+from .exercise import Answer, Part, tolerance
+from .levels import LEVELS, VOCABULARY, Level
+
+# The fixed e^x table of easy papers: x from −3 to 3 in steps of 0.125, whatever the version asks.
+EXP_GRID = tuple(Rational(k, 8) for k in range(-24, 25))
+MIN_GAP = 0.02  # the two largest weights (probabilities) of the answer differ by at least this much
+PRODUCTS_PER_POINT = 3  # a part's points: one per three scalar products (multiply-adds), at least one
+MAX_TRIES = 200  # a distinct matrix is drawn at most this many times; then the last one (plausible rejects it)
+
+
+def easy(level: Level) -> bool:
+    """Whether a level is the easy one (the newer kinds draw their own value sets for each difficulty)."""
+    return level == LEVELS["easy"]
+
+
+def words(rng: random.Random, n: int, lang: str) -> list[str]:
+    """n different words: their places in the vocabulary are drawn, so every language gets the same draws."""
+    return [VOCABULARY[lang][i] for i in rng.sample(range(len(VOCABULARY["en"])), n)]
+
+
+def matrix(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
+    """A rows × cols matrix of `values` (exact strings)."""
+    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
+
+
+def distinct_rows(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
+    """A matrix whose rows are all different and none all zero (tokens that can be told apart)."""
+    drawn = matrix(rng, rows, cols, values)
+    for _ in range(MAX_TRIES):
+        if rows_distinct(drawn):
+            break
+        drawn = matrix(rng, rows, cols, values)
+    return drawn
+
+
+def rows_distinct(rows: list[list[Any]]) -> bool:
+    """No two rows with equal values and no all-zero row (strings compared as numbers: "0.5" = ".50")."""
+    numbers = [tuple(Rational(str(v)) for v in row) for row in rows]
+    return len(set(numbers)) == len(numbers) and all(any(v != 0 for v in row) for row in numbers)
+
+
+def points(products: int) -> int:
+    """A part's points from its work: one per PRODUCTS_PER_POINT scalar products, at least one."""
+    return max(1, round(products / PRODUCTS_PER_POINT))
+
+
+def scored(key: str, question: str, params: dict[str, Any], answers: list[Answer], work: int, digits: int,
+           accuracy: str, space: str = "3cm") -> Part:
+    """A part worth its work (scalar products), with the tolerance of the existing part `accuracy` whose answers
+    are reached the same way (exam.exercise.tolerance: "scores" exact, "weights" from rounded table values,
+    "output" through rounded intermediates)."""
+    return Part(key, question, params, tuple(answers), points(work), space, tolerance(digits, accuracy))
+
+
+def gap_ok(values: list[float]) -> bool:
+    """The two largest of `values` (weights or probabilities) at least MIN_GAP apart."""
+    top = sorted(values, reverse=True)
+    return len(top) < 2 or top[0] - top[1] >= MIN_GAP
