@@ -3,13 +3,15 @@ rows drawn without duplicates, the fixed e^x table, and parts whose points follo
 
 from __future__ import annotations
 
+import math
 import random
+from fractions import Fraction
 from typing import Any
 
 from sympy import Rational
 
 from .exercise import Answer, Part, tolerance
-from .levels import LEVELS, VOCABULARY, Level
+from .levels import LEVELS, MAX_LOGIT, MIN_WEIGHT, VOCABULARY, Level
 
 # The fixed e^x table of easy papers: x from −3 to 3 in steps of 0.125, whatever the version asks.
 EXP_GRID = tuple(Rational(k, 8) for k in range(-24, 25))
@@ -49,6 +51,17 @@ def rows_distinct(rows: list[list[Any]]) -> bool:
     return len(set(numbers)) == len(numbers) and all(any(v != 0 for v in row) for row in numbers)
 
 
+def fractions(rows: list[list[str]]) -> list[list[Fraction]]:
+    """A drawn matrix (exact strings) as fractions, for the quick checks."""
+    return [[Fraction(v) for v in row] for row in rows]
+
+
+def product(left: list[list[Any]], right: list[list[Any]]) -> list[list[Any]]:
+    """A matrix product of lists of rows (fractions or floats)."""
+    return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
+            for row in left]
+
+
 def points(products: int) -> int:
     """A part's points from its work: one per PRODUCTS_PER_POINT scalar products, at least one."""
     return max(1, round(products / PRODUCTS_PER_POINT))
@@ -60,6 +73,18 @@ def scored(key: str, question: str, params: dict[str, Any], answers: list[Answer
     are reached the same way (exam.exercise.tolerance: "scores" exact, "weights" from rounded table values,
     "output" through rounded intermediates)."""
     return Part(key, question, params, tuple(answers), points(work), space, tolerance(digits, accuracy))
+
+
+def softmax_ok(scaled: list[float]) -> bool:
+    """The quick check, in floats, of a softmax's inputs: one clear largest, every input within ±MAX_LOGIT, every
+    weight at least MIN_WEIGHT and the two largest MIN_GAP apart; with margins far above float error, so that it
+    rejects only what the exact checks reject."""
+    top = sorted(scaled, reverse=True)
+    if len(top) > 1 and top[0] - top[1] < 1e-12 or any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
+        return False
+    exps = [math.exp(a - top[0]) for a in scaled]
+    weights = [e / sum(exps) for e in exps]
+    return min(weights) >= MIN_WEIGHT - 1e-9 and gap_ok([w + 1e-9 * (w == max(weights)) for w in weights])
 
 
 def gap_ok(values: list[float]) -> bool:

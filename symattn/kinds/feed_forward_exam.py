@@ -38,17 +38,25 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
 
 
 def plausible(data: dict[str, Any]) -> bool:
-    return drawing.rows_distinct(data["X"])
+    """friendly's check on the network computed in fractions (a few dozen products)."""
+    X, W_1, W_2 = (drawing.fractions(data[key]) for key in ("X", "W_1", "W_2"))
+    (b_1,), (b_2,) = drawing.fractions([data["b_1"]]), drawing.fractions([data["b_2"]])
+    hidden = [[v + b for v, b in zip(h, b_1, strict=True)] for h in drawing.product(X, W_1)]
+    output = [[v + b for v, b in zip(f, b_2, strict=True)]
+              for f in drawing.product([[max(v, 0) for v in h] for h in hidden], W_2)]
+    return fair(X, hidden, output)
 
 
 def friendly(section: FeedForwardSpec, result: FeedForward) -> bool:
+    return fair(entries(section.X.values), entries(result.hidden), entries(result.output))
+
+
+def fair(X, hidden, output) -> bool:
     """Distinct inputs; every token's h with an entry ReLU zeroes and one it keeps; no all-zero output row."""
-    if not drawing.rows_distinct(entries(section.X.values)):
+    if not drawing.rows_distinct(X):
         return False
-    for h, f in zip(entries(result.hidden), entries(result.output), strict=True):
-        if not (any(v < 0 for v in h) and any(v > 0 for v in h)) or all(v == 0 for v in f):
-            return False
-    return True
+    return all(any(v < 0 for v in h) and any(v > 0 for v in h) and any(v != 0 for v in f)
+               for h, f in zip(hidden, output, strict=True))
 
 
 def exercise(section: FeedForwardSpec, result: FeedForward, digits: int) -> Asked:

@@ -4,6 +4,7 @@ table), standard ones d_k = 2."""
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -38,12 +39,21 @@ def plausible(data: dict[str, Any]) -> bool:
         return False
     (X, W_K, W_V, *W_Q), places = checks.integer_matrices([data["X"], kv["W_K"], kv["W_V"],
                                                            *(h["W_Q"] for h in heads)])
-    return checks.plausible_runs([(X, X, q, W_K, W_V) for q in W_Q], data["tokens"].index(data["focus"]), places)
+    i = data["tokens"].index(data["focus"])
+    K = [[sum(a * b for a, b in zip(x, column, strict=True)) for column in zip(*W_K, strict=True)] for x in X]
+    scores = [[sum(a * b for a, b in zip(k, q, strict=True)) for k in K]
+              for q in ([sum(a * b for a, b in zip(X[i], column, strict=True)) for column in zip(*W, strict=True)]
+                        for W in W_Q)]
+    if scores[0] == scores[1]:
+        return False  # both heads would weigh the keys alike
+    scale = 10 ** (4 * places) * math.sqrt(len(W_K[0]))  # the scores are in units of 10^-(4·places)
+    return checks.plausible_runs([(X, X, q, W_K, W_V) for q in W_Q], i, places) and all(
+        drawing.softmax_ok([s / scale for s in head]) for head in scores)
 
 
 def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
-    """As self-attention for each head (exam.checks), the heads' W_Q different, distinct inputs, W_O not all zero,
-    and a gap between each head's two largest weights."""
+    """As self-attention for each head (exam.checks), the heads' W_Q and scores different, distinct inputs, W_O not
+    all zero, and a gap between each head's two largest weights."""
     if section.W_Q[0].values == section.W_Q[1].values or all(v == 0 for v in section.W_O.values):
         return False
     if not drawing.rows_distinct(entries(section.X.values)):
@@ -52,6 +62,8 @@ def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
     X = section.X.values
     if not checks.friendly_runs([(X, X, a) for a in result.heads], i):
         return False
+    if result.heads[0].queries[i].scores == result.heads[1].queries[i].scores:
+        return False  # both heads would weigh the keys alike
     return all(drawing.gap_ok([float(w.evalf(15)) for w in a.queries[i].softmax.weights]) for a in result.heads)
 
 

@@ -3,7 +3,6 @@ and the ranking. Easy logits are multiples of 0.25 within ±3, so the paper's fi
 
 from __future__ import annotations
 
-import math
 import random
 from decimal import Decimal
 from typing import Any
@@ -50,16 +49,7 @@ def plausible(data: dict[str, Any]) -> bool:
     T = float(data.get("temperature", 1))
     logits = [(sum(a * float(w) for a, w in zip(x, column, strict=True)) + float(b)) / T
               for column, b in zip(zip(*data["W_vocab"], strict=True), data["b_vocab"], strict=True)]
-    return acceptable(logits)
-
-
-def acceptable(scaled: list[float]) -> bool:
-    """The checks of plausible and friendly on the softmax's inputs."""
-    if len({round(a, 9) for a in scaled}) < len(scaled) or any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
-        return False
-    exps = [math.exp(a) for a in scaled]
-    p = [e / sum(exps) for e in exps]
-    return min(p) >= MIN_WEIGHT - 1e-9 and drawing.gap_ok(p)
+    return len({round(a, 9) for a in logits}) == len(logits) and drawing.softmax_ok(logits)
 
 
 def friendly(section: NextTokenSpec, result: Prediction) -> bool:

@@ -4,6 +4,7 @@ Q, K and V are exact, the rotations are read off the table, the softmax needs a 
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -41,10 +42,19 @@ class RopeExam:
                 "rope": True}
 
     def plausible(self, data: dict[str, Any]) -> bool:
-        """Distinct inputs and no all-zero row or column of a weight matrix (a zero row of W makes no zero answer,
-        a zero column of W_V does: friendly rejects it as a zero column of V)."""
-        return drawing.rows_distinct(data["X"]) and all(
-            drawing.rows_distinct([list(c) for c in zip(*data[key], strict=True)]) for key in ("W_Q", "W_K"))
+        """friendly's checks, exactly in fractions before the rotation and in floats after it (scores, scaled
+        scores and weights with margins far above float error; exam.drawing.softmax_ok)."""
+        X = drawing.fractions(data["X"])
+        Q, K, V = (drawing.product(X, drawing.fractions(data[key])) for key in ("W_Q", "W_K", "W_V"))
+        if not drawing.rows_distinct(X) or not all(drawing.rows_distinct(columns(M)) for M in (Q, K)):
+            return False
+        if any(all(v == 0 for v in r) for M in (Q, K, V) for r in [*M, *columns(V)]):
+            return False
+        Qr, Kr = rotated(Q), rotated(K)
+        if any(all(abs(v) < 1e-12 for v in c) for M in (Qr, Kr) for c in columns(M)):
+            return False
+        i = data["tokens"].index(data["focus"])
+        return drawing.softmax_ok([sum(a * b for a, b in zip(Qr[i], k, strict=True)) / math.sqrt(D_K) for k in Kr])
 
     def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
         """As self-attention (exam.checks, on the rotated Q and K), with distinct inputs, Q and K before the
@@ -89,6 +99,16 @@ class RopeExam:
         task = (key + "task", {"token": params["token"], "d_k": Name("d_k"),
                                "positions": ", ".join(map(str, positions))})
         return Asked((key + "given", {}), given, focus, D_K, parts, (), task=task, angles=angles)
+
+
+def columns(M: list[list[Any]]) -> list[list[Any]]:
+    return [list(c) for c in zip(*M, strict=True)]
+
+
+def rotated(M: list[list[Any]]) -> list[list[float]]:
+    """RoPE's rotation of rows (one pair, θ_0 = 1) at the positions 0, 1, …, in floats."""
+    return [[float(a) * math.cos(m) - float(b) * math.sin(m), float(a) * math.sin(m) + float(b) * math.cos(m)]
+            for m, (a, b) in enumerate(M)]
 
 
 ROPE_EXAM = RopeExam()
