@@ -99,5 +99,6 @@ def exercise(section: GroupedQuerySpec, result: GroupedQuery, digits: int) -> As
     given += [GivenNamed(Name("W_Q", head=h), W) for h, W in enumerate(section.W_Q, start=1)]
     given += [GivenNamed(Name("W_K", group=1), section.kv_heads[0].W_K),
               GivenNamed(Name("W_V", group=1), section.kv_heads[0].W_V), GivenNamed(Name("W_O"), section.W_O)]
-    return Asked((key + "given", {}), tuple(given), focus, d_k, parts,
+    names = {"WQ": Name("W_Q"), "WK": Name("W_K", group=1), "WV": Name("W_V", group=1), "WO": Name("W_O")}
+    return Asked((key + "given", names), tuple(given), focus, d_k, parts,
                  (drawing.EXP_GRID,) if exact else ())
