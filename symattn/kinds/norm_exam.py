@@ -103,7 +103,7 @@ def exercise(section: AddNormSpec, result: NormResult, digits: int) -> Asked:
         drawing.scored("stats", key + "stats", NAMES, table(("mu", "var_layer"), [r.mean for r in rows],
                                                             [r.variance for r in rows]), 2 * n * d, digits, "scores"),
         drawing.scored("normalised", key + "normalised", NAMES, table(("uh",), [r.normalised for r in rows]), n * d,
-                       digits, "scores" if exact else "weights"),
+                       digits, "scores" if exact else "output"),
         drawing.scored("output", key + "output", NAMES, table(("o",), [r.output for r in rows]), n * d, digits,
                        "scores" if exact else "output"),
     )
