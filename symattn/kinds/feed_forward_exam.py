@@ -73,6 +73,6 @@ def exercise(section: FeedForwardSpec, result: FeedForward, digits: int) -> Aske
                             "scores", "2.5cm"),
              drawing.scored("output", key + "output", NAMES, [table("f", result.output)], n * d_ff * d_out, digits,
                             "scores"))
-    given = (GivenTable("table.token", "table.embedding", tokens, section.X),
+    given = (GivenTable("table.token", key + "input", tokens, section.X),
              *(GivenNamed(Name(name), getattr(section, name)) for name in ("W_1", "b_1", "W_2", "b_2")))
     return Asked((key + "given", NAMES), given, tokens[0], 1, parts, (), task=(key + "task", {}), softmax="")
