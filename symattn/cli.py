@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="number of versions (default: 10, or one per student of --students)")
     exam.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
     exam.add_argument("--kind", default="self_attention", metavar="KIND",
-                      help="self_attention, cross_attention, multi_head or mixed (default: self_attention)")
+                      help="self_attention, cross_attention, multi_head, grouped_query, next_token, feed_forward, "
+                           "add_norm, rope or mixed (default: self_attention)")
     exam.add_argument("--difficulty", default="easy", metavar="LEVEL",
                       help="easy (integer √d_k, short decimals, e^x table) or standard (√2, calculator); "
                            "default: easy")

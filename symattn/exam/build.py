@@ -11,12 +11,13 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from ..derivation import derive_spec
-from ..kinds import kind_of
 from ..output import check_targets, write_set
 from ..progress import Progress
 from ..render.pdf import LatexRuns, sweep_stale_folders
+from ..spec.model import integer_sqrt
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
+from .examiners import examiner_of
 from .exercise import Exercise, with_tolerances
 from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
@@ -38,14 +39,16 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     derivation = derive_spec(version.spec, lang=options.lang, digits=options.digits, steps=steps,
                              results=version.results)
     section = version.spec.sections[0]
-    asked = kind_of(section.kind).exercise(section, version.results[0], options.digits)
+    asked = examiner_of(version.data["sections"][0]).exercise(section, version.results[0], options.digits)
     if not all(on_table(options.difficulty, scaled) for scaled in asked.scaled):  # by construction of the level
         raise AssertionError(f"version {version.label}: a scaled score is not on the {options.difficulty} e^x table")
     parts = asked_parts(asked.parts, options.parts)
-    table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed
-             if any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
+    table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed, from
+             if integer_sqrt(asked.d_k) is not None and asked.softmax  # scaled scores a table can hold
+             and any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
     return Exercise(version.label, version.data, version.spec, derivation, asked.intro, asked.given, asked.focus,
-                    asked.d_k, with_tolerances(parts, asked.d_k, options.digits), table)
+                    asked.d_k, with_tolerances(parts, asked.d_k, options.digits), table,
+                    asked.task, asked.softmax, asked.angles)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def accepted(value: Expr, tolerance: str, digits: int, known=None) -> tuple[Deci
 
 def with_tolerances(parts: tuple[Part, ...], d_k: int, digits: int) -> tuple[Part, ...]:
     """The parts with the tolerances of a problem with this d_k (part() assumes an integer √d_k)."""
-    return tuple(replace(p, tolerance=tolerance(digits, p.key, d_k)) for p in parts)
+    return tuple(replace(p, tolerance=tolerance(digits, p.accuracy or p.key, d_k)) for p in parts)
 
 
 def exp_rows(table: tuple[tuple[Expr, str], ...]) -> list[tuple[str, str]]:
@@ -153,6 +153,7 @@ class Part:
     space: str
     tolerance: str
     work: Work = NO_WORK
+    accuracy: str = ""  # the attention part whose tolerance this part's answers share (""; its own key's)
 
 
 def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int, work: Work) -> Part:
@@ -182,6 +183,12 @@ class Exercise:
     parts: tuple[Part, ...]
     # the paper's fixed e^x table, (x exactly, e^x rounded to digits + 2 decimals) per row; None: a calculator
     exp_table: tuple[tuple[Expr, str], ...] | None = None
+    # the new kinds' exams (exam/drawing.py): the sentence said instead of exam.focus (None: exam.focus), the section
+    # of the language strings softmax_table and softmax_calculator ("": no softmax), and the angles of the paper's
+    # cos/sin table (RoPE; None: no table)
+    task: tuple[str, dict[str, Any]] | None = None
+    softmax: str = "exam"
+    angles: tuple[Expr, ...] | None = None
 
     @property
     def points(self) -> int:
@@ -203,6 +210,9 @@ class Asked:
     d_k: int
     parts: tuple[Part, ...]
     scaled: tuple[tuple[Expr, ...], ...]
+    task: tuple[str, dict[str, Any]] | None = None  # as Exercise's (the new kinds' exams)
+    softmax: str = "exam"
+    angles: tuple[Expr, ...] | None = None
 
 
 def row(values) -> ImmutableMatrix:

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 
 from ..derivation import compute
 from ..errors import SpecError
-from ..kinds import examinable, kind_of
 from ..numfmt import DEFAULT_DIGITS
 from ..spec.files import parse_spec
 from ..spec.model import Spec
+from .examiners import exam_kinds, examiner, examiner_of
 from .fair import check_shape, exam_level
 from .levels import DIFFICULTIES, Level
 
@@ -40,8 +40,8 @@ def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_
         raise SpecError("--digits", f"expected 2 to 10 decimals for an exam's answers, got {digits}")
     if not 1 <= count <= MAX_COUNT:
         raise SpecError("--count", f"expected a whole number of versions from 1 to {MAX_COUNT}, got {count}")
-    if kind not in (*examinable(), "mixed"):
-        raise SpecError("--kind", f"expected one of {', '.join((*examinable(), 'mixed'))}, got {kind!r}")
+    if kind not in (*exam_kinds(), "mixed"):
+        raise SpecError("--kind", f"expected one of {', '.join((*exam_kinds(), 'mixed'))}, got {kind!r}")
     if difficulty not in DIFFICULTIES:
         raise SpecError("--difficulty", f"expected one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
     check_shape(difficulty, tokens, d_k)
@@ -89,13 +89,13 @@ def search(count: int, seed: int, kind: str, difficulty: str, lang: str,
 
 def draw(rng: random.Random, kind: str, level: Level, lang: str) -> dict[str, Any]:
     """One random problem of a kind, as spec data with one section."""
-    return {"sections": [kind_of(kind).draw(rng, level, lang)]}
+    return {"sections": [examiner(kind).draw(rng, level, lang)]}
 
 
 def plausible(data: dict[str, Any]) -> bool:
     """The quick pre-check of a drawn problem: what fails it would fail the exact check too."""
     section = data["sections"][0]
-    return kind_of(section["kind"]).plausible(section)
+    return examiner_of(section).plausible(section)
 
 
 def _candidates(state: tuple, count: int, kind: str, level: Level, lang: str, accepted: tuple[str, ...],
@@ -106,7 +106,7 @@ def _candidates(state: tuple, count: int, kind: str, level: Level, lang: str, ac
     rng.setstate(state)
     seen = set(accepted)
     width = max(2, len(str(count)))
-    kinds = examinable()
+    kinds = exam_kinds()
     for position in range(len(accepted), count):
         section_kind = kinds[position % len(kinds)] if kind == "mixed" else kind
         while True:
@@ -125,6 +125,6 @@ def check(candidate: Candidate) -> Version | None:
     spec = parse_spec(candidate.data, name=f"version-{candidate.label}")
     section = spec.sections[0]
     result = compute(section)  # kept: the derivation reuses it
-    if not kind_of(section.kind).friendly(section, result):
+    if not examiner_of(candidate.data["sections"][0]).friendly(section, result):
         return None
     return Version(candidate.label, candidate.data, spec, (result,))

@@ -12,7 +12,7 @@ from .exercise import NO_WORK, Part
 
 PART_LETTERS = "abcde"  # (a) Q, K, V (b) raw scores (c) scaled scores (d) weights (e) output
 TOTAL_POINTS = 20  # every version's total, whichever parts are asked
-EXP_PARTS = frozenset({"weights"})  # the parts whose work reads e^x: a paper that needs them has the e^x table
+EXP_PARTS = frozenset({"weights", "probabilities"})  # the parts whose work reads e^x: their paper has the e^x table
 
 
 def parse_parts(text: str | None) -> tuple[str, ...] | None:

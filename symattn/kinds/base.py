@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -125,19 +126,30 @@ class Kind:
         return Size()
 
     # ------------------------------------------------------------ exams (examinable kinds only)
+    # A kind may keep its exam hooks in a module of its own, `exam_module` (a module of symattn.kinds defining the
+    # functions draw, plausible, friendly and exercise as below), loaded only when an exam asks.
+    exam_module: str = ""
+
+    def exam_hooks(self) -> Any:
+        """The module of the kind's exam hooks (exam_module)."""
+        return importlib.import_module(f"{__package__}.{self.exam_module}")
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
         """A random section's data (exact strings) at a difficulty level."""
+        if self.exam_module:
+            return self.exam_hooks().draw(rng, level, lang)
         raise NotImplementedError
 
     def plausible(self, data: dict[str, Any]) -> bool:
         """A quick check of drawn data, before the exact computation, that rejects only what `friendly` would."""
-        return True
+        return self.exam_hooks().plausible(data) if self.exam_module else True
 
     def friendly(self, section: Section, result: Any) -> bool:
         """Whether the computed problem is fair to solve by hand."""
-        return True
+        return self.exam_hooks().friendly(section, result) if self.exam_module else True
 
     def exercise(self, section: Section, result: Any, digits: int) -> Asked:
         """What an exam asks of the section: its given inputs and its parts with answers (exam.exercise)."""
+        if self.exam_module:
+            return self.exam_hooks().exercise(section, result, digits)
         raise NotImplementedError

@@ -69,6 +69,8 @@ class FeedForwardSpec(Section):
 
 class FeedForwardKind(Kind):
     name = FeedForwardSpec.kind
+    examinable = True
+    exam_module = "feed_forward_exam"  # its exam: kinds/feed_forward_exam.py
     keys = frozenset({"kind", "heading", "tokens", "X", "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation",
                       "focus"})
 

@@ -62,6 +62,8 @@ class GroupedQuerySpec(Section):
 
 
 class GroupedQueryKind(Kind):
+    examinable = True
+    exam_module = "grouped_query_exam"  # its exam: kinds/grouped_query_exam.py
     name = GroupedQuerySpec.kind
     keys = frozenset({"kind", "tokens", "X", "heads", "kv_heads", "W_O", "focus", "mask", "rope", "scale", "d_k",
                       "heading", "past_tokens"})

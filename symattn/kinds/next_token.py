@@ -70,6 +70,8 @@ class NextTokenSpec(Section):
 
 class NextTokenKind(Kind):
     name = NextTokenSpec.kind
+    examinable = True
+    exam_module = "next_token_exam"  # its exam: kinds/next_token_exam.py
     keys = frozenset({"kind", "tokens", "X", "focus", "vocabulary", "W_vocab", "tied", "embeddings", "b_vocab",
                       "temperature", "top_k", "heading"})
 

@@ -65,6 +65,8 @@ class NormKind(Kind):
         self.spec = spec
         self.name = spec.kind
         self.residual = residual
+        self.examinable = residual  # add_norm's exam: kinds/norm_exam.py
+        self.exam_module = "norm_exam" if residual else ""
         self.keys = frozenset({"kind", "tokens", "X", "norm", "eps", "gamma", "beta", "focus", "heading",
                                *(("Y",) if residual else ())})
 

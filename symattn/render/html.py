@@ -117,6 +117,7 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
     # ------------------------------------------------------------ document and steps
 
     def body(self, derivation: Derivation) -> str:
+        self.__dict__.pop("rope_figures", None)  # each document counts its RoPE figures from 1 (rope_figure.py)
         return "\n".join(self.render(step) for step in derivation.steps)
 
     def document(self, derivation: Derivation) -> str:

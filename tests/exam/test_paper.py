@@ -202,7 +202,7 @@ def test_bad_paper_options_are_one_line(tmp_path, capsys, argv, message):
 
 def test_part_spaces_are_sized_to_what_is_asked(tmp_path):
     """Part (a)'s space: 15 mm of working and 8 mm per vector asked (Q, K, V of every token, per head)."""
-    build_exam(ExamOptions(9, 2, "mixed", "easy", "en"), tmp_path, ("tex", "json"))
+    build_exam(ExamOptions(3, 2, "mixed", "easy", "en"), tmp_path, ("tex", "json"))  # self, cross, multi-head
     exam = (tmp_path / "exam.tex").read_text(encoding="utf-8")
     versions = json.loads((tmp_path / "exam.json").read_text(encoding="utf-8"))["versions"]
     spaces = re.findall(r"\\begin\{solution\}\[(\d+)mm plus 1fill\]", exam)

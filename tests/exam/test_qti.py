@@ -56,6 +56,8 @@ def test_one_group_per_version_and_the_ranges_hold_the_answers(package):
         items = group.findall(f"{QTI}item")
         assert group.find(f".//{QTI}selection_number").text == str(len(items))  # every question picked
         expected = flat_expected(version["spec"])
+        if expected is None:  # a newer kind's version (tests/exam/test_new_kinds.py)
+            continue
         assert len(items) == len(expected)
         section = version["spec"]["sections"][0]
         d_k = len((section["heads"][0] if "heads" in section else section)["W_K"][0])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from sympy import Expr
+from sympy import Expr, cos, sin
 
 from ...decimals import decimal_places, to_decimal
 from ...engine import Numbers
@@ -112,8 +112,13 @@ class MoodleDriver:
             else:
                 parts.append(f"<p>{self.symbol(item.name)} =</p>" + self.matrix(self.given(item.matrix)))
         focus = {'token': Token(exercise.focus), 'd_k': SqrtDk(exercise.d_k)}
-        parts.append(f"<p>{self.text('exam.focus', focus)}</p>")
-        parts.append(self.softmax_instruction(exercise.exp_table))
+        parts.append(f"<p>{self.text(*exercise.task) if exercise.task else self.text('exam.focus', focus)}</p>")
+        if exercise.softmax:  # "": the kind asks no softmax
+            parts.append(self.softmax_instruction(exercise.exp_table, exercise.softmax))
+        if exercise.angles:  # RoPE: the cos and sin of every angle the rotations use, as on the paper
+            angle_params = {"digits": self.digits, "m": Name("m"), "d_k": Name("d_k")}
+            parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
+                         + self.angle_table(exercise.angles))
         parts.append("<ol type=\"a\">")
         for part in exercise.parts:
             pieces = self.answers(part).split(_BLANK)
@@ -124,12 +129,13 @@ class MoodleDriver:
         parts.append("</ol>")
         return "\n".join(parts)
 
-    def softmax_instruction(self, values: tuple | None) -> str:
-        """The paper's e^x table (the Exercise's values, as the paper prints them), or the calculator's sentence."""
+    def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
+        """The paper's e^x table (the Exercise's rows, as the paper prints them), or the calculator's sentence, in
+        the words of the language section `strings` (a kind's own: next-token probabilities)."""
         if values is None:
-            return f"<p>{self.text('exam.softmax_calculator', {'digits': self.digits})}</p>"
+            return f"<p>{self.text(strings + '.softmax_calculator', {'digits': self.digits})}</p>"
         rows = "".join(f"<tr><td>{x}</td><td>{e}</td></tr>" for x, e in exp_rows(values))
-        sentence = self.text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")})
+        sentence = self.text(strings + ".softmax_table", {"digits": self.digits, "exp": Name("e^x")})
         head = f"<tr><th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th></tr>"
         return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
 
@@ -163,7 +169,8 @@ class MoodleDriver:
         return "[" + ", ".join(self.blank(v, places, known) for v in values) + "]"
 
     def blank_table(self, answer: AnswerTable, places: int) -> str:
-        header = "".join(f"<th>{self.symbol(name)}</th>" for name in answer.header[1:])
+        header = "".join(f"<th>{self.symbol(name) if isinstance(name, Name) else self.text(name)}</th>"
+                         for name in answer.header[1:])  # a column named by a language key: its text
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
@@ -178,6 +185,13 @@ class MoodleDriver:
             vectors = "".join(f"<td>[{', '.join(matrix[i])}]</td>" for matrix in matrices)
             rows.append(f"<tr><td><code>{safe(token)}</code></td>{vectors}</tr>")
         return f"<table border=\"1\"><tr><th></th>{cells}</tr>{''.join(rows)}</table>"
+
+    def angle_table(self, angles: tuple[Expr, ...]) -> str:
+        """RoPE's table of φ, cos φ and sin φ (two more decimals than the answers)."""
+        rows = "".join("<tr>" + "".join(f"<td>{format_numbers([value], places)[0].text}</td>" for value, places in
+                                        ((a, 10), (cos(a), self.digits + 2), (sin(a), self.digits + 2))) + "</tr>"
+                       for a in angles)
+        return f"<table border=\"1\"><tr><th><i>φ</i></th><th>cos <i>φ</i></th><th>sin <i>φ</i></th></tr>{rows}</table>"
 
     def matrix(self, matrix: list[list[str]]) -> str:
         rows = "".join("<tr>" + "".join(f"<td>{t}</td>" for t in row) + "</tr>" for row in matrix)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pylatex import Document, NoEscape
+from sympy import cos, sin
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
+from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
@@ -21,6 +23,7 @@ from .grading import grading_table
 from .paper_head import PaperHead
 
 TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
+
 
 
 class PaperDriver:
@@ -102,16 +105,30 @@ class PaperDriver:
         """The problem statement: the inputs, typeset as in the handouts, and what to answer for."""
         text = self.renderer.text
         body = [text(*exercise.intro), *(self.renderer.render(given_step(item)) for item in exercise.given)]
-        body.append(text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}))
-        body.append(self.softmax_instruction(exercise.exp_table))
+        body.append(text(*exercise.task) if exercise.task else
+                    text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}))
+        if exercise.softmax:
+            body.append(self.softmax_instruction(exercise.exp_table, exercise.softmax))
+        if exercise.angles:  # RoPE: the cos and sin of every angle the rotations use
+            body.append(self.angle_table(exercise.angles))
         return "\n".join(body)
 
-    def softmax_instruction(self, values: tuple | None) -> str:
+    def angle_table(self, angles: tuple) -> str:
+        """The paper's table of cos and sin (RoPE's angles), with two more decimals than the answers."""
+        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(cos(a), self.digits + 2).text}$ & "
+                               f"${format_number(sin(a), self.digits + 2).text}$" for a in angles)
+        return (self.renderer.text("exam_kinds.angle_table", {"digits": self.digits, "m": Name("m"),
+                                                                   "d_k": Name("d_k")})
+                + "\n\\begin{center}\n\\begin{tabular}{rrr}\n\\toprule\n"
+                "$\\varphi$ & $\\cos\\varphi$ & $\\sin\\varphi$ \\\\\n\\midrule\n" + rows
+                + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
+
+    def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
         """The paper's fixed e^x table (exam/exptable.py) in TABLE_COLUMNS pairs of columns, or the calculator's
-        sentence."""
+        sentence, in the words of the language section `strings` (a kind's own: next-token probabilities)."""
         text = self.renderer.text
         if values is None:
-            return text("exam.softmax_calculator", {"digits": self.digits})
+            return text(f"{strings}.softmax_calculator", {"digits": self.digits})
         cells = [f"${x}$ & ${e}$" for x, e in exp_rows(values)]
         height = -(-len(cells) // TABLE_COLUMNS)
         columns = [cells[i * height:(i + 1) * height] for i in range(TABLE_COLUMNS)]
@@ -121,7 +138,7 @@ class PaperDriver:
         spec = "@{\\qquad}".join(["rr"] * TABLE_COLUMNS)
         table = ("\\begin{center}\\small\n\\begin{tabular}{" + spec + "}\n\\toprule\n"
                  + head + " \\\\\n\\midrule\n" + rows + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
-        return text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+        return text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
 
     def answer(self, part: Part) -> str:
         """The LaTeX of a part's answers: vectors as equations, tables as token tables."""
