@@ -102,7 +102,8 @@ def _version(entry: dict[str, Any]) -> GradedVersion:
     parts = tuple(GradedPart(p["part"], p["key"], int(p["points"]), Decimal(p["tolerance"]),
                              tuple(_blank(p["part"], b) for b in p["blanks"])) for p in entry["parts"])
     if kind == "multi_head":
-        details = {h: d for h, d in enumerate(answers.get("head_details", []), start=1) if d}
+        details = {h: {"d_k": len(d["Q"][0]), **section["heads"][h - 1], **d}
+                   for h, d in enumerate(answers.get("head_details", []), start=1) if d}
         divisors = {h: _divisor(d) for h, d in details.items()}
         d_k = {h: int(d["d_k"]) for h, d in details.items()}
         focus = section["tokens"].index(section["focus"]) + 1
