@@ -61,7 +61,7 @@ def carry(version: GradedVersion, answers: dict[str, Decimal | None]) -> Carried
         for head in version.divisors:
             for role, computed, reason in _steps(version, student, true, head, tolerance):
                 _file(out, student.blanks.get((role, head), []), computed, reason)
-        if version.kind == "multi_head":
+        if version.W_O is not None:
             _multi(version, student, true, tolerance, out)
     return out
 
@@ -78,7 +78,7 @@ def _steps(version: GradedVersion, student: Quantities, true: Quantities, head: 
            tolerance: dict[str, Decimal]):
     """(role, carried vector or None, the guard's reason or None) of one head's scores, scaled, weights, output."""
     tol = _tolerance(student, tolerance, "scores", head)
-    query = "q" if version.kind == "cross_attention" else "Q"
+    query = version.query
     q_rows, keys = student.matrix(query, head), student.matrix("K", head)
     if q_rows is not None and keys is not None:
         row = version.focus_row if query == "Q" else 1

@@ -32,18 +32,18 @@ class Cause:
         return f"grade.cause.{self.name}"
 
 
-def cause_of(version: GradedVersion, blank: GradedBlank, text: str, answers: dict[str, Decimal | None],
+def cause_of(version: GradedVersion, blank: GradedBlank, written: str, answers: dict[str, Decimal | None],
              tolerance: Decimal) -> Cause:
-    """The likely cause of the wrong answer `text` in `blank` (answers: the student's, parsed)."""
+    """The likely cause of the wrong answer `written` in `blank` (answers: the student's, parsed)."""
     value = answers.get(blank.id)
     if value is None:
         return Cause("unknown")
     for name, alternatives in _hypotheses(version, blank, answers):
         if any(alt is not None and abs(value - alt) <= tolerance for alt in alternatives):
             return Cause(name)
-    if abs(value - blank.answer) <= Decimal(1).scaleb(-places(text)) and places(text) > 0:
+    if abs(value - blank.answer) <= Decimal(1).scaleb(-places(written)) and places(written) > 0:
         return Cause("rounding")
-    if _typo(text, blank.answer):
+    if _typo(written, blank.answer):
         return Cause("typo")
     return Cause("unknown")
 
@@ -86,20 +86,20 @@ def _transposed(version: GradedVersion, blank: GradedBlank) -> Decimal | None:
     """The blank's entry of X·Wᵀ (memory·Wᵀ for a cross-attention key or value) when W is square."""
     letter = "Q" if blank.role in ("Q", "q") else blank.role
     W = version.given(f"W_{letter}", blank.head)
-    X = version.given("memory" if version.kind == "cross_attention" and letter in "KV" else "X")
+    X = version.given("memory" if version.memory and letter in "KV" else "X")
     if W is None or X is None or len(W) != len(W[0]) or blank.row > len(X):
         return None
     with working():
         return sum((x * W[blank.column - 1][k] for k, x in enumerate(X[blank.row - 1])), Decimal(0))
 
 
-def _typo(text: str, answer: Decimal) -> bool:
+def _typo(written: str, answer: Decimal) -> bool:
     """The typed digits are the answer's at the same decimals but for one digit, or two neighbours swapped."""
-    typed = text.strip().replace("\u2212", "-")
+    typed = written.strip().replace("\u2212", "-")
     negative, typed = typed.startswith("-"), typed.lstrip("+-").replace(",", ".")
     if "e" in typed.lower() or negative != (answer < 0):
         return False
-    shown = format(abs(answer).quantize(Decimal(1).scaleb(-places(text)), rounding=ROUND_HALF_UP), "f")
+    shown = format(abs(answer).quantize(Decimal(1).scaleb(-places(written)), rounding=ROUND_HALF_UP), "f")
     if len(typed) != len(shown) or typed == shown:
         return False
     diff = [k for k, (a, b) in enumerate(zip(typed, shown, strict=True)) if a != b]

@@ -61,6 +61,16 @@ class GradedVersion:
     def points(self) -> int:
         return sum(p.points for p in self.parts)
 
+    @property
+    def query(self) -> str:
+        """The role of the focus query: its own vector q (asked alone), else its row of Q."""
+        return "q" if any(b.role == "q" for b in self.blanks) else "Q"
+
+    @property
+    def memory(self) -> bool:
+        """Whether keys and values come from an encoder's output (memory) rather than from X."""
+        return "memory" in self.section
+
     def given(self, name: str, head: int | None = None) -> list[list[Decimal]] | None:
         """An input matrix of the spec (X, memory, W_Q, ...; a head's W with `head`) as Decimals, or None."""
         section = self.section if head is None else self.section["heads"][head - 1]
@@ -101,15 +111,15 @@ def _version(entry: dict[str, Any]) -> GradedVersion:
     kind = section["kind"]
     parts = tuple(GradedPart(p["part"], p["key"], int(p["points"]), Decimal(p["tolerance"]),
                              tuple(_blank(p["part"], b) for b in p["blanks"])) for p in entry["parts"])
-    if kind == "multi_head":
+    asked_q = any(b.role == "q" for p in parts for b in p.blanks)
+    if "heads" in section:  # several heads: each with its own d_k and scale
         details = {h: {"d_k": len(d["Q"][0]), **section["heads"][h - 1], **d}
                    for h, d in enumerate(answers.get("head_details", []), start=1) if d}
         divisors = {h: _divisor(d) for h, d in details.items()}
         d_k = {h: int(d["d_k"]) for h, d in details.items()}
-        focus = section["tokens"].index(section["focus"]) + 1
     else:
         divisors, d_k = {None: _divisor(answers)}, {None: int(answers["d_k"])}
-        focus = section["tokens"].index(section["focus"]) + 1 if kind == "self_attention" else 1
+    focus = 1 if asked_q else section["tokens"].index(section["focus"]) + 1
     W_O = tuple(tuple(exact_decimal(v) for v in row) for row in section["W_O"]) if "W_O" in section else None
     return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section)
 

@@ -1,4 +1,4 @@
-"""The worked line of a blank, as plain text: how its true value comes from the true earlier values
+"""The worked line of a blank, as a plain line: how its true value comes from the true earlier values
 (`s[2] = q · k_2 = 1·0.5 + (−1)·2 = −1.5`). Numbers are rounded to the exam's decimals for display only: "="
 where every number shown is exact, "≈" where any is rounded."""
 
@@ -14,10 +14,10 @@ def shown(value: Decimal, digits: int) -> tuple[str, bool]:
     """A number as shown (−0.25, U+2212 for the minus) and whether it is exact at `digits` decimals."""
     rounded = value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     exact = rounded == value
-    text = format((value if exact else rounded).normalize() if exact else rounded, "f")
-    if text.startswith("-"):
-        text = "\u2212" + text[1:]
-    return ("0" if text in ("\u22120", "-0") else text), exact
+    written = format(value.normalize() if exact else rounded, "f")
+    if written.startswith("-"):
+        written = "\u2212" + written[1:]
+    return ("0" if written in ("\u22120", "-0") else written), exact
 
 
 def where(blank: GradedBlank) -> str:
@@ -39,9 +39,9 @@ class Lines:
         exact: list[bool] = []
 
         def num(value: Decimal, brackets: bool = True) -> str:
-            text, ok = shown(value, self.digits)
+            written, ok = shown(value, self.digits)
             exact.append(ok)
-            return f"({text})" if brackets and value < 0 else text
+            return f"({written})" if brackets and value < 0 else written
 
         body = self._body(blank, num)
         if body is None:
@@ -53,13 +53,13 @@ class Lines:
         v, head, c = self.version, blank.head, blank.column
         if blank.role in ("Q", "K", "V", "q"):
             letter = "Q" if blank.role in ("Q", "q") else blank.role
-            X = v.given("memory" if v.kind == "cross_attention" and letter in "KV" else "X")
+            X = v.given("memory" if v.memory and letter in "KV" else "X")
             W = v.given(f"W_{letter}", head)
             if X is None or W is None:
                 return None
             return " + ".join(f"{num(x)}·{num(W[k][c - 1])}" for k, x in enumerate(X[blank.row - 1]))
         if blank.role == "scores":
-            q_name = "q" if v.kind == "cross_attention" else "Q"
+            q_name = v.query
             Q, K = self.true.matrix(q_name, head), self.true.matrix("K", head)
             if Q is None or K is None:
                 return None

@@ -57,8 +57,8 @@ def moodle_answers(xml_text: str) -> list[list[str]]:
 def test_blank_ids_follow_moodles_cloze_order(exam):
     """The k-th blank of a version is Moodle's subquestion k: the same answers in the same order."""
     folder, path = exam
-    from symattn.exam.generate import generate
     from symattn.exam.build import exercise
+    from symattn.exam.generate import generate
 
     options = ExamOptions(3, 0, lang="en")
     driver = MoodleDriver(options)
@@ -96,8 +96,8 @@ def test_moodle_responses_report(exam, tmp_path):
     typed = [answers[i] for i in ids]
     typed[1] = ""  # unanswered
     typed[2] = "abc"  # Moodle keeps what was typed
-    rows = [["Lee", "Ann", "ann@example.org", "Finished", "", "", "", "14.00", summary(list(correct(path, "01").values())),
-             right["01"]],
+    full = summary(list(correct(path, "01").values()))
+    rows = [["Lee", "Ann", "ann@example.org", "Finished", "", "", "", "14.00", full, right["01"]],
             ["Ode", "Bo", "bo@example.org", "Finished", "", "", "", "10.00", summary(typed), right["03"]],
             ["Nil", "Cy", "cy@example.org", "-", "", "", "", "-", "-", "-"]]
     moodle_csv(tmp_path / "m.csv", rows)
