@@ -94,10 +94,14 @@ def _transposed(version: GradedVersion, blank: GradedBlank) -> Decimal | None:
 
 
 def _typo(written: str, answer: Decimal) -> bool:
-    """The typed digits are the answer's at the same decimals but for one digit, or two neighbours swapped."""
+    """The typed digits are the answer's at the same decimals but for one digit, or two neighbours swapped (with
+    at least two decimals, unless the answer has fewer)."""
     typed = written.strip().replace("\u2212", "-")
     negative, typed = typed.startswith("-"), typed.lstrip("+-").replace(",", ".")
     if "e" in typed.lower() or negative != (answer < 0):
+        return False
+    own = -answer.normalize().as_tuple().exponent  # the decimals the answer needs (30 or so: it does not end)
+    if places(written) < min(max(own, 0), 2):  # a slip of one digit, not an answer to one decimal
         return False
     shown = format(abs(answer).quantize(Decimal(1).scaleb(-places(written)), rounding=ROUND_HALF_UP), "f")
     if len(typed) != len(shown) or typed == shown:
