@@ -12,6 +12,14 @@ from ..render.templates import class_options, language_preamble, read_template
 from .mark import Graded
 from .worked import Lines, shown, where
 
+# Signs of the worked lines and numbers, as math in the PDF (upLaTeX would set them as full-width Japanese letters).
+_SIGNS = {"\u00b7": r"$\cdot$", "\u2212": r"$-$", "\u221a": r"$\surd$", "\u2248": r"$\approx$", "\u00b1": r"$\pm$"}
+
+
+def signs(latex: str) -> str:
+    """LaTeX text with its math signs set as math."""
+    return "".join(_SIGNS.get(c, c) for c in latex)
+
 
 def points_text(value: Fraction) -> str:
     """Points to two decimals at most (3.33), whole points without decimals."""
@@ -82,6 +90,7 @@ class Feedback:
         preamble = read_template("preamble-common.tex").replace("@GEOMETRY@", "a4paper,margin=25mm")
         rows = " \\\\\n".join(f"({p.letter}) & {points_text(graded.points(p))} & {p.points}" for p in version.parts)
         mistakes, credited = self.items(graded, lambda s: f"\\texttt{{{escape(s)}}}", escape)
+        mistakes, credited = [[signs(s) for s in m] for m in mistakes], [signs(c) for c in credited]
         body = [f"\\section*{{{escape(self.t('title', student=graded.response.student, label=version.label))}}}",
                 escape(self.t("total", total=points_text(graded.total), points=str(version.points))), "",
                 "\\begin{tabular}{lrr}\\toprule", f"{escape(self.t('part'))} & {escape(self.t('points'))} & "
