@@ -175,3 +175,19 @@ def test_feedback_names_the_cause_and_escapes_the_name(tmp_path):
         pdf = next((tmp_path / "out" / "feedback").glob("*.pdf"))
         text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
         assert "no_scaling" in text and "input{/etc/passwd}" in text and "Eve" in text
+
+
+def test_moodle_report_errors(exam, cloze, tmp_path):
+    """A response with fewer parts than the version's blanks, and a report that cannot tell the versions."""
+    folder, path = exam
+    short = summary(list(correct(path, "01").values())[:-1])
+    moodle_csv(tmp_path / "m.csv", [["Lee", "Ann", "a@b", "Finished", "", "", "", "1", short, summary(cloze["01"])]])
+    result = run(str(path), str(tmp_path / "m.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "m.csv row 2, column 'Response 1':" in result.stderr
+    assert f"but version 01 has {len(cloze['01'])} blanks" in result.stderr
+    rows = [["Lee", "Ann", "a@b", "Finished", "", "", "", "1", summary(list(correct(path, "01").values()))]]
+    with (tmp_path / "n.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["Last name", "First name", "Email address", "Status", "Started",
+                                       "Completed", "Duration", "Grade/14.00", "Response 1"], *rows])
+    result = run(str(path), str(tmp_path / "n.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "needs a 'Right answer' column" in result.stderr
