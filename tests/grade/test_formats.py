@@ -191,3 +191,13 @@ def test_moodle_report_errors(exam, cloze, tmp_path):
                                        "Completed", "Duration", "Grade/14.00", "Response 1"], *rows])
     result = run(str(path), str(tmp_path / "n.csv"), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 2 and "needs a 'Right answer' column" in result.stderr
+
+
+def test_an_answer_in_another_versions_column_is_an_error(exam, tmp_path):
+    folder, path = exam
+    answers = correct(path, "01")
+    answers[blanks(path)["02"][0]["id"]] = "1"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", answers)])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "row 2, column v02.a.Q.1.1: a blank of version 02, but 'Ann' answers " \
+                                      "version 01" in result.stderr
