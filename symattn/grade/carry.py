@@ -35,9 +35,14 @@ class Quantities:
     def __init__(self, version: GradedVersion, answers: dict[str, Decimal | None]) -> None:
         self.blanks: dict[tuple[str | None, int | None], list[GradedBlank]] = {}
         self.values: dict[tuple[str | None, int | None], Matrix] = {}
+        self.ambiguous = False  # two blanks at one place of one quantity: the version is not one the grader knows
         for blank in version.blanks:
+            if blank.role is None:
+                continue
             self.blanks.setdefault((blank.role, blank.head), []).append(blank)
-            self.values.setdefault((blank.role, blank.head), {})[(blank.row, blank.column)] = answers.get(blank.id)
+            place = self.values.setdefault((blank.role, blank.head), {})
+            self.ambiguous |= (blank.row, blank.column) in place
+            place[(blank.row, blank.column)] = answers.get(blank.id)
 
     def matrix(self, role: str, head: int | None) -> list[list[Decimal | None]] | None:
         found = self.values.get((role, head))
@@ -57,6 +62,8 @@ def carry(version: GradedVersion, answers: dict[str, Decimal | None]) -> Carried
     true = Quantities(version, {b.id: b.answer for b in version.blanks})
     tolerance = {b.id: p.tolerance for p in version.parts for b in p.blanks}
     out = Carried()
+    if student.ambiguous:
+        return out
     with working():
         for head in version.divisors:
             for role, computed, reason in _steps(version, student, true, head, tolerance):

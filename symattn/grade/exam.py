@@ -134,9 +134,10 @@ def _divisor(answers: dict[str, Any]) -> Decimal:
 
 def _blank(part: str, data: dict[str, Any]) -> GradedBlank:
     symbol = data["symbol"]
-    base = symbol.rstrip("0123456789") if "_" not in symbol else symbol.split("_")[0].rstrip("0123456789")
-    role = ROLES.get(base)
-    if base == "z" and "_" in symbol:
-        role = {"concat": "concat", "final": "final"}.get(symbol.split("_", 1)[1])
+    name, _, label = symbol.partition("_")
+    base = name.rstrip("0123456789")
+    # a letter and a head; multi-head's z_concat and z_final; anything else (another label, a K/V group: Kg1) is
+    # a quantity the grader does not carry
+    role = ROLES.get(base) if not label else label if base == "z" and label in ("concat", "final") else None
     return GradedBlank(data["id"], part, role, data.get("head"), int(data["row"]), int(data["column"]),
                        exact_decimal(data["answer"]))
