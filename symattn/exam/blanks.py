@@ -5,9 +5,9 @@ Id scheme (exam.json's `parts[].blanks[].id`, the column names of a grading CSV)
 entry of a table column: `v01.b.s.3` is the third raw score of version 01, `v01.a.K.2.1` the first entry of the
 second token's key. <part> is the part's letter (a, b, ... in the order the paper asks them); <symbol> is the
 answer's name without its token: the base letter, then the head (`Q1`, `w2`; a K/V group as `g1`), then `_` and
-a fixed label (`z_concat`, `z_final`); rows and columns count from 1. Derived from the Exercise's parts and answers alone, for
-any kind. Order: part by part, answer by answer; a vector entry by entry, a table row by row (each token's
-columns in the header's order), as the Moodle driver writes its blanks.
+a fixed label (`z_concat`, `z_final`); rows and columns count from 1. Derived from the Exercise's parts and
+answers alone, for any kind. Order: part by part, answer by answer; a vector entry by entry, a table row by row
+(each token's columns in the header's order), as the Moodle driver writes its blanks.
 """
 
 from __future__ import annotations
