@@ -100,7 +100,10 @@ def load_exam(path: Path) -> Exam:
         if "parts" not in entry:
             raise SpecError(f"{field}: versions[{k}]", "has no 'parts' with blank ids: make the exam again with this "
                                                        "symattn (`symattn exam ... --format json`)")
-        version = _version(entry)
+        try:
+            version = _version(entry)
+        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
+            raise SpecError(f"{field}: versions[{k}]", f"not a version as `symattn exam` writes it ({exc!r})") from None
         versions[version.label] = version
     return Exam(options.get("lang", "en"), int(options.get("digits", 4)), versions)
 

@@ -45,7 +45,10 @@ def read_responses(path: Path, exam: Exam) -> Responses:
         text = path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(str(path), f"cannot read the responses CSV: {exc}") from None
-    rows = list(csv.reader(io.StringIO(text, newline="")))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise SpecError(name, f"not a CSV file: {exc}") from None
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if not rows:
         raise SpecError(name, "empty: expected a header row and one row per student")

@@ -201,3 +201,15 @@ def test_an_answer_in_another_versions_column_is_an_error(exam, tmp_path):
     result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 2 and "row 2, column v02.a.Q.1.1: a blank of version 02, but 'Ann' answers " \
                                       "version 01" in result.stderr
+
+
+def test_files_that_are_not_an_exam_or_a_csv_are_one_line_errors(tmp_path):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01"))])
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"versions": [{"label": "01", "parts": []}]}', encoding="utf-8")
+    result = run(str(broken), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "broken.json: versions[0]: not a version" in result.stderr
+    (tmp_path / "nul.csv").write_bytes(b"student,version\nA\x00nn,01\n")
+    result = run(str(path), str(tmp_path / "nul.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
