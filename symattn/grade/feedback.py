@@ -4,6 +4,7 @@ answers are escaped for each format."""
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 from ..i18n import text
@@ -22,10 +23,10 @@ def signs(latex: str) -> str:
 
 
 def points_text(value: Fraction) -> str:
-    """Points to two decimals at most (3.33), whole points without decimals."""
-    rounded = round(value * 100)
-    whole, cents = divmod(abs(rounded), 100)
-    sign = "-" if rounded < 0 else ""
+    """Points rounded half-up to two decimals at most (3.33, 0.13 for 1/8), whole points without decimals."""
+    rounded = math.floor(abs(value) * 100 + Fraction(1, 2))
+    whole, cents = divmod(rounded, 100)
+    sign = "-" if value < 0 and rounded else ""
     return f"{sign}{whole}" if cents == 0 else f"{sign}{whole}.{cents:02d}".rstrip("0")
 
 

@@ -46,3 +46,12 @@ def cause(exam, label: str, changes: dict[str, str], blank: str) -> str:
 ])
 def test_causes(exam, label, changes, blank, expected):
     assert cause(exam, label, changes, blank) == expected
+
+
+def test_points_are_rounded_half_up_for_display():
+    from fractions import Fraction
+
+    from symattn.grade.feedback import points_text
+
+    assert [points_text(Fraction(p, q)) for p, q in ((1, 8), (11, 3), (14, 1), (0, 1), (5, 1000), (7, 2))] == \
+        ["0.13", "3.67", "14", "0", "0.01", "3.5"]
