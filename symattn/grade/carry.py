@@ -6,9 +6,9 @@ A part's carried values come from the answers it builds on: the raw scores from 
 (softmax), an output from their weights and values (Σ_j w_j v_j), multi-head's concatenation from their head
 outputs and the final output from their concatenation (else their head outputs) times W_O. Nothing is carried
 from an answer that is trivial where the true one is not: all entries equal (all zeros included: the scores,
-scaled scores, weights, query or concatenation) or all rows equal (keys, values), within the part's tolerance,
-or weights with at most one entry above it (the output is then a value row copied). Computed to 80 significant
-digits (exactly where the value is a decimal of that length)."""
+scaled scores, weights, query or concatenation) or all rows equal (keys, values), within the tolerance of the
+part carried into, or weights with at most one entry above it (the output is then a value row copied). Computed
+to 80 significant digits (exactly where the value is a decimal of that length)."""
 
 from __future__ import annotations
 
