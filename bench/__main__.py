@@ -114,6 +114,27 @@ def encoder_layer_spec(folder: Path, n: int = 16, d: int = 16, d_ff: int = 64) -
     return path
 
 
+def grading_responses(exam_json: Path, path: Path) -> Path:
+    """A responses CSV for `symattn grade`: one student per version, every answer rounded to 4 decimals, and in
+    every third version the first raw score wrong by 1 (so the later parts are carried forward)."""
+    import csv
+    from decimal import Decimal
+
+    versions = json.loads(exam_json.read_text(encoding="utf-8"))["versions"]
+    ids = [b["id"] for v in versions for p in v["parts"] for b in p["blanks"]]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "version", *ids])
+        for k, v in enumerate(versions):
+            answers = {b["id"]: format(Decimal(b["answer"]).quantize(Decimal("0.0001")), "f")
+                       for p in v["parts"] for b in p["blanks"]}
+            if k % 3 == 0:
+                first = v["parts"][1]["blanks"][0]["id"]
+                answers[first] = format(Decimal(answers[first]) + 1, "f")
+            writer.writerow([f"Student {k + 1}", v["label"], *(answers.get(i, "") for i in ids)])
+    return path
+
+
 def in_process(function, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -218,6 +239,15 @@ def main() -> int:
         command = [*symattn, "exam", "--count", str(count), "--seed", "1", "--format", formats,
                    "--out", str(work / f"exam-{count}")]
         against_floor(f"exam --count {count} --format {formats}", command, target, 1 if target is None else 3)
+
+    # symattn grade: 300 students, one version each (of a 300-version exam), a few mistakes each, feedback as
+    # Markdown (the PDFs are one upLaTeX run per student, timed by TeX, not by the grading).
+    if not args.quick:
+        exam_json = work / "exam-300" / "exam.json"
+        responses = grading_responses(exam_json, work / "responses-300.csv")
+        against_floor("grade 300 students (exam of 300 versions, feedback md)",
+                      [*symattn, "grade", str(exam_json), str(responses), "--format", "md", "--out",
+                       str(work / "grades-300")], 10, 3)
 
     exponent = fitted_exponent(sizes[1:], solve_times[1:])
     # The work beyond start-up: the time less the smallest size's (symattn's own start-up included), over the sizes

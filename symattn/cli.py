@@ -124,6 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
                       help="processes that derive and typeset the versions; the files are the same for any N "
                            "(default: one per processor, at most 8; 1: no extra processes)")
 
+    grade = commands.add_parser(  # symattn grade (symattn/grade/)
+        "grade", help="mark students' answers to an exam, with error carried forward and feedback",
+        description="Mark a responses CSV (columns student, version and one per blank id of exam.json, or Moodle's "
+                    "quiz Responses report as CSV) against exam.json, carrying errors forward; write grades.csv "
+                    "and one feedback file per student.")
+    grade.add_argument("exam_json", metavar="EXAM_JSON", help="the exam.json `symattn exam` wrote")
+    grade.add_argument("responses", metavar="RESPONSES", help="the responses CSV")
+    grade.add_argument("--out", metavar="DIR", default="grades", help="output folder (default: grades)")
+    grade.add_argument("--format", dest="formats", metavar="LIST",
+                       help="feedback formats: md, pdf (default: md,pdf, or md where TeX is not installed)")
+
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
     examples.add_argument("--show", metavar="NAME", help="print the spec file of one example")
@@ -158,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _solve(args)
             if args.command == "exam":
                 return _exam(args)
+            if args.command == "grade":
+                return _grade(args)
             return _render(args)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
         print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
@@ -246,6 +259,27 @@ def _exam(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs):
         print(f"wrote {path}")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from .grade.build import GRADE_FORMATS, grade_exam
+    from .render.pdf import tex_available
+
+    _settle()
+    if args.formats is None:
+        formats = ("md", "pdf") if tex_available() else ("md",)
+        if not tex_available():
+            _note("no TeX found: the feedback is written as Markdown only")
+    else:
+        formats = parse_formats(args.formats, GRADE_FORMATS)
+        if "pdf" in formats:
+            _require_tex()
+    result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats)
+    if result.skipped:
+        _note(f"skipped {len(result.skipped)} rows without an attempt (rows {', '.join(map(str, result.skipped))})")
+    print(f"graded {len(result.graded)} students; wrote {Path(args.out) / 'grades.csv'} and "
+          f"{len(result.written) - 1} feedback files")
     return 0
 
 

@@ -37,3 +37,18 @@ def test_the_benchmark_specs_are_valid_chains(tmp_path):
     answers = symattn.answers(symattn.derive_spec(spec, steps=False))
     assert [s["kind"] for s in answers["sections"]] == ["self_attention", "add_norm", "feed_forward", "add_norm"]
     assert len(answers["sections"][-1]["tokens"]) == 4
+
+
+def test_the_grading_benchmark_responses_grade_as_meant(tmp_path):
+    """The responses the benchmark grades: every third student one raw score off (its later parts carried),
+    the others full marks."""
+    from bench.__main__ import grading_responses
+    from symattn.grade.build import grade_exam
+    from tests.grade.exams import generated
+
+    exam = generated(tmp_path, 4, "self_attention", seed=3)
+    responses = grading_responses(exam, tmp_path / "responses.csv")
+    result = grade_exam(exam, responses, tmp_path / "out", ("md",))
+    totals = [float(g.total) for g in result.graded]
+    assert totals[1:3] == [20, 20] and totals[0] == totals[3] < 20  # every version is worth 20 points
+    assert all(g.points(g.version.parts[2]) == 2 for g in result.graded)  # only (b) loses

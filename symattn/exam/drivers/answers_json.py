@@ -7,7 +7,9 @@ import json
 from typing import Any
 
 from ... import __version__
+from ...figures import significant
 from ...render.answers import answers
+from ..blanks import letter, part_blanks
 from ..exercise import Exercise
 from ..fair import exam_level
 from ..heading import heading
@@ -27,7 +29,8 @@ class JsonDriver:
         self.options = options
 
     def version(self, exercise: Exercise) -> str:
-        return version_json(exercise.label, exercise.data, answers(exercise.derivation), workload(exercise))
+        return version_json(exercise.label, exercise.data, answers(exercise.derivation), workload(exercise),
+                            parts_json(exercise))
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         return {"exam.json": exam_json(self.options, [share.text for share in shares],
@@ -43,12 +46,23 @@ def workload(exercise: Exercise) -> dict[str, Any]:
                       for p in exercise.parts}}
 
 
-def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any],
-                 workload: dict[str, Any] | None = None) -> str:
+def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any], workload: dict[str, Any] | None = None,
+                 parts: list[dict[str, Any]] | None = None) -> str:
     """One version's entry: JSON's own lines, two levels deeper for their place in the list (a JSON string holds
     no line break, so every line break is one of the layout's)."""
-    entry = {"label": label, "spec": spec, "answers": answers, **({} if workload is None else {"workload": workload})}
+    entry = {"label": label, "spec": spec, "answers": answers, **({} if workload is None else {"workload": workload}),
+             **({} if parts is None else {"parts": parts})}
     return json.dumps(entry, ensure_ascii=False, indent=1).replace("\n", "\n  ")
+
+
+def parts_json(exercise: Exercise) -> list[dict[str, Any]]:
+    """Each part's letter, key, points and tolerance, and its blanks (exam/blanks.py: id, what each is an entry
+    of, and the answer to 30 significant digits), for graders (`symattn grade`)."""
+    return [{"part": letter(k), "key": part.key, "points": part.points, "tolerance": part.tolerance,
+             "blanks": [{"id": b.id, "symbol": b.symbol, "row": b.row, "column": b.column,
+                         **({"head": b.head} if b.head is not None else {}),
+                         "answer": significant(b.value, known=b.known)} for b in part_blanks(exercise.label, k, part)]}
+            for k, part in enumerate(exercise.parts)]
 
 
 def exam_json(options: ExamOptions, versions: list[str], labels: list[str]) -> str:

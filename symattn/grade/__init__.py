@@ -1,0 +1,1 @@
+"""`symattn grade`: mark students' answers to an exam symattn made, with error carried forward and feedback."""

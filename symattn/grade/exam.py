@@ -1,0 +1,146 @@
+"""exam.json as the grader reads it: each version's parts (points, tolerance, blanks with their answers) and what
+carrying an error forward needs (the divisor of each head's scores, W_O, the spec's inputs for the diagnosis)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+from .numbers import exact_decimal
+
+# The quantities an id's symbol names, by its letters (the head's digits and a label follow them).
+ROLES = {"Q": "Q", "K": "K", "V": "V", "q": "q", "s": "scores", "a": "scaled", "w": "weights", "z": "output"}
+
+
+@dataclass(frozen=True)
+class GradedBlank:
+    """One blank: its id, part letter, role (Q, K, V, q, scores, scaled, weights, output, concat, final or None
+    for a quantity the grader does not know), head (None: the only one), row and column (from 1), answer."""
+
+    id: str
+    part: str
+    role: str | None
+    head: int | None
+    row: int
+    column: int
+    answer: Decimal
+
+
+@dataclass(frozen=True)
+class GradedPart:
+    letter: str
+    key: str
+    points: int
+    tolerance: Decimal
+    blanks: tuple[GradedBlank, ...]
+
+
+@dataclass(frozen=True)
+class GradedVersion:
+    """A version of the exam: its label, kind, parts, the focus row of Q (from 1), each head's score divisor
+    (√d_k as a Decimal), W_O (multi-head), and its spec's first section (for the diagnosis)."""
+
+    label: str
+    kind: str
+    parts: tuple[GradedPart, ...]
+    focus_row: int
+    divisors: dict[int | None, Decimal]
+    d_k: dict[int | None, int]
+    W_O: tuple[tuple[Decimal, ...], ...] | None
+    section: dict[str, Any]
+
+    @property
+    def blanks(self) -> tuple[GradedBlank, ...]:
+        return tuple(b for p in self.parts for b in p.blanks)
+
+    @property
+    def points(self) -> int:
+        return sum(p.points for p in self.parts)
+
+    @property
+    def query(self) -> str:
+        """The role of the focus query: its own vector q (asked alone), else its row of Q."""
+        return "q" if any(b.role == "q" for b in self.blanks) else "Q"
+
+    @property
+    def memory(self) -> bool:
+        """Whether keys and values come from an encoder's output (memory) rather than from X."""
+        return "memory" in self.section
+
+    def given(self, name: str, head: int | None = None) -> list[list[Decimal]] | None:
+        """An input matrix of the spec (X, memory, W_Q, ...; a head's W with `head`) as Decimals, or None."""
+        section = self.section if head is None else self.section["heads"][head - 1]
+        rows = section.get(name)
+        return None if rows is None else [[exact_decimal(v) for v in row] for row in rows]
+
+
+@dataclass(frozen=True)
+class Exam:
+    lang: str
+    digits: int
+    versions: dict[str, GradedVersion]
+
+
+def load_exam(path: Path) -> Exam:
+    """Read exam.json; a file symattn did not write (or one written before blanks had ids) is a one-line error."""
+    field = str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise SpecError(field, f"cannot read an exam.json: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("versions"), list):
+        raise SpecError(field, "expected the exam.json `symattn exam --format json` writes (a 'versions' list)")
+    options = data.get("options", {})
+    versions = {}
+    for k, entry in enumerate(data["versions"]):
+        if "parts" not in entry:
+            raise SpecError(f"{field}: versions[{k}]", "has no 'parts' with blank ids: make the exam again with this "
+                                                       "symattn (`symattn exam ... --format json`)")
+        try:
+            version = _version(entry)
+        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
+            raise SpecError(f"{field}: versions[{k}]", f"not a version as `symattn exam` writes it ({exc!r})") from None
+        versions[version.label] = version
+    return Exam(options.get("lang", "en"), int(options.get("digits", 4)), versions)
+
+
+def _version(entry: dict[str, Any]) -> GradedVersion:
+    section = entry["spec"]["sections"][0]
+    answers = entry["answers"]["sections"][0]
+    kind = section["kind"]
+    parts = tuple(GradedPart(p["part"], p["key"], int(p["points"]), Decimal(p["tolerance"]),
+                             tuple(_blank(p["part"], b) for b in p["blanks"])) for p in entry["parts"])
+    asked_q = any(b.role == "q" for p in parts for b in p.blanks)
+    if "heads" in section:  # several heads: each with its own d_k and scale
+        details = {h: {"d_k": len(d["Q"][0]), **section["heads"][h - 1], **d}
+                   for h, d in enumerate(answers.get("head_details", []), start=1) if d}
+        divisors = {h: _divisor(d) for h, d in details.items()}
+        d_k = {h: int(d["d_k"]) for h, d in details.items()}
+    else:
+        divisors, d_k = {None: _divisor(answers)}, {None: int(answers["d_k"])}
+    focus = 1 if asked_q else section["tokens"].index(section["focus"]) + 1
+    W_O = tuple(tuple(exact_decimal(v) for v in row) for row in section["W_O"]) if "W_O" in section else None
+    return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section)
+
+
+def _divisor(answers: dict[str, Any]) -> Decimal:
+    """What the scores are divided by: √d_k, 1 (scale = "none") or the given number."""
+    scale = answers.get("scale", "sqrt(d_k)")
+    if scale == "sqrt(d_k)":
+        return Decimal(int(answers["d_k"])).sqrt()
+    return Decimal(1) if scale == "none" else exact_decimal(scale)
+
+
+def _blank(part: str, data: dict[str, Any]) -> GradedBlank:
+    symbol = data["symbol"]
+    name, _, label = symbol.partition("_")
+    base = name.rstrip("0123456789")
+    # a letter and a head; multi-head's z_concat and z_final; anything else (another label, a K/V group: Kg1) is
+    # a quantity the grader does not carry
+    role = ROLES.get(base) if not label else label if base == "z" and label in ("concat", "final") else None
+    return GradedBlank(data["id"], part, role, data.get("head"), int(data["row"]), int(data["column"]),
+                       exact_decimal(data["answer"]))

@@ -1,0 +1,58 @@
+"""The likely cause of a wrong answer (grade/causes.py, the seam for `symattn check`'s diagnosis), on
+hand-worked versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from symattn.grade.exam import load_exam
+from symattn.grade.mark import grade
+from symattn.grade.responses import Response
+
+from .exams import HAND, correct, write_exam
+
+# X = I, so Q, K, V are the weight matrices; d_k = 2. q_A = [1, 0], k_A = [1, 2], k_B = [0, 1]: s = [1, 0],
+# a = [1/√2, 0] ≈ [0.7071, 0].
+SQUARE = {"title": "Version 02", "lang": "en", "sections": [{
+    "kind": "self_attention", "tokens": ["A", "B"], "X": [["1", "0"], ["0", "1"]],
+    "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "2"], ["0", "1"]], "W_V": [["1", "0"], ["0", "1"]],
+    "focus": "A"}]}
+
+
+@pytest.fixture(scope="module")
+def exam(tmp_path_factory):
+    path = write_exam(tmp_path_factory.mktemp("causes"), [HAND, SQUARE])
+    return path, load_exam(path)
+
+
+def cause(exam, label: str, changes: dict[str, str], blank: str) -> str:
+    path, loaded = exam
+    answers = correct(path, label)
+    answers.update(changes)
+    marks = {m.blank.id: m for m in grade(Response(2, "S", label, answers), loaded.versions[label]).marks}
+    assert marks[blank].verdict == "wrong"
+    return marks[blank].cause.name
+
+
+@pytest.mark.parametrize(("label", "changes", "blank", "expected"), [
+    ("01", {"v01.c.a.2": "4"}, "v01.c.a.2", "no_scaling"),  # s_B = 4 not divided by √4
+    ("01", {"v01.c.a.2": "1"}, "v01.c.a.2", "scaled_by_d_k"),  # 4 / 4
+    ("01", {"v01.d.w.1": "0.0474"}, "v01.d.w.1", "no_scaling"),  # softmax(1, 4) from the true raw scores
+    ("01", {"v01.d.w.1": "0.3208"}, "v01.d.w.1", "scaled_by_d_k"),  # softmax(0.25, 1)
+    ("01", {"v01.d.w.1": "0.1842"}, "v01.d.w.1", "typo"),  # 0.1824 with two digits swapped
+    ("01", {"v01.d.w.1": "0.9"}, "v01.d.w.1", "unknown"),
+    ("02", {"v02.a.K.1.2": "0"}, "v02.a.K.1.2", "transposed"),  # (X·W_Kᵀ)[1][2] = W_K[2][1] = 0
+    ("01", {"v01.c.a.1": "0.5001"}, "v01.c.a.1", "rounding"),  # 0.5 written one unit high (0.7072 for 1/√2 is
+    # accepted now: (c)'s tolerance with an irrational √d_k takes √2 as 1.414)
+])
+def test_causes(exam, label, changes, blank, expected):
+    assert cause(exam, label, changes, blank) == expected
+
+
+def test_points_are_rounded_half_up_for_display():
+    from fractions import Fraction
+
+    from symattn.grade.feedback import points_text
+
+    assert [points_text(Fraction(p, q)) for p, q in ((1, 8), (11, 3), (14, 1), (0, 1), (5, 1000), (7, 2))] == \
+        ["0.13", "3.67", "14", "0", "0.01", "3.5"]

@@ -1,0 +1,217 @@
+"""Both responses formats (symattn's CSV, Moodle's Responses report), the input errors, and the feedback files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from symattn.exam.build import exercise
+from symattn.exam.drivers.base import Share
+from symattn.exam.drivers.moodle import MoodleDriver
+from symattn.exam.generate import generate
+from symattn.exam.options import ExamOptions
+from symattn.grade.responses import moodle_parts
+
+from .exams import HAND, blanks, correct, generated, write_csv, write_exam
+
+CLOZE_NUMERICAL = re.compile(r"\{(\d+):NUMERICAL:=([^:}]+):([^}]+)\}")  # Moodle's own pattern, weight and answer
+
+
+def run(*args: str):
+    return subprocess.run([sys.executable, "-m", "symattn", "grade", *args], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def exam(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("exam")
+    return folder, generated(folder, 3, "self_attention", seed=5)
+
+
+def test_plain_csv_grades_full_marks_and_a_mistake(exam, tmp_path):
+    folder, path = exam
+    wrong = correct(path, "02")
+    first = blanks(path)["02"][0]["id"]
+    wrong[first] = "99"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")), ("Bob", "2", wrong)])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert [(r["student"], r["version"], r["total"]) for r in rows][0] == ("Ann", "01", "20")
+    count = len([b for b in blanks(path)["02"] if b["id"].startswith("v02.a.")])
+    points = {p["part"]: p["points"] for p in json.loads(path.read_text(encoding="utf-8"))["versions"][1]["parts"]}
+    assert rows[1]["a"] == f"{round(points['a'] * (count - 1) / count, 2):g}" and rows[1]["b"] == str(points["b"])
+    feedback = (tmp_path / "out" / "feedback" / "002-Bob.md").read_text(encoding="utf-8")
+    assert "`99`" in feedback and "Worked line:" in feedback
+
+
+def moodle_answers(xml_text: str) -> list[list[str]]:
+    """Each question's NUMERICAL answers in the order Moodle numbers its subquestions (parsed from moodle.xml)."""
+    root = ET.fromstring(xml_text)
+    return [[m.group(2) for m in CLOZE_NUMERICAL.finditer(q.find("questiontext/text").text)]
+            for q in root.iter("question") if q.get("type") == "cloze"]  # after the exam's category
+
+
+@pytest.fixture(scope="module")
+def cloze(exam):
+    """The exam's moodle.xml, as the Moodle driver writes it for the same versions: each question's answers."""
+    options = ExamOptions(3, 0, lang="en")
+    driver = MoodleDriver(options)
+    versions = generate(3, 5, "self_attention", "easy", "en")
+    xml = driver.files([Share(v.label, 20, driver.version(exercise(v, options, steps=False))) for v in versions])
+    return dict(zip(("01", "02", "03"), moodle_answers(xml["moodle.xml"]), strict=True))
+
+
+def test_blank_ids_follow_moodles_cloze_order(exam, cloze):
+    """The k-th blank of a version is Moodle's subquestion k: the same answers in the same order."""
+    folder, path = exam
+    for label, answers in cloze.items():
+        ours = [float(b["answer"]) for b in blanks(path)[label]]
+        assert [float(a) for a in answers] == pytest.approx(ours, abs=1e-11)
+
+
+def moodle_csv(path, rows) -> None:
+    """A Responses report as Moodle downloads it (dataformat csv: a UTF-8 byte order mark, then the table)."""
+    header = ["Last name", "First name", "Email address", "Status", "Started", "Completed", "Duration",
+              "Grade/20.00", "Response 1", "Right answer 1"]
+    with path.open("w", newline="", encoding="utf-8-sig") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow(row)
+
+
+def summary(values: list[str]) -> str:
+    """qtype_multianswer_question::summarise_response: 'part {i}: {response}' joined by '; '."""
+    return "; ".join(f"part {i}: {v}" for i, v in enumerate(values, start=1))
+
+
+def test_moodle_responses_report(exam, cloze, tmp_path):
+    """Right answers as Moodle summarises them (the NUMERICAL answers of moodle.xml, in order) tell the versions."""
+    folder, path = exam
+    b = blanks(path)
+    right = {label: summary(answers) for label, answers in cloze.items()}
+    answers = correct(path, "03")
+    ids = [entry["id"] for entry in b["03"]]
+    typed = [answers[i] for i in ids]
+    typed[1] = ""  # unanswered
+    typed[2] = "abc"  # Moodle keeps what was typed
+    full = summary(list(correct(path, "01").values()))
+    rows = [["Lee", "Ann", "ann@example.org", "Finished", "", "", "", "20.00", full, right["01"]],
+            ["Ode", "Bo", "bo@example.org", "Finished", "", "", "", "10.00", summary(typed), right["03"]],
+            ["Nil", "Cy", "cy@example.org", "-", "", "", "", "-", "-", "-"]]
+    moodle_csv(tmp_path / "m.csv", rows)
+    result = run(str(path), str(tmp_path / "m.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert "skipped 1 rows without an attempt (rows 4)" in result.stderr
+    grades = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert [(g["student"], g["version"]) for g in grades] == [("Ann Lee (ann@example.org)", "01"),
+                                                             ("Bo Ode (bo@example.org)", "03")]
+    assert grades[0]["total"] == "20" and grades[1]["total"] != "20"
+    text = next((tmp_path / "out" / "feedback").glob("002-*.md")).read_text(encoding="utf-8")
+    assert "not answered" in text and "`abc` is not a number" in text
+
+
+def test_moodle_summary_parts():
+    assert moodle_parts("part 1: 0.5; part 2: ; part 3: -1,5", "f") == ["0.5", "", "-1,5"]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda rows: rows[0].__setitem__(2, rows[0][2][:-1] + "9"), "row 1, column 3: 'v01.a.Q.1.9' is not a blank"),
+    (lambda rows: rows[1].__setitem__(3, "1.2.3"), "row 2, column v01.a.Q.1.2: expected a number, got '1.2.3'"),
+    (lambda rows: rows[1].__setitem__(1, "7"), "row 2, column version: no version '7' in exam.json"),
+    (lambda rows: rows.append(list(rows[1])), "row 3, column student: 'Ann' is on row 2 already"),
+])
+def test_bad_responses_are_one_line_errors(tmp_path, edit, message):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01"))])
+    rows = list(csv.reader(responses.open(encoding="utf-8")))
+    edit(rows)
+    with responses.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_missing_column_names_the_row_and_the_column(tmp_path):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01"))])
+    rows = list(csv.reader(responses.open(encoding="utf-8")))
+    rows = [row[:-1] for row in rows]
+    with responses.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "r.csv row 2: no column v01.e.z.2" in result.stderr
+
+
+def test_the_inputs_are_never_overwritten(tmp_path):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "grades.csv", path, [("Ann", "01", correct(path, "01"))])
+    result = run(str(path), str(responses), "--out", str(tmp_path), "--format", "md")
+    assert result.returncode == 2 and "would overwrite the input" in result.stderr
+
+
+def test_feedback_names_the_cause_and_escapes_the_name(tmp_path):
+    """A student who did not divide by √d_k = 2: the scaled scores are the raw ones, 'no_scaling'."""
+    path = write_exam(tmp_path, [HAND])
+    answers = correct(path, "01")
+    answers.update({"v01.c.a.1": "1", "v01.c.a.2": "4"})
+    name = r"*Eve* \input{/etc/passwd} <b>"
+    responses = write_csv(tmp_path / "r.csv", path, [(name, "01", answers)])
+    formats = "md,pdf" if shutil.which("uplatex") else "md"
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", formats)
+    assert result.returncode == 0, result.stderr
+    md = next((tmp_path / "out" / "feedback").glob("*.md")).read_text(encoding="utf-8")
+    assert "(`no_scaling`): the scores were not divided by √d\\_k" in md
+    assert r"# Feedback: \*Eve\* \\input\{/etc/passwd\} \<b\>, version 01" in md
+    assert "a\\[1\\] = 1 / √4 = 0.5" in md
+    if shutil.which("uplatex") and shutil.which("pdftotext"):
+        pdf = next((tmp_path / "out" / "feedback").glob("*.pdf"))
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
+        assert "no_scaling" in text and "input{/etc/passwd}" in text and "Eve" in text
+
+
+def test_moodle_report_errors(exam, cloze, tmp_path):
+    """A response with fewer parts than the version's blanks, and a report that cannot tell the versions."""
+    folder, path = exam
+    short = summary(list(correct(path, "01").values())[:-1])
+    moodle_csv(tmp_path / "m.csv", [["Lee", "Ann", "a@b", "Finished", "", "", "", "1", short, summary(cloze["01"])]])
+    result = run(str(path), str(tmp_path / "m.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "m.csv row 2, column 'Response 1':" in result.stderr
+    assert f"but version 01 has {len(cloze['01'])} blanks" in result.stderr
+    rows = [["Lee", "Ann", "a@b", "Finished", "", "", "", "1", summary(list(correct(path, "01").values()))]]
+    with (tmp_path / "n.csv").open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["Last name", "First name", "Email address", "Status", "Started",
+                                       "Completed", "Duration", "Grade/20.00", "Response 1"], *rows])
+    result = run(str(path), str(tmp_path / "n.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "needs a 'Right answer' column" in result.stderr
+
+
+def test_an_answer_in_another_versions_column_is_an_error(exam, tmp_path):
+    folder, path = exam
+    answers = correct(path, "01")
+    answers[blanks(path)["02"][0]["id"]] = "1"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", answers)])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "row 2, column v02.a.Q.1.1: a blank of version 02, but 'Ann' answers " \
+                                      "version 01" in result.stderr
+
+
+def test_files_that_are_not_an_exam_or_a_csv_are_one_line_errors(tmp_path):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01"))])
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"versions": [{"label": "01", "parts": []}]}', encoding="utf-8")
+    result = run(str(broken), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and "broken.json: versions[0]: not a version" in result.stderr
+    (tmp_path / "nul.csv").write_bytes(b"student,version\nA\x00nn,01\n")
+    result = run(str(path), str(tmp_path / "nul.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
