@@ -51,4 +51,4 @@ def test_the_grading_benchmark_responses_grade_as_meant(tmp_path):
     result = grade_exam(exam, responses, tmp_path / "out", ("md",))
     totals = [float(g.total) for g in result.graded]
     assert totals[1:3] == [20, 20] and totals[0] == totals[3] < 20  # every version is worth 20 points
-    assert all(g.points(g.version.parts[2]) == 2 for g in result.graded)  # only (b) loses
+    assert all(g.points(g.version.parts[2]) == g.version.parts[2].points for g in result.graded)  # only (b) loses
