@@ -1,0 +1,187 @@
+"""Diagnosis: for each printed number that does not hold, its most likely cause. The pipeline is recomputed under
+every hypothesis (check.hypotheses); a hypothesis that reproduces the wrong number and more of the section's printed
+numbers than the correct derivation does is the cause (the one reproducing the most); otherwise the local causes
+are tried: weights renormalised to sum to 1, the last digit off by one (rounding), a typo; else unknown.
+
+The public entry is diagnose(spec, claims) (grade reuses it for students' answers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from .claims import Claim, path_text
+from .compare import correct_text, holds, rounded, truth
+from .hypotheses import Variant, run, section_of, variants
+
+CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
+          "softmax_axis", "mask", "pe_index", "typo", "unknown")
+_STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
+                "scaled_scores": "the scaled scores", "weights": "the weights"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A printed number that does not hold: where, as printed, the correct value at the same precision, the
+    likely cause (one of CAUSES) and a one-line explanation; stage and places for rounded_intermediates."""
+
+    claim: Claim
+    correct: str
+    cause: str
+    explanation: str
+    stage: str | None = None
+    places: int | None = None
+
+    @property
+    def at(self) -> str:
+        return path_text(self.claim.at)
+
+    def as_json(self) -> dict[str, str]:
+        return {"at": self.at, "printed": self.claim.printed, "correct": self.correct, "cause": self.cause,
+                "explanation": self.explanation}
+
+
+def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = None) -> list[Finding]:
+    """The findings (wrong claims, in claim order) of claims against a parsed spec (spec.files.load_spec);
+    `answers`: solve's answers of it when computed already. Bad claims raise SpecError (exit 2)."""
+    if answers is None:
+        answers = answers_of(spec)
+    exact = [truth(answers, claim.at) for claim in claims]  # every path checked before any diagnosis
+    wrong = [i for i, (claim, value) in enumerate(zip(claims, exact, strict=True)) if not holds(claim, value)]
+    if not wrong:
+        return []
+    sections = _recomputable(spec)
+    findings = []
+    by_section: dict[int, list[tuple[Variant, dict[tuple, float]]]] = {}
+    for i in wrong:
+        claim = claims[i]
+        index = claim.at[1] if len(claim.at) > 1 and claim.at[0] == "sections" else None
+        if index not in by_section:
+            by_section[index] = _predictions(sections.get(index), answers, index)
+        findings.append(_finding(claim, exact[i], claims, exact, by_section[index], index))
+    return findings
+
+
+def answers_of(spec: Any) -> dict[str, Any]:
+    """solve's answers of a spec, as plain data."""
+    from ..derivation import derive_spec
+    from ..render.answers import answers
+
+    return answers(derive_spec(spec, steps=False))
+
+
+def _recomputable(spec: Any) -> dict[int, Any]:
+    """The float inputs of each answered section (by its index in the answers) the hypotheses can recompute."""
+    from ..kinds import kind_of
+
+    out, index = {}, 0
+    for section in spec.sections:
+        if kind_of(section.kind).name == "text":
+            continue
+        inputs = section_of(section)
+        if inputs is not None:
+            out[index] = inputs
+        index += 1
+    return out
+
+
+def _predictions(section, answers: dict[str, Any], index) -> list[tuple[Variant, dict[tuple, float]]]:
+    if section is None:
+        return []
+    tokens = answers["sections"][index].get("queries", {})
+    queries = {t: section.tokens.index(t) for t in tokens if t in section.tokens}
+    return [(variant, run(section, variant, queries)) for variant in variants(section)]
+
+
+def _reproduces(claim: Claim, predicted: dict[tuple, float]) -> bool:
+    value = predicted.get(claim.at[2:])
+    return value is not None and value == value and abs(value) != float("inf") \
+        and holds(claim, Decimal(value))
+
+
+def _finding(claim: Claim, exact: Decimal, claims: list[Claim], exacts: list[Decimal], predictions, index
+             ) -> Finding:
+    correct = correct_text(claim, exact)
+    same = [(c, e) for c, e in zip(claims, exacts, strict=True) if len(c.at) > 1 and c.at[1] == index
+            and c.at[0] == "sections"]
+    base = sum(holds(c, e) for c, e in same)
+    best, best_score = None, base
+    for variant, predicted in predictions:
+        if variant.cause == "correct" or not _reproduces(claim, predicted):
+            continue
+        score = sum(_reproduces(c, predicted) for c, _ in same)
+        if score > best_score:
+            best, best_score = variant, score
+    renormalised = _renormalised(claim, claims, exacts)
+    if renormalised is not None:
+        return Finding(claim, correct, "renormalised", renormalised)
+    if best is not None:
+        return Finding(claim, correct, best.cause, _explain(best), best.stage or None, best.places or None)
+    return _local(claim, exact, correct)
+
+
+def _renormalised(claim: Claim, claims: list[Claim], exacts: list[Decimal]) -> str | None:
+    """Whether the claim is an entry of a fully printed weight vector that sums to exactly 1 where the correctly
+    rounded entries do not, each entry within one unit of its rounding: the rounded weights nudged to sum to 1."""
+    if len(claim.at) < 2 or claim.at[-2] not in ("weights", "probabilities") or not isinstance(claim.at[-1], int):
+        return None
+    row = [(c, e) for c, e in zip(claims, exacts, strict=True) if c.at[:-1] == claim.at[:-1]]
+    if len({c.places for c, _ in row}) != 1 or len({c.at[-1] for c, _ in row}) != len(row) \
+            or any(e.is_infinite() for _, e in row):
+        return None
+    correct = [rounded(e, c.places) for c, e in row]
+    if sum(c.value for c, _ in row) != 1 or sum(correct) == 1 \
+            or any(abs(c.value - r) > c.unit for (c, _), r in zip(row, correct, strict=True)):
+        return None
+    shown = ", ".join(f"{r:f}" for r in correct)
+    return (f"the correctly rounded weights ({shown}) sum to {sum(correct):f}; this one was adjusted so that the "
+            f"printed weights sum to 1")
+
+
+def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
+    off = abs(claim.value - rounded(exact, claim.places))
+    if off == claim.unit:
+        return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
+                                                   f"rounds to {correct}")
+    if _typo(claim.printed, correct):
+        return Finding(claim, correct, "typo", f"one digit wrong or two swapped: the correct value is {correct}")
+    return Finding(claim, correct, "unknown", f"no hypothesis reproduces it; the exact value is {_digits(exact)}")
+
+
+def _typo(printed: str, correct: str) -> bool:
+    """One digit different, or two adjacent digits swapped, in strings of the same form."""
+    a, b = printed.replace("−", "-"), correct
+    if len(a) != len(b) or a == b:
+        return False
+    differ = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+    if not all(a[i].isdigit() and b[i].isdigit() for i in differ):
+        return False
+    return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
+                                and a[differ[0]] == b[differ[1]] and a[differ[1]] == b[differ[0]])
+
+
+def _digits(exact: Decimal) -> str:
+    return f"{rounded(exact, 8).normalize():f}…" if exact != rounded(exact, 8) else f"{exact.normalize():f}"
+
+
+def _explain(variant: Variant) -> str:
+    cause = variant.cause
+    if cause == "rounded_intermediates":
+        return (f"computed from {_STAGE_NAMES[variant.stage]} rounded to {variant.places} decimals "
+                f"(stage {variant.stage}, k = {variant.places}) rather than from the exact values")
+    if cause == "no_scaling":
+        return "the scores were not divided by √d_k"
+    if cause == "scaled_by_d_k":
+        return "the scores were divided by d_k instead of √d_k"
+    if cause == "transposed":
+        return f"{variant.transposed} was used transposed"
+    if cause == "softmax_axis":
+        return "the softmax ran over the queries (each column of the scores) instead of over each query's keys"
+    if cause == "pe_index":
+        exponent = "2j/d" if variant.pe == "dim2" else "j/d"
+        return (f"the positional encoding took the dimension index j into the exponent, 10000^({exponent}), "
+                "instead of the pair index: 10000^(2⌊j/2⌋/d)")
+    return {"none": "the mask was left out: masked keys got weight", "transposed": "the mask was applied transposed",
+            "zero": "masked scores were set to 0 instead of −∞ (e^0 = 1 entered the sum)",
+            "causal": "a causal mask was applied where the section has none"}[variant.mask]
