@@ -7,13 +7,14 @@ The public entry is diagnose(spec, claims) (grade reuses it for students' answer
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from .claims import Claim, path_text
 from .compare import correct_text, holds, rounded, truth
-from .hypotheses import Variant, run, section_of, variants
+from .hypotheses import TIE, Variant, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "typo", "unknown")
@@ -95,9 +96,11 @@ def _predictions(section, answers: dict[str, Any], index) -> list[tuple[Variant,
 
 
 def _reproduces(claim: Claim, predicted: dict[tuple, float]) -> bool:
+    """Whether a hypothesis's float value prints as the claim (within half a unit, a float's error allowed)."""
     value = predicted.get(claim.at[2:])
-    return value is not None and value == value and abs(value) != float("inf") \
-        and holds(claim, Decimal(value))
+    if value is None or not math.isfinite(value):
+        return False
+    return abs(float(claim.value) - value) <= float(claim.unit) * (0.5 + TIE)
 
 
 def _finding(claim: Claim, exact: Decimal, claims: list[Claim], exacts: list[Decimal], predictions, index

@@ -123,7 +123,17 @@ def _transpose(a: Matrix) -> Matrix:
 def _rounded(values: Matrix, variant: Variant, stage: str) -> Matrix:
     if variant.stage != stage:
         return values
-    return [[round(v, variant.places) if math.isfinite(v) else v for v in row] for row in values]
+    return [[half_up(v, variant.places) if math.isfinite(v) else v for v in row] for row in values]
+
+
+def half_up(value: float, places: int) -> float:
+    """A value rounded half-up to `places` decimals, as by hand (round() rounds half to even); a float a few ulps
+    from a decimal tie (0.35 as 0.34999…) counts as the tie it stands for."""
+    scale = 10.0 ** places
+    return math.floor(value * scale + 0.5 + TIE) / scale
+
+
+TIE = 1e-9  # how near a tie a scaled float counts as one
 
 
 def run(section: Section, variant: Variant, queries: dict[str, int]) -> dict[tuple, float]:
