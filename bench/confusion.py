@@ -42,7 +42,8 @@ def _matrix(rng: random.Random, rows: int, cols: int, top: int) -> list[list[str
 def spec_for(cause: str, rng: random.Random) -> dict:
     """A random spec that the cause can be made on: square W (transposed), d_k ≥ 2, a mask for mask's first form,
     sinusoidal positions for pe_index."""
-    n, d = rng.choice((3, 4)), rng.choice((2, 3))
+    # (sinusoids' exact forms make a derivation's LaTeX slow: pe_index's specs are the smallest)
+    n, d = (3, 2) if cause == "pe_index" else (rng.choice((3, 4)), rng.choice((2, 3)))
     tokens = [f"t{i}" for i in range(n)]
     section = {"kind": "self_attention", "tokens": tokens, "X": _matrix(rng, n, d, 20),
                "W_Q": _matrix(rng, d, d, 12), "W_K": _matrix(rng, d, d, 12), "W_V": _matrix(rng, d, d, 12),
@@ -181,11 +182,11 @@ def diagnosed(cause: str, rng: random.Random) -> str | None:
     return found.pop() if len(found) == 1 else "mixed"
 
 
-def confusion(count: int, seed: int = 0) -> dict[str, Counter]:
+def confusion(count: int, seed: int = 0, causes: tuple[str, ...] = INJECTED) -> dict[str, Counter]:
     """For each cause, the causes diagnosed over `count` cases with a visible mistake."""
     table = {}
-    for n, cause in enumerate(INJECTED):
-        rng, counts = random.Random(seed * 1000 + n), Counter()
+    for cause in causes:
+        rng, counts = random.Random(seed * 1000 + INJECTED.index(cause)), Counter()
         while sum(counts.values()) < count:
             got = diagnosed(cause, rng)
             if got is not None:

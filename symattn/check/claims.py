@@ -24,6 +24,10 @@ _NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_to
                "significant_digits", "mapping", "positions", "d_k"}
 
 
+# What was not printed: JSON's null, and in TOML (which has no null) the string "null" or an empty string
+NOT_PRINTED = ("null", "")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One printed number: where (a path into solve's answers), as printed, and the value of what it shows."""
@@ -111,7 +115,7 @@ def claims_of(data: dict[str, Any]) -> list[Claim]:
 
 
 def _walk(at: Path_, value: Any, claims: list[Claim]) -> None:
-    if value is None:
+    if value is None or value in NOT_PRINTED:
         return
     if isinstance(value, dict):
         for key, inner in value.items():

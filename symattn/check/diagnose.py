@@ -116,7 +116,8 @@ def _finding(claim: Claim, exact: Decimal, claims: list[Claim], exacts: list[Dec
         score = sum(_reproduces(c, predicted) for c, _ in same)
         if score > best_score:
             best, best_score = variant, score
-    renormalised = _renormalised(claim, claims, exacts)
+    # a hypothesis that explains other wrong numbers too outranks renormalising, which explains this one
+    renormalised = _renormalised(claim, claims, exacts) if best is None or best_score < base + 2 else None
     if renormalised is not None:
         return Finding(claim, correct, "renormalised", renormalised)
     if best is not None:
