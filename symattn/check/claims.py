@@ -19,7 +19,7 @@ _NUMBER = re.compile(r"[-+−]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]
 _WORD = re.compile(r"[^\W\d]\w*")
 _STEP = re.compile(r'\.([^\W\d]\w*)|\[(-?[0-9]+)\]|\[("(?:[^"\\]|\\.)*")\]')
 # keys of solve's answers whose strings are names or LaTeX, never claims (a copy of solve's JSON may keep them)
-_NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tokens", "focus", "exact", "scale",
+NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tokens", "focus", "exact", "scale",
                "vocabulary", "ranking", "predicted", "ties", "activation", "norm", "pairing", "symattn", "title",
                "significant_digits", "mapping", "positions", "d_k"}
 
@@ -107,7 +107,7 @@ def claims_of(data: dict[str, Any]) -> list[Claim]:
     for key, value in data.items():
         if key == "sections" and isinstance(value, list):
             _walk(("sections",), value, claims)
-        elif key in _NOT_CLAIMS:
+        elif key in NOT_CLAIMS:
             continue
         else:
             _walk(parse_path(key, key), value, claims)
@@ -119,7 +119,7 @@ def _walk(at: Path_, value: Any, claims: list[Claim]) -> None:
         return
     if isinstance(value, dict):
         for key, inner in value.items():
-            if key not in _NOT_CLAIMS:
+            if key not in NOT_CLAIMS:
                 _walk((*at, key), inner, claims)
     elif isinstance(value, list):
         for index, inner in enumerate(value):

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
-from . import check
+from . import answers_of, check
 from .claims import Claim, parse, read
 
 
@@ -50,15 +50,19 @@ def run(args: Any) -> int:
     from ..spec.files import load_example, load_spec
 
     spec = load_example(args.example) if args.example else load_spec(spec_file)
-    if args.source is not None:
-        from .document import claims_from
+    if args.source is not None:  # read before the derivation: an unreadable file is refused at once
+        source = Path(args.source)
+        try:
+            text = source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError("--from", f"cannot read {source} ({exc.__class__.__name__})") from None
+    claims = read(Path(claims_file)) if claims_file is not None else shipped(args.example, name) if name else None
+    answers = answers_of(spec)
+    if claims is None:
+        from .document import claims_in
 
-        claims = claims_from(Path(args.source), spec)
-    elif claims_file is not None:
-        claims = read(Path(claims_file))
-    else:
-        claims = shipped(args.example, name)
-    checked = check(spec, claims)
+        claims = claims_in(text, answers)
+    checked = check(spec, claims, answers)
     if args.formats:
         from .document_report import write
 

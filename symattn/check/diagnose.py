@@ -148,12 +148,12 @@ def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
     if off == claim.unit:
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
                                                    f"rounds to {correct}")
-    if _typo(claim.printed, correct):
+    if typo(claim.printed, correct):
         return Finding(claim, correct, "typo", f"one digit wrong or two swapped: the correct value is {correct}")
     return Finding(claim, correct, "unknown", f"no hypothesis reproduces it; the exact value is {_digits(exact)}")
 
 
-def _typo(printed: str, correct: str) -> bool:
+def typo(printed: str, correct: str) -> bool:
     """One digit different, or two adjacent digits swapped, in strings of the same form."""
     a, b = printed.replace("−", "-"), correct
     if len(a) != len(b) or a == b:
