@@ -127,16 +127,21 @@ def _finding(claim: Claim, exact: Decimal, claims: list[Claim], exacts: list[Dec
 
 def _renormalised(claim: Claim, claims: list[Claim], exacts: list[Decimal]) -> str | None:
     """Whether the claim is an entry of a fully printed weight vector that sums to exactly 1 where the correctly
-    rounded entries do not, each entry within one unit of its rounding: the rounded weights nudged to sum to 1."""
+    rounded entries do not, each entry within one unit of its rounding, and the claim its largest or last entry:
+    the rounded weights nudged to sum to 1."""
     if len(claim.at) < 2 or claim.at[-2] not in ("weights", "probabilities") or not isinstance(claim.at[-1], int):
         return None
-    row = [(c, e) for c, e in zip(claims, exacts, strict=True) if c.at[:-1] == claim.at[:-1]]
-    if len({c.places for c, _ in row}) != 1 or len({c.at[-1] for c, _ in row}) != len(row) \
-            or any(e.is_infinite() for _, e in row):
+    # the vector as printed at the claim's precision (once per entry: a document may print it twice)
+    row = list({c.at[-1]: (c, e) for c, e in zip(claims, exacts, strict=True)
+                if c.at[:-1] == claim.at[:-1] and c.places == claim.places}.values())
+    if any(e.is_infinite() for _, e in row):
         return None
     correct = [rounded(e, c.places) for c, e in row]
     if sum(c.value for c, _ in row) != 1 or sum(correct) == 1 \
             or any(abs(c.value - r) > c.unit for (c, _), r in zip(row, correct, strict=True)):
+        return None
+    # the entry nudged is the largest weight or the last one, as people nudge them
+    if claim.value != max(c.value for c, _ in row) and claim.at[-1] != max(c.at[-1] for c, _ in row):
         return None
     shown = ", ".join(f"{r:f}" for r in correct)
     return (f"the correctly rounded weights ({shown}) sum to {sum(correct):f}; this one was adjusted so that the "
