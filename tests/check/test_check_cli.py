@@ -98,3 +98,31 @@ def test_quoted_token_names(tmp_path, capsys):
                                         "'sections[0].queries[\"Fine.\"].weights' = [\"0.7311\", \"0.2689\"]\n")
     status, out, _ = run(capsys, "check", spec, claims, "--json")
     assert (status, json.loads(out)["holding"]) == (0, 4)
+
+
+def test_the_report_as_markdown(tmp_path, capsys):
+    status, _, err = run(capsys, "check", "--example", "mt", "--claims", "article", "--format", "md",
+                         "--out", str(tmp_path))
+    text = (tmp_path / "mt-check.md").read_text(encoding="utf-8")
+    assert status == 1 and f"wrote {tmp_path / 'mt-check.md'}" in err
+    assert "| sections\\[0\\] (self\\_attention) | love: weights\\[3\\] | 0\\.3383 | 0\\.3382 | renormalised |" in text
+    # the correct derivation of the wrong line's section follows, with the correct weight; not the other sections
+    assert "\\approx [0.1688,\\  0.2472,\\  0.2457,\\  0.3382]" in text
+    assert "私は" not in text
+
+
+def test_a_bad_report_format_writes_nothing(tmp_path, capsys):
+    status, out, err = run(capsys, "check", "--example", "mt", "--claims", "article", "--format", "docx",
+                           "--out", str(tmp_path))
+    assert status == 2 and out == "" and "--format: unknown format 'docx'" in err and not any(tmp_path.iterdir())
+
+
+@pytest.mark.pdf
+def test_the_report_as_pdf(tmp_path, capsys):
+    import shutil
+
+    if shutil.which("uplatex") is None:
+        pytest.skip("no TeX")
+    status, _, _ = run(capsys, "check", "--example", "mt", "--claims", "article", "--format", "pdf",
+                       "--out", str(tmp_path))
+    assert status == 1 and (tmp_path / "mt-check.pdf").read_bytes().startswith(b"%PDF")
