@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 from .check.command import run as check
 
                 _settle()
-                return check(args)
+                return check(args, parse_formats)
             return _render(args)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
         print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)

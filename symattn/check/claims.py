@@ -20,7 +20,7 @@ _WORD = re.compile(r"[^\W\d]\w*")
 _STEP = re.compile(r'\.([^\W\d]\w*)|\[(-?[0-9]+)\]|\[("(?:[^"\\]|\\.)*")\]')
 # keys of solve's answers whose strings are names or LaTeX, never claims (a copy of solve's JSON may keep them)
 NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tokens", "focus", "exact", "scale",
-               "vocabulary", "ranking", "predicted", "ties", "activation", "norm", "pairing", "symattn", "title",
+               "vocabulary", "ranking", "predicted", "ties", "activation", "pairing", "symattn", "title",
                "significant_digits", "mapping", "positions", "d_k"}
 
 
@@ -69,7 +69,7 @@ def parse_path(text: str, field: str) -> Path_:
 
 
 def number(value: Any, field: str) -> tuple[str, Decimal, int]:
-    """A printed number as (its text, its value, the place of its last digit); a SpecError when it is none."""
+    """A printed number as (as printed, its value, the place of its last digit); a SpecError when it is none."""
     text = str(value) if isinstance(value, (int, Decimal)) and not isinstance(value, bool) else value
     if not isinstance(text, str) or not _NUMBER.fullmatch(text.strip()):
         raise SpecError(field, f"expected a number as printed (\"0.3383\", 0.60, \"6.34e-02\") or null, got {value!r}")
@@ -124,6 +124,8 @@ def _walk(at: Path_, value: Any, claims: list[Claim]) -> None:
     elif isinstance(value, list):
         for index, inner in enumerate(value):
             _walk((*at, index), inner, claims)
+    elif isinstance(value, str) and isinstance(at[-1], str) and not any(c.isdigit() for c in value):
+        return  # a word of solve's answers copied along (a normalisation's kind "layer", "rms"): not a number
     else:
         printed, exact, places = number(value, path_text(at))
         claims.append(Claim(at, printed, exact, places))

@@ -41,32 +41,33 @@ def shipped(example: str, name: str) -> list[Claim]:
     return parse((folder / f"{example}.{name}.toml").read_text(encoding="utf-8"), False, f"--claims {name}")
 
 
-def run(args: Any) -> int:
-    """The command: the spec is read, the claims are checked, the findings printed (and written
-    with --format)."""
+def run(args: Any, parse_formats) -> int:
+    """The command (`parse_formats`: the cli's --format reader): the spec is read, the claims are checked, the
+    findings printed (and written as a report with --format)."""
+    from ..spec.files import load_example, load_spec
+    from .document_report import REPORT_FORMATS, write
     from .report import as_json, table
 
     spec_file, claims_file, name = arguments(args)
-    from ..spec.files import load_example, load_spec
-
+    formats = parse_formats(args.formats, REPORT_FORMATS) if args.formats else ()
     spec = load_example(args.example) if args.example else load_spec(spec_file)
-    if args.source is not None:  # read before the derivation: an unreadable file is refused at once
-        source = Path(args.source)
-        try:
-            text = source.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError("--from", f"cannot read {source} ({exc.__class__.__name__})") from None
     claims = read(Path(claims_file)) if claims_file is not None else shipped(args.example, name) if name else None
+    text = _document(Path(args.source)) if claims is None else None
     answers = answers_of(spec)
-    if claims is None:
+    if text is not None:
         from .document import claims_in
 
         claims = claims_in(text, answers)
     checked = check(spec, claims, answers)
-    if args.formats:
-        from .document_report import write
-
-        for path in write(spec, checked, args.formats, Path(args.out)):
-            print(f"wrote {path}", file=sys.stderr)
+    for path in write(spec, checked, formats, Path(args.out)) if formats else ():
+        print(f"wrote {path}", file=sys.stderr)
     sys.stdout.write(as_json(checked) if args.json else table(checked))
     return 1 if checked.wrong else 0
+
+
+def _document(path: Path) -> str:
+    """The text of --from's document (read before the derivation: an unreadable file is refused at once)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError("--from", f"cannot read {path} ({exc.__class__.__name__})") from None

@@ -72,18 +72,20 @@ def answers_of(spec: Any) -> dict[str, Any]:
     return answers(derive_spec(spec, steps=False))
 
 
+def answered(spec: Any) -> list[Any]:
+    """The sections that have answers (all but text blocks), in order: sections[i] of the answers is the i-th."""
+    from ..kinds.text import TextSpec
+
+    return [section for section in spec.sections if not isinstance(section, TextSpec)]
+
+
 def _recomputable(spec: Any) -> dict[int, Any]:
     """The float inputs of each answered section (by its index in the answers) the hypotheses can recompute."""
-    from ..kinds import kind_of
-
-    out, index = {}, 0
-    for section in spec.sections:
-        if kind_of(section.kind).name == "text":
-            continue
+    out = {}
+    for index, section in enumerate(answered(spec)):
         inputs = section_of(section)
         if inputs is not None:
             out[index] = inputs
-        index += 1
     return out
 
 

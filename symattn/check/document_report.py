@@ -11,17 +11,19 @@ from typing import Any
 from ..errors import SpecError
 from . import Checked
 from .claims import path_text
+from .diagnose import answered as answered_sections
 from .report import HEADER, summary
 
 REPORT_FORMATS = ("md", "pdf", "tex", "html")
 
 
 def report_spec(spec: Any, checked: Checked) -> Any:
-    """A spec of the report: the findings' text block, then the sections with a wrong number (with chained
-    sections, every section up to the last of them, so that the chain still holds), text blocks left out."""
+    """A spec of the report: the findings' block, then the sections with a wrong number (with chained sections,
+    every section up to the last of them, so that the chain still holds), the author's own blocks left out."""
+    from ..kinds.text import TextSpec
     from ..spec.files import parse_section
 
-    answered = [s for s in spec.sections if s.kind != "text"]
+    answered = answered_sections(spec)
     wrong = sorted({f.claim.at[1] for f in checked.wrong if len(f.claim.at) > 1 and isinstance(f.claim.at[1], int)})
     if spec.source is not None and wrong:  # chained: later sections may read earlier ones
         kept = tuple(answered[:wrong[-1] + 1])
@@ -31,7 +33,7 @@ def report_spec(spec: Any, checked: Checked) -> Any:
     if checked.wrong:
         paragraphs.append("Each wrong number is listed with its correct value at the same precision, its likely "
                           "cause and why; the correct worked derivation of its section follows.")
-    preface: dict[str, Any] = {"kind": "text", "heading": "Check report", "paragraphs": paragraphs}
+    preface: dict[str, Any] = {"kind": TextSpec.kind, "heading": "Check report", "paragraphs": paragraphs}
     if checked.wrong:  # the path split in two columns, so that a narrow PDF column can wrap it
         preface["table"] = {"header": ["section", "quantity", *HEADER[1:]],
                             "rows": [[_section_of(f.claim.at, answered), _quantity(f.claim.at), f.claim.printed,
@@ -49,19 +51,17 @@ def _quantity(at: tuple) -> str:
 
 
 def _section_of(at: tuple, answered: list) -> str:
-    """sections[0] (self_attention): the section a claim is on, with its kind."""
+    """The section a claim is on, with its kind: sections[0] (its kind's name)."""
     index = at[1] if len(at) > 1 and isinstance(at[1], int) else None
     if index is None or index >= len(answered):
         return path_text(at[:2])
     return f"sections[{index}] ({answered[index].kind})"
 
 
-def write(spec: Any, checked: Checked, formats_text: str, out: Path) -> list[Path]:
-    """Write the report in the formats asked (md, pdf, tex, html); the paths written."""
+def write(spec: Any, checked: Checked, formats: tuple[str, ...], out: Path) -> list[Path]:
+    """Write the report in the formats asked (of REPORT_FORMATS); the paths written."""
     from ..build import build
-    from ..cli import parse_formats
 
-    formats = parse_formats(formats_text, REPORT_FORMATS)
     try:
         result = build(report_spec(spec, checked), out, formats, lang="en")
     except SpecError as error:

@@ -52,11 +52,14 @@ def _floats(matrix) -> Matrix:
 
 
 def section_of(spec: Any) -> Section | None:
-    """The float inputs of a section the hypotheses can recompute (self- or cross-attention without RoPE or a KV
-    cache, numeric); None for any other."""
-    kind = getattr(spec, "kind", None)
-    if kind not in ("self_attention", "cross_attention") or getattr(spec, "rope", None) is not None \
-            or getattr(spec, "cache", None) is not None:
+    """The float inputs of a section the hypotheses can recompute (self- or cross-attention, computed or given,
+    without RoPE or a KV cache, numeric); None for any other."""
+    from ..kinds.cross_attention import CrossAttentionSpec, GivenCrossAttentionSpec
+    from ..kinds.self_attention import GivenSelfAttentionSpec, SelfAttentionSpec
+
+    own = isinstance(spec, (SelfAttentionSpec, GivenSelfAttentionSpec))  # self-attention: keys from X itself
+    if not (own or isinstance(spec, (CrossAttentionSpec, GivenCrossAttentionSpec))) \
+            or getattr(spec, "rope", None) is not None or getattr(spec, "cache", None) is not None:
         return None
     try:
         divisor = float(spec.scale.divisor(spec.d_k)) if spec.d_k is not None or spec.scale.mode != "sqrt_d_k" \
@@ -66,17 +69,16 @@ def section_of(spec: Any) -> Section | None:
         if hasattr(spec, "scores"):  # a given form
             given = {k: _floats(getattr(spec, k).values) for k in ("Q", "K", "V", "scores")
                      if getattr(spec, k) is not None}
-            return Section(None, None, {}, given, spec.d_k, divisor, mask, False, None, kind == "self_attention",
-                           spec.tokens)
+            return Section(None, None, {}, given, spec.d_k, divisor, mask, False, None, own, spec.tokens)
         X = _floats(spec.X.values)
-        M = X if kind == "self_attention" else _floats(spec.memory.values)
+        M = X if own else _floats(spec.memory.values)
         positions = getattr(spec, "positions", None)
         sinusoidal = positions is not None and positions.mode == "sinusoidal"
         P = None if positions is None or sinusoidal else _floats(positions.P.values)
         W = {k: _floats(getattr(spec, k).values) for k in ("W_Q", "W_K", "W_V")}
     except TypeError:  # symbols
         return None
-    return Section(X, M, W, {}, spec.d_k, divisor, mask, sinusoidal, P, kind == "self_attention", spec.tokens)
+    return Section(X, M, W, {}, spec.d_k, divisor, mask, sinusoidal, P, own, spec.tokens)
 
 
 def variants(section: Section) -> list[Variant]:
