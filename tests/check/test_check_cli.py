@@ -9,8 +9,6 @@ import pytest
 
 from symattn.cli import main
 
-SEED = "/work/shared/seeds/000_a092e4009a0e6c2f.txt"
-
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     status = main(list(argv))
