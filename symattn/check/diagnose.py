@@ -142,12 +142,17 @@ def _renormalised(claim: Claim, claims: list[Claim], exacts: list[Decimal]) -> s
     if sum(c.value for c, _ in row) != 1 or sum(correct) == 1 \
             or any(abs(c.value - r) > c.unit for (c, _), r in zip(row, correct, strict=True)):
         return None
-    # the entry nudged is the largest weight or the last one, as people nudge them
-    if claim.value != max(c.value for c, _ in row) and claim.at[-1] != max(c.at[-1] for c, _ in row):
+    # the entry nudged is the largest weight (correctly rounded) or the last one, as people nudge them
+    own = rounded(_exact_of(claim, row), claim.places)
+    if own != max(correct) and claim.at[-1] != max(c.at[-1] for c, _ in row):
         return None
     shown = ", ".join(f"{r:f}" for r in correct)
     return (f"the correctly rounded weights ({shown}) sum to {sum(correct):f}; this one was adjusted so that the "
             f"printed weights sum to 1")
+
+
+def _exact_of(claim: Claim, row: list[tuple[Claim, Decimal]]) -> Decimal:
+    return next(e for c, e in row if c.at == claim.at)
 
 
 def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:

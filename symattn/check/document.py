@@ -140,10 +140,14 @@ def claims_in(text: str, answers: dict[str, Any]) -> list[Claim]:
     """The claims a document's text makes: each group matched to the quantity it prints best, the next one in
     the derivation's order when several fit equally; a quantity printed again with the same digits once."""
     pool = [q for q in quantities(answers) if q.paths[0][0] == "sections"]
+    by_length: dict[int, list[int]] = {}  # the quantities of each length, by index: a group meets only its own
+    for index, quantity in enumerate(pool):
+        by_length.setdefault(len(quantity.values), []).append(index)
     cursor, claims, seen = 0, [], set()
     for group in groups(text):
         best = None
-        for index, quantity in enumerate(pool):
+        for index in by_length.get(len(group.texts), ()):
+            quantity = pool[index]
             found = match(group, quantity)
             if found is None:
                 continue
