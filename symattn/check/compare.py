@@ -32,9 +32,10 @@ def truth(answers: dict[str, Any], at: Path_) -> Decimal:
                                        f"{'vector or matrix' if isinstance(value, list) else 'table'}")
     if value is None:
         raise SpecError(path_text(at), "this answer has no decimal value (symbolic)")
-    if value in ("-inf", "inf"):
-        return Decimal(value)
-    return Decimal(value)
+    try:
+        return Decimal(value)  # "-inf" too: a masked score
+    except (ArithmeticError, TypeError, ValueError):
+        raise SpecError(path_text(at), f"this answer is not a number ({value!r}): claim a decimal answer") from None
 
 
 def holds(claim: Claim, exact: Decimal) -> bool:

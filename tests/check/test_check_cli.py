@@ -73,6 +73,7 @@ def test_printed_digits_decide_the_precision(tmp_path, capsys):
     ('"sections[9].Q" = [["1"]]', "sections[9].Q[0][0]: sections[9]: no such entry"),
     ('"sections[0].Q" = [["one"]]', "sections[0].Q[0][0]: expected a number as printed"),
     ('"sections(0)" = 1', "sections(0): expected a path"),
+    ('"sections[0].exact.Q[0][0]" = "1"', "sections[0].exact.Q[0][0]: this answer is not a number"),
 ])
 def test_bad_claims_are_one_line_errors(tmp_path, capsys, text, message):
     path = _write(tmp_path, "bad.toml", text + "\n")
@@ -124,3 +125,11 @@ def test_the_report_as_pdf(tmp_path, capsys):
     status, _, _ = run(capsys, "check", "--example", "mt", "--claims", "article", "--format", "pdf",
                        "--out", str(tmp_path))
     assert status == 1 and (tmp_path / "mt-check.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_a_number_where_the_mask_hides_the_key(tmp_path, capsys):
+    path = _write(tmp_path, "m.toml", '"sections[0].queries.が.scaled_scores" = ["0.7352", "1.0650", "0.6491", "0.5"]\n')
+    status, out, _ = run(capsys, "check", "--example", "decoder", path, "--json")
+    assert status == 1
+    assert [(w["at"], w["correct"], w["cause"]) for w in json.loads(out)["wrong"]] == [
+        ("sections[0].queries.が.scaled_scores[3]", "-inf", "mask")]
