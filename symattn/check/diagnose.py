@@ -53,15 +53,18 @@ def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = No
     if not wrong:
         return []
     sections = _recomputable(spec)
+    scored: dict[Any, tuple[int, list[tuple[Variant, int, set[int]]]]] = {}  # per section: base, hypotheses
     findings = []
-    by_section: dict[int, list[tuple[Variant, dict[tuple, float]]]] = {}
     for i in wrong:
-        claim = claims[i]
-        index = claim.at[1] if len(claim.at) > 1 and claim.at[0] == "sections" else None
-        if index not in by_section:
-            by_section[index] = _predictions(sections.get(index), answers, index)
-        findings.append(_finding(claim, exact[i], claims, exact, by_section[index], index))
+        index = _section_index(claims[i])
+        if index not in scored:
+            scored[index] = _scored(sections.get(index), answers, index, claims, exact)
+        findings.append(_finding(i, claims, exact, *scored[index]))
     return findings
+
+
+def _section_index(claim: Claim) -> Any:
+    return claim.at[1] if len(claim.at) > 1 and claim.at[0] == "sections" else None
 
 
 def answers_of(spec: Any) -> dict[str, Any]:
@@ -89,12 +92,22 @@ def _recomputable(spec: Any) -> dict[int, Any]:
     return out
 
 
-def _predictions(section, answers: dict[str, Any], index) -> list[tuple[Variant, dict[tuple, float]]]:
+def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts: list[Decimal]
+            ) -> tuple[int, list[tuple[Variant, int, set[int]]]]:
+    """How many of the section's claims the correct derivation makes hold, and for each hypothesis how many and
+    which (by claim index) it reproduces: computed once per section, whatever the number of wrong claims."""
+    same = [i for i, c in enumerate(claims) if _section_index(c) == index]
+    base = sum(holds(claims[i], exacts[i]) for i in same)
     if section is None:
-        return []
+        return base, []
     tokens = answers["sections"][index].get("queries", {})
     queries = {t: section.tokens.index(t) for t in tokens if t in section.tokens}
-    return [(variant, run(section, variant, queries)) for variant in variants(section)]
+    out = []
+    for variant in variants(section)[1:]:  # the first is the correct computation
+        predicted = run(section, variant, queries)
+        reproduced = {i for i in same if _reproduces(claims[i], predicted)}
+        out.append((variant, len(reproduced), reproduced))
+    return base, out
 
 
 def _reproduces(claim: Claim, predicted: dict[tuple, float]) -> bool:
@@ -105,18 +118,13 @@ def _reproduces(claim: Claim, predicted: dict[tuple, float]) -> bool:
     return abs(float(claim.value) - value) <= float(claim.unit) * (0.5 + TIE)
 
 
-def _finding(claim: Claim, exact: Decimal, claims: list[Claim], exacts: list[Decimal], predictions, index
-             ) -> Finding:
+def _finding(i: int, claims: list[Claim], exacts: list[Decimal], base: int,
+             hypotheses: list[tuple[Variant, int, set[int]]]) -> Finding:
+    claim, exact = claims[i], exacts[i]
     correct = correct_text(claim, exact)
-    same = [(c, e) for c, e in zip(claims, exacts, strict=True) if len(c.at) > 1 and c.at[1] == index
-            and c.at[0] == "sections"]
-    base = sum(holds(c, e) for c, e in same)
     best, best_score = None, base
-    for variant, predicted in predictions:
-        if variant.cause == "correct" or not _reproduces(claim, predicted):
-            continue
-        score = sum(_reproduces(c, predicted) for c, _ in same)
-        if score > best_score:
+    for variant, score, reproduced in hypotheses:
+        if i in reproduced and score > best_score:
             best, best_score = variant, score
     # a hypothesis that explains other wrong numbers too outranks renormalising, which explains this one
     renormalised = _renormalised(claim, claims, exacts) if best is None or best_score < base + 2 else None
