@@ -128,7 +128,8 @@ def test_the_report_as_pdf(tmp_path, capsys):
 
 
 def test_a_number_where_the_mask_hides_the_key(tmp_path, capsys):
-    path = _write(tmp_path, "m.toml", '"sections[0].queries.が.scaled_scores" = ["0.7352", "1.0650", "0.6491", "0.5"]\n')
+    claims = '"sections[0].queries.が.scaled_scores" = ["0.7352", "1.0650", "0.6491", "0.5"]\n'
+    path = _write(tmp_path, "m.toml", claims)
     status, out, _ = run(capsys, "check", "--example", "decoder", path, "--json")
     assert status == 1
     assert [(w["at"], w["correct"], w["cause"]) for w in json.loads(out)["wrong"]] == [

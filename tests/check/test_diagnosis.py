@@ -4,6 +4,7 @@ The README's table is the same measurement with 200 cases per cause (python -m b
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from decimal import Decimal
@@ -17,7 +18,7 @@ from symattn.check import check
 from symattn.check.claims import claims_of
 from symattn.check.compare import holds
 from symattn.check.diagnose import CAUSES
-from symattn.spec.files import load_example
+from symattn.spec.files import load_example, parse_spec, read_spec_text
 
 CASES = 20  # per cause: seconds, not minutes; 19 of 20 is 95 % (pe_index's exact sinusoids are slow: 10, all)
 
@@ -71,3 +72,20 @@ def test_positional_encodings_are_claimable():
                         "sections[0].X_plus_P": [[f"{v:.4f}" for v in row] for row in X + wrong_P]})
     causes = Counter(f.cause for f in check(spec, claims).wrong)
     assert set(causes) == {"pe_index"} and causes["pe_index"] >= 4
+
+
+def test_cross_attention_and_given_forms():
+    # mt's cross-attention with d_k for √d_k, and a given-scores section without scaling, both from numpy
+    spec = load_example("mt")
+    scores = np.array([1.6709, 1.68304, 1.70602, 1.73016])
+    weights = np.exp(scores / 2) / np.exp(scores / 2).sum()
+    claims = claims_of({"sections[1].queries.私は.weights": [f"{w:.4f}" for w in weights]})
+    assert {f.cause for f in check(spec, claims).wrong} == {"scaled_by_d_k"}
+    given = parse_spec(read_spec_text(json.dumps({"sections": [{
+        "kind": "self_attention", "tokens": ["A", "B", "C"], "scores": [[2, 1, 0], [1, 3, 1], [0, 1, 2]],
+        "d_k": 4, "focus": "all"}]}), "json", "given"))
+    S = np.array([[2, 1, 0], [1, 3, 1], [0, 1, 2]], dtype=float)
+    W = np.exp(S) / np.exp(S).sum(axis=1, keepdims=True)
+    claims = claims_of({f"sections[0].queries.{t}.weights": [f"{w:.4f}" for w in W[i]] for i, t in enumerate("ABC")})
+    causes = [f.cause for f in check(given, claims).wrong]
+    assert causes and set(causes) == {"no_scaling"}
