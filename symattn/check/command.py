@@ -68,6 +68,11 @@ def run(args: Any, parse_formats) -> int:
 def _document(path: Path) -> str:
     """The text of --from's document (read before the derivation: an unreadable file is refused at once)."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError("--from", f"cannot read {path} ({exc.__class__.__name__})") from None
+    if path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        from .document import html_text
+
+        return html_text(text)
+    return text

@@ -1,10 +1,11 @@
-"""Claims read from a document (Markdown, LaTeX or plain text): the groups of numbers it prints (vectors in
+"""Claims read from a document (Markdown, LaTeX, HTML or plain text): the groups of numbers it prints (vectors in
 brackets, matrix bodies, table rows, aligned lines of one number each), matched to the derivation's quantities by
 value and order. A group is a claim on a quantity when most of its entries hold for it and the others are near
 (a wrong entry among right ones); groups that match nothing (the inputs, products written out) are not claims."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -20,6 +21,16 @@ _VECTOR = re.compile(r"(?<!\\)\[([^\[\]]*?)(?<!\\)\]", re.S)
 _ALIGNED = re.compile(r"\\begin\{(aligned|align\*?|split|gathered)\}(.*?)\\end\{\1\}", re.S)
 _LINE = re.compile(r"[^\n]+")
 MAX_GROUPS = 20000  # a document's groups looked at (bounded work)
+
+
+def html_text(text: str) -> str:
+    """An HTML document's text with its table rows as lines of `|` cells and MathML's matrix rows as `&` cells
+    (MathML's brackets and numbers are text already), for groups() to read."""
+    text = re.sub(r"<(script|style)\b.*?</\1\s*>", " ", text, flags=re.S | re.I)
+    text = re.sub(r"</t[dh]\s*>", " | ", text, flags=re.I)
+    text = re.sub(r"</mtd\s*>", " & ", text, flags=re.I)
+    text = re.sub(r"</tr\s*>|</mtr\s*>|<br\s*/?>|</p\s*>|</li\s*>", "\n", text, flags=re.I)
+    return html.unescape(re.sub(r"<[^>]*>", "", text))
 
 
 @dataclass(frozen=True)
