@@ -125,9 +125,9 @@ def _check_parser(commands) -> None:
     check.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
     check.add_argument("--claims", metavar="NAME", help="a claims file shipped with the example (mt: article)")
     check.add_argument("--from", dest="source", metavar="FILE",
-                       help="read the numbers printed in a Markdown, LaTeX or plain-text document")
+                       help="read the numbers printed in a Markdown, LaTeX, HTML or plain-text document")
     check.add_argument("--json", action="store_true", help="print the findings as JSON")
-    check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf")
+    check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
     check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
 
 
