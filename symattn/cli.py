@@ -134,11 +134,30 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", metavar="DIR", default="grades", help="output folder (default: grades)")
     grade.add_argument("--format", dest="formats", metavar="LIST",
                        help="feedback formats: md, pdf (default: md,pdf, or md where TeX is not installed)")
+    _check_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
     examples.add_argument("--show", metavar="NAME", help="print the spec file of one example")
     return parser
+
+
+def _check_parser(commands) -> None:
+    """`symattn check`: the numbers a document or a student printed, checked against the exact derivation."""
+    check = commands.add_parser(
+        "check", help="check the numbers a worked example or a student printed, and diagnose the wrong ones",
+        description="Compare printed numbers with the exact derivation: each wrong one with its likely cause. "
+                    "Exit status 0 when every claim holds, 1 when any is wrong, 2 for bad input.",
+        epilog="Example: python -m symattn check --example mt --claims article")
+    check.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
+    check.add_argument("claims_file", nargs="?", metavar="CLAIMS", help="a claims file (.toml or .json)")
+    check.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    check.add_argument("--claims", metavar="NAME", help="a claims file shipped with the example (mt: article)")
+    check.add_argument("--from", dest="source", metavar="FILE",
+                       help="read the numbers printed in a Markdown, LaTeX, HTML or plain-text document")
+    check.add_argument("--json", action="store_true", help="print the findings as JSON")
+    check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
+    check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
 
 
 def run() -> None:
@@ -171,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
                 return _exam(args)
             if args.command == "grade":
                 return _grade(args)
+            if args.command == "check":
+                from .check.command import run as check
+
+                _settle()
+                return check(args, parse_formats)
             return _render(args)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
         print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)

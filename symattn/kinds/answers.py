@@ -159,3 +159,20 @@ def scale_answers(section) -> dict[str, Any]:
     scale = section.scale
     return {"d_k": section.d_k,
             "scale": {"sqrt_d_k": "sqrt(d_k)", "none": "none"}.get(scale.mode) or number_text(scale.number)}
+
+
+def positional_answers(section) -> dict[str, Any]:
+    """A section's added positional encoding P and the rows X + P the projections use, as decimals ({} without
+    positional encodings); positional_exact() gives their exact forms."""
+    if getattr(section, "positions", None) is None:
+        return {}
+    return {"P": [row_texts(row) for row in entries(section.positions.P.values)],
+            "X_plus_P": [row_texts(row) for row in entries(section.inputs)]}
+
+
+def positional_exact(section) -> dict[str, Any]:
+    """The exact forms of positional_answers() (LaTeX), for the section's `exact`."""
+    if getattr(section, "positions", None) is None:
+        return {}
+    return {"P": [exact_texts(row) for row in entries(section.positions.P.values)],
+            "X_plus_P": [exact_texts(row) for row in entries(section.inputs)]}

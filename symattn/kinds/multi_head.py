@@ -35,7 +35,7 @@ from ..spec.model import Focus, GivenMatrix, Positions, Rope
 from . import carried, heads
 from . import rope as rotary
 from . import steps as common
-from .answers import attention_answers, exact_texts, row_texts
+from .answers import attention_answers, exact_texts, positional_answers, positional_exact, row_texts
 from .base import Carried, Kind, Size
 from .multi_head_spec import HeadSpec, MultiHeadSpec
 
@@ -197,10 +197,11 @@ class MultiHeadKind(Kind):
         """The first focus token's heads, concatenation and output (a one-token section's answers, as before), and
         every focus token's under `queries`, keyed by token."""
         first = _row_answers(result.first)
-        answers = {"kind": self.name, "focus": section.token, "heads": first["heads"],
+        answers = {"kind": self.name, "focus": section.token, **positional_answers(section), "heads": first["heads"],
                    "head_details": [_head_details(section, head, a)
                                     for head, a in zip(section.heads, result.attentions, strict=True)],
-                   "concat": first["concat"], "output": first["output"], "exact": first["exact"]}
+                   "concat": first["concat"], "output": first["output"],
+                   "exact": {**positional_exact(section), **first["exact"]}}  # P, X + P: claimable (check)
         answers["queries"] = ({section.tokens[i]: _row_answers(row) for i, row in result.rows.items()}
                               if section.several else {section.token: first})
         return answers

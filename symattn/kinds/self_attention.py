@@ -31,7 +31,7 @@ from ..spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale
 from . import cache, carried, given, online, sentences
 from . import rope as rotary
 from . import steps as common
-from .answers import attention_answers, scale_answers
+from .answers import attention_answers, positional_answers, positional_exact, scale_answers
 from .base import Carried, Kind, Size
 from .sentences import say
 
@@ -275,8 +275,10 @@ class SelfAttentionKind(Kind):
                                                        result), section.tokens)
             answers.update(rotary.rope_answers(section.rope, plain, answers, len(section.tokens),
                                                section.W_Q.shape[1], cache.past(section.cache)))
+        if section.positions is not None:  # P and X + P are claimable too (symattn check)
+            answers["exact"] = {**positional_exact(section), **answers["exact"]}
         return {"kind": self.name, "tokens": list(section.tokens), **cache.answers(section.cache, section.tokens),
-                **scale_answers(section), **answers}
+                **scale_answers(section), **positional_answers(section), **answers}
 
     # ------------------------------------------------------------ exams (each imports the exam modules it uses when
     # an exam asks: a handout need not load them)

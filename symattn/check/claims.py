@@ -1,0 +1,131 @@
+"""Claims: the numbers a document or a student printed, read from a claims file (TOML or JSON) in either shape,
+solve's JSON with only the printed numbers or a flat table of paths, each number kept as printed (its digits)."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+
+Path_ = tuple  # a path into solve's answers: keys (str) and indices (int)
+
+_NUMBER = re.compile(r"[-+−]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_WORD = re.compile(r"[^\W\d]\w*")
+_STEP = re.compile(r'\.([^\W\d]\w*)|\[(-?[0-9]+)\]|\[("(?:[^"\\]|\\.)*")\]')
+# keys of solve's answers whose strings are names or LaTeX, never claims (a copy of solve's JSON may keep them)
+NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tokens", "focus", "exact", "scale",
+               "vocabulary", "ranking", "predicted", "ties", "activation", "pairing", "symattn", "title",
+               "significant_digits", "mapping", "positions", "d_k"}
+
+
+# What was not printed: JSON's null, and in TOML (which has no null) the string "null" or an empty string
+NOT_PRINTED = ("null", "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One printed number: where (a path into solve's answers), as printed, and the value of what it shows."""
+
+    at: Path_
+    printed: str
+    value: Decimal
+    places: int  # the decimal place of its last digit: 4 for "0.3383", 4 for "6.34e-02", 0 for "3"
+
+    @property
+    def unit(self) -> Decimal:
+        return Decimal(1).scaleb(-self.places)
+
+
+def path_text(at: Path_) -> str:
+    """sections[0].queries.love.weights[3], a token that is not a plain word quoted: queries["Fine."]."""
+    parts = []
+    for step in at:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        elif _WORD.fullmatch(step):
+            parts.append(f".{step}" if parts else step)
+        else:
+            parts.append(f"[{json.dumps(step, ensure_ascii=False)}]")
+    return "".join(parts)
+
+
+def parse_path(text: str, field: str) -> Path_:
+    """The inverse of path_text; a path that is not one is a SpecError naming it."""
+    rest, at = ("." + text) if _WORD.match(text) else text, []
+    while rest:
+        match = _STEP.match(rest)
+        if match is None:
+            raise SpecError(field, f"expected a path such as sections[0].queries.love.weights, got {text!r}")
+        word, index, quoted = match.groups()
+        at.append(word if word is not None else int(index) if index is not None else json.loads(quoted))
+        rest = rest[match.end():]
+    return tuple(at)
+
+
+def number(value: Any, field: str) -> tuple[str, Decimal, int]:
+    """A printed number as (as printed, its value, the place of its last digit); a SpecError when it is none."""
+    text = str(value) if isinstance(value, (int, Decimal)) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not _NUMBER.fullmatch(text.strip()):
+        raise SpecError(field, f"expected a number as printed (\"0.3383\", 0.60, \"6.34e-02\") or null, got {value!r}")
+    text = text.strip()
+    try:
+        exact = Decimal(text.replace("−", "-"))
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        raise SpecError(field, f"expected a number, got {value!r}") from None
+    return text, exact, -exact.as_tuple().exponent
+
+
+def read(path: Path) -> list[Claim]:
+    """The claims of a claims file (.toml or .json)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(str(path), f"cannot read the claims file ({exc.__class__.__name__})") from None
+    return parse(text, path.suffix.lower() == ".json", str(path))
+
+
+def parse(text: str, is_json: bool, field: str) -> list[Claim]:
+    """The claims of a claims file's text; numbers are read with their digits (floats never made)."""
+    try:
+        data = (json.loads(text, parse_float=Decimal) if is_json else tomllib.loads(text, parse_float=Decimal))
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise SpecError(field, f"not valid {'JSON' if is_json else 'TOML'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise SpecError(field, "expected a table of claims")
+    return claims_of(data)
+
+
+def claims_of(data: dict[str, Any]) -> list[Claim]:
+    """The claims of parsed data: solve's shape ({"sections": [...]}) and flat paths, in the order given."""
+    claims: list[Claim] = []
+    for key, value in data.items():
+        if key == "sections" and isinstance(value, list):
+            _walk(("sections",), value, claims)
+        elif key in NOT_CLAIMS:
+            continue
+        else:
+            _walk(parse_path(key, key), value, claims)
+    return claims
+
+
+def _walk(at: Path_, value: Any, claims: list[Claim]) -> None:
+    if value is None or value in NOT_PRINTED:
+        return
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key not in NOT_CLAIMS:
+                _walk((*at, key), inner, claims)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            _walk((*at, index), inner, claims)
+    elif isinstance(value, str) and isinstance(at[-1], str) and not any(c.isdigit() for c in value):
+        return  # a word of solve's answers copied along (a normalisation's kind "layer", "rms"): not a number
+    else:
+        printed, exact, places = number(value, path_text(at))
+        claims.append(Claim(at, printed, exact, places))
