@@ -14,7 +14,7 @@ from typing import Any
 
 from .claims import Claim, path_text
 from .compare import correct_text, holds, rounded, truth
-from .hypotheses import TIE, Variant, run, section_of, variants
+from .hypotheses import TIE, Section, Variant, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "typo", "unknown")
@@ -43,16 +43,19 @@ class Finding:
                 "explanation": self.explanation}
 
 
-def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = None) -> list[Finding]:
+def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = None,
+             sections: dict[int, Section] | None = None) -> list[Finding]:
     """The findings (wrong claims, in claim order) of claims against a parsed spec (spec.files.load_spec);
-    `answers`: solve's answers of it when computed already. Bad claims raise SpecError (exit 2)."""
+    `answers`: solve's answers of it when computed already; `sections`: the recomputable sections' float inputs
+    by answer index, when known without the spec (hypotheses.section_from_data; spec may then be None). Bad claims
+    raise SpecError (exit 2)."""
     if answers is None:
         answers = answers_of(spec)
     exact = [truth(answers, claim.at) for claim in claims]  # every path checked before any diagnosis
     wrong = [i for i, (claim, value) in enumerate(zip(claims, exact, strict=True)) if not holds(claim, value)]
     if not wrong:
         return []
-    sections = _recomputable(spec)
+    sections = _recomputable(spec) if sections is None else sections
     scored: dict[Any, tuple[int, list[tuple[Variant, int, set[int]]]]] = {}  # per section: base, hypotheses
     findings = []
     for i in wrong:

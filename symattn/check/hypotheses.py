@@ -81,6 +81,26 @@ def section_of(spec: Any) -> Section | None:
     return Section(X, M, W, {}, spec.d_k, divisor, mask, sinusoidal, P, own, spec.tokens)
 
 
+def section_from_data(data: dict[str, Any]) -> Section | None:
+    """section_of() of a section given as plain spec data with exact decimal strings (an exam version in
+    exam.json: self- or cross-attention with computed Q, K, V, √d_k scaling, no RoPE, cache or encodings); None
+    for any other. Reads no SymPy: `symattn grade` diagnoses with it."""
+    kind, simple = data.get("kind"), not any(k in data for k in ("rope", "past_K", "positional_encoding", "P",
+                                                                   "scale", "softmax", "Q", "scores"))
+    if kind not in ("self_attention", "cross_attention") or not simple or data.get("mask") not in (None, "causal"):
+        return None
+    try:
+        X = [[float(v) for v in row] for row in data["X"]]
+        own = kind == "self_attention"
+        M = X if own else [[float(v) for v in row] for row in data["memory"]]
+        W = {k: [[float(v) for v in row] for row in data[k]] for k in ("W_Q", "W_K", "W_V")}
+    except (KeyError, TypeError, ValueError):
+        return None
+    d_k = len(W["W_K"][0])
+    mask = [[1.0 if j <= i else 0.0 for j in range(len(X))] for i in range(len(X))] if data.get("mask") else None
+    return Section(X, M, W, {}, d_k, math.sqrt(d_k), mask, False, None, own, tuple(data["tokens"]))
+
+
 def variants(section: Section) -> list[Variant]:
     """The hypotheses that apply to a section (the correct computation first)."""
     out = [Variant()]

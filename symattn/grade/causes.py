@@ -1,18 +1,22 @@
-"""The likely cause of a wrong answer, by recomputing the exercise under a few hypotheses and keeping the first
-that reproduces the answer within the part's tolerance.
+"""The likely cause of a wrong answer, in two steps.
 
-A seam: `symattn check` (symattn/check/) diagnoses printed numbers with the full set of hypotheses and the same
-cause names; once it is merged, cause_of() should ask it instead. Until then this module knows the mistakes an
-exam shows: no_scaling (the scores not divided by √d_k), scaled_by_d_k (divided by d_k), transposed (a weight
-matrix used transposed in Q, K or V), rounding (one unit off in the last digit written), typo (one digit wrong or
-two neighbours swapped), else unknown. Each hypothesis is tried on the true earlier values and on the student's
-own."""
+First `symattn check`'s diagnosis of the whole sheet (diagnosed, self- and cross-attention): the student's answers
+are its claims, and a hypothesis that reproduces more of them than the correct derivation names the cause of
+each answer it reproduces (a mistake made throughout: every scaled score unscaled, a mask left out), with check's
+hypotheses and names. What it leaves (a slip in one entry, multi-head heads) cause_of explains entry by entry:
+no_scaling, scaled_by_d_k or transposed (a square weight matrix used transposed) when this entry alone follows
+from them, on the true earlier values or on the student's own; then rounding (one unit off in the last digit
+written), typo (check's rule), else unknown."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
+from ..check.claims import claims_of, path_text
+from ..check.diagnose import diagnose, typo
+from ..check.hypotheses import section_from_data
+from ..errors import SpecError
 from .carry import Quantities, softmax, weighted
 from .exam import GradedBlank, GradedVersion
 from .numbers import places, working
@@ -32,6 +36,43 @@ class Cause:
         return f"grade.cause.{self.name}"
 
 
+LOCAL = ("rounding", "typo", "unknown")  # check's causes of one number alone: cause_of looks closer at those
+# solve's answer keys of a query's vectors, by blank role
+_QUERY_KEYS = {"scores": "scores", "scaled": "scaled_scores", "weights": "weights", "output": "output"}
+
+
+def diagnosed(version: GradedVersion, written: dict[str, str | None]) -> dict[str, Cause]:
+    """check's causes of a student's wrong answers, by blank id; {} for a version check cannot recompute."""
+    section = section_from_data(version.section)
+    if section is None or not version.answers:
+        return {}
+    paths = {}
+    for blank in version.blanks:
+        at = _path(version, blank)
+        if at is not None and written.get(blank.id) not in (None, ""):
+            paths[path_text(at)] = blank.id
+    try:
+        claims = claims_of({path: written[blank] for path, blank in paths.items()})
+        findings = diagnose(None, claims, answers=version.answers, sections={0: section})
+    except (SpecError, ArithmeticError, ValueError):  # a typed answer check cannot read as a printed number
+        return {}
+    return {paths[f.at]: Cause(f.cause) for f in findings if f.at in paths and f.cause not in LOCAL}
+
+
+def _path(version: GradedVersion, blank: GradedBlank) -> tuple | None:
+    """Where a blank's value is in solve's answers (sections[0]...), or None (another head's, a label's)."""
+    if blank.head is not None:
+        return None
+    focus = version.section["focus"]
+    if blank.role in ("Q", "K", "V"):
+        return ("sections", 0, blank.role, blank.row - 1, blank.column - 1)
+    if blank.role == "q":
+        return ("sections", 0, "Q", version.section["tokens"].index(focus), blank.column - 1)
+    if blank.role in _QUERY_KEYS:
+        return ("sections", 0, "queries", focus, _QUERY_KEYS[blank.role], blank.column - 1)
+    return None
+
+
 def cause_of(version: GradedVersion, blank: GradedBlank, written: str, answers: dict[str, Decimal | None],
              tolerance: Decimal) -> Cause:
     """The likely cause of the wrong answer `written` in `blank` (answers: the student's, parsed)."""
@@ -43,7 +84,9 @@ def cause_of(version: GradedVersion, blank: GradedBlank, written: str, answers: 
             return Cause(name)
     if abs(value - blank.answer) <= Decimal(1).scaleb(-places(written)) and places(written) > 0:
         return Cause("rounding")
-    if _typo(written, blank.answer):
+    shown = format(blank.answer.quantize(Decimal(1).scaleb(-places(written)), rounding=ROUND_HALF_UP), "f")
+    if places(written) >= min(max(-blank.answer.normalize().as_tuple().exponent, 0), 2) and typo(
+            written.strip().replace("\u2212", "-").replace(",", "."), shown):
         return Cause("typo")
     return Cause("unknown")
 
@@ -91,23 +134,3 @@ def _transposed(version: GradedVersion, blank: GradedBlank) -> Decimal | None:
         return None
     with working():
         return sum((x * W[blank.column - 1][k] for k, x in enumerate(X[blank.row - 1])), Decimal(0))
-
-
-def _typo(written: str, answer: Decimal) -> bool:
-    """The typed digits are the answer's at the same decimals but for one digit, or two neighbours swapped (with
-    at least two decimals, unless the answer has fewer)."""
-    typed = written.strip().replace("\u2212", "-")
-    negative, typed = typed.startswith("-"), typed.lstrip("+-").replace(",", ".")
-    if "e" in typed.lower() or negative != (answer < 0):
-        return False
-    own = -answer.normalize().as_tuple().exponent  # the decimals the answer needs (30 or so: it does not end)
-    if places(written) < min(max(own, 0), 2):  # a slip of one digit, not an answer to one decimal
-        return False
-    shown = format(abs(answer).quantize(Decimal(1).scaleb(-places(written)), rounding=ROUND_HALF_UP), "f")
-    if len(typed) != len(shown) or typed == shown:
-        return False
-    diff = [k for k, (a, b) in enumerate(zip(typed, shown, strict=True)) if a != b]
-    if len(diff) == 1:
-        return typed[diff[0]].isdigit()
-    return len(diff) == 2 and diff[1] == diff[0] + 1 and typed[diff[0]] == shown[diff[1]] and \
-        typed[diff[1]] == shown[diff[0]]

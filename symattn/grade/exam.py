@@ -4,7 +4,7 @@ carrying an error forward needs (the divisor of each head's scores, W_O, the spe
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ class GradedVersion:
     d_k: dict[int | None, int]
     W_O: tuple[tuple[Decimal, ...], ...] | None
     section: dict[str, Any]
+    answers: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # solve's (exam.json)
 
     @property
     def blanks(self) -> tuple[GradedBlank, ...]:
@@ -124,7 +125,7 @@ def _version(entry: dict[str, Any]) -> GradedVersion:
         divisors, d_k = {None: _divisor(answers)}, {None: int(answers["d_k"])}
     focus = 1 if asked_q else section["tokens"].index(section["focus"]) + 1
     W_O = tuple(tuple(exact_decimal(v) for v in row) for row in section["W_O"]) if "W_O" in section else None
-    return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section)
+    return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section, entry["answers"])
 
 
 def _divisor(answers: dict[str, Any]) -> Decimal:

@@ -4,12 +4,12 @@ times the share of its blanks credited, exactly."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 
 from .carry import carry
-from .causes import Cause, cause_of
+from .causes import Cause, cause_of, diagnosed
 from .exam import GradedBlank, GradedPart, GradedVersion
 from .numbers import parse_answer
 from .responses import Response
@@ -59,6 +59,10 @@ def grade(response: Response, version: GradedVersion) -> Graded:
     for part in version.parts:
         for blank in part.blanks:
             marks.append(_mark(version, blank, part.tolerance, response.answers.get(blank.id), answers, carried))
+    if any(m.verdict == "wrong" for m in marks):  # check's diagnosis, once for all the student's answers
+        causes = diagnosed(version, response.answers)
+        marks = [m if m.verdict != "wrong" else replace(m, cause=causes.get(m.blank.id) or cause_of(
+            version, m.blank, m.text, answers, m.tolerance)) for m in marks]  # a slip of one entry: cause_of
     return Graded(response, version, tuple(marks))
 
 
@@ -73,4 +77,4 @@ def _mark(version: GradedVersion, blank: GradedBlank, tol: Decimal, text: str | 
         return Mark(blank, text, "right", tol)
     if alt is not None and abs(value - alt) <= tol:
         return Mark(blank, text, "carried", tol, alt)
-    return Mark(blank, text, "wrong", tol, alt, refused, cause_of(version, blank, text, answers, tol))
+    return Mark(blank, text, "wrong", tol, alt, refused)  # its cause: grade()

@@ -56,3 +56,37 @@ def test_points_are_rounded_half_up_for_display():
 
     assert [points_text(Fraction(p, q)) for p, q in ((1, 8), (11, 3), (14, 1), (0, 1), (5, 1000), (7, 2))] == \
         ["0.13", "3.67", "14", "0", "0.01", "3.5"]
+
+
+@pytest.mark.parametrize("variant", [dict(cause="softmax_axis", axis=0), dict(cause="mask", mask="causal")])
+def test_a_mistake_made_throughout_gets_check_s_diagnosis(tmp_path_factory, variant):
+    """A student who took every softmax over the wrong axis, or masked keys that are not masked: grading asks
+    `symattn check`'s diagnosis of the whole sheet (the same hypotheses and names), which names the cause of each
+    wrong weight and output; a slip of one entry stays with the grader's own entry-by-entry causes (above)."""
+    from symattn.check.hypotheses import Variant, run, section_from_data
+
+    from .exams import blanks, generated
+
+    for seed in range(4, 40):  # a causal mask changes nothing for the last token: a version asking another
+        path = generated(tmp_path_factory.mktemp(f"seed{seed}"), 1, "self_attention", seed=seed)
+        version = load_exam(path).versions["01"]
+        focus = version.section["focus"]
+        if focus != version.section["tokens"][-1]:
+            break
+    section = section_from_data(version.section)
+    predicted = run(section, Variant(**variant), {focus: version.section["tokens"].index(focus)})
+    keys = {"w": "weights", "z": "output"}
+    answers = correct(path, "01")
+    changed = []
+    for blank in blanks(path)["01"]:
+        symbol = blank["symbol"]
+        if symbol in keys:
+            value = predicted[("queries", focus, keys[symbol], blank["column"] - 1)]
+            written = f"{value:.4f}"
+            if written != answers[blank["id"]]:
+                answers[blank["id"]] = written
+                changed.append(blank["id"])
+    assert changed
+    marks = {m.blank.id: m for m in grade(Response(2, "S", "01", answers), version).marks}
+    wrong = [b for b in changed if marks[b].verdict == "wrong"]
+    assert wrong and all(marks[b].cause.name == variant["cause"] for b in wrong)
