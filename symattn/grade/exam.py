@@ -121,9 +121,12 @@ def _version(entry: dict[str, Any]) -> GradedVersion:
                    for h, d in enumerate(answers.get("head_details", []), start=1) if d}
         divisors = {h: _divisor(d) for h, d in details.items()}
         d_k = {h: int(d["d_k"]) for h, d in details.items()}
-    else:
+    elif "d_k" in answers:
         divisors, d_k = {None: _divisor(answers)}, {None: int(answers["d_k"])}
-    focus = 1 if asked_q else section["tokens"].index(section["focus"]) + 1
+    else:  # a kind without scores (feed-forward, Add & Norm, next-token): nothing scaled to carry or diagnose
+        divisors, d_k = {}, {}
+    tokens, focus = section.get("tokens", []), section.get("focus")
+    focus = 1 if asked_q or focus not in tokens else tokens.index(focus) + 1
     W_O = tuple(tuple(exact_decimal(v) for v in row) for row in section["W_O"]) if "W_O" in section else None
     return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section, entry["answers"])
 

@@ -18,7 +18,8 @@ _SIGNS = {"\u00b7": r"$\cdot$", "\u2212": r"$-$", "\u221a": r"$\surd$", "\u2248"
 
 
 def signs(latex: str) -> str:
-    """LaTeX text with its math signs set as math."""
+    """LaTeX text with its math signs set as math, and the escaped name d_k (d\\_k) as the math it stands for."""
+    latex = latex.replace("\u221ad\\_k", r"$\sqrt{d_k}$").replace("d\\_k", "$d_k$")
     return "".join(_SIGNS.get(c, c) for c in latex)
 
 

@@ -90,7 +90,7 @@ def exercise(section: GroupedQuerySpec, result: GroupedQuery, digits: int) -> As
     parts = (drawing.scored("qkv", key + "qkv", params, qkv, HEADS * d_k * d + n * (d_k + D_V) * d, digits, "scores",
                             "5cm"),
              drawing.scored("scores", key + "scores", params, scores, HEADS * n * d_k, digits, "scores", "2.5cm"),
-             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scores", "2.5cm"),
+             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scaled", "2.5cm"),
              drawing.scored("weights", key + "weights", params, weights, 2 * HEADS * n, digits,
                             "weights" if exact else "output", "3.5cm"),
              drawing.scored("output", key + "output", params, outputs, HEADS * n * D_V + HEADS * D_V * d, digits,

@@ -153,3 +153,17 @@ def test_blank_weights_are_whole_even_and_add_up_to_the_points():
         assert set(weights) <= {points // count, -(-points // count)}  # as even as whole numbers allow
         ones = [i for i, w in enumerate(weights) if w > points // count]
         assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:], strict=False))  # spread
+
+
+def test_a_part_with_fewer_points_than_blanks_weighs_its_largest_answers(bank):
+    """Whole blank weights cannot share 1 point over 3 scaled scores: the point goes to the largest answer, so a
+    student who forgets √d_k (which changes every non-zero score) always loses it; never to a 0 alone."""
+    root, _ = bank
+    for question in root.findall("question")[1:]:
+        for part in question.find("questiontext/text").text.split("<li>")[1:]:
+            found = re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):", part)
+            weights, values = [int(w) for w, _ in found], [abs(float(v)) for _, v in found]
+            if sum(weights) < len(weights):
+                weighted = [v for w, v in zip(weights, values, strict=True) if w]
+                others = [v for w, v in zip(weights, values, strict=True) if not w]
+                assert min(weighted) >= max(others) and max(weighted) > 0

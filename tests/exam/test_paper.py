@@ -239,3 +239,17 @@ def test_a_missing_class_list_and_a_count_that_agrees(tmp_path, capsys):
                  "--out", str(tmp_path / "out")]) == 0
     data = json.loads((tmp_path / "out" / "exam.json").read_text(encoding="utf-8"))
     assert [s["version"] for s in data["students"]] == [v["label"] for v in data["versions"]] == ["01", "02", "03"]
+
+
+def test_the_key_s_grading_notes_are_true_for_the_version(tmp_path):
+    """The key's rounding conventions say √2 only with an irrational √d_k, the e^x table only on a paper that has
+    one, and a newer kind's parts by their own class (ranks as whole numbers)."""
+    build_exam(ExamOptions(2, 1, "self_attention", "easy", "en"), tmp_path / "easy", ("tex",))
+    build_exam(ExamOptions(2, 1, "self_attention", "standard", "en"), tmp_path / "standard", ("tex",))
+    build_exam(ExamOptions(2, 1, "next_token", "standard", "en"), tmp_path / "next", ("tex",))
+    easy, standard, nxt = ((tmp_path / d / "key.tex").read_text(encoding="utf-8") for d in ("easy", "standard", "next"))
+    notes = [re.findall(r"Grading: accepted answers.*?\\end\{tabular\}", key, re.S) for key in (easy, standard, nxt)]
+    assert all(notes)
+    assert "1.414" not in "".join(notes[0]) and "table" in "".join(notes[0])
+    assert "1.414" in "".join(notes[1]) and "table" not in "".join(notes[1])
+    assert "whole numbers" in "".join(notes[2]) and "weights as rounded" not in "".join(notes[2])

@@ -1,5 +1,5 @@
-"""canvas-qti.zip: text2qti's own output for the quiz text beside it, one group per version, a numerical
-question per blank whose range holds the independently computed answer and matches the tolerance."""
+"""canvas-qti-07.zip: a quiz per version, text2qti's own output for the quiz text beside it, one group of a
+numerical question per blank whose range holds the independently computed answer and matches the tolerance."""
 
 from __future__ import annotations
 
@@ -37,21 +37,25 @@ def members(path) -> dict[str, bytes]:
 
 def test_the_package_is_what_text2qti_makes_of_its_quiz_text(package, tmp_path):
     source = tmp_path / "quiz.txt"
-    source.write_bytes((package / "canvas-qti.txt").read_bytes())
+    source.write_bytes((package / "canvas-qti-02.txt").read_bytes())
     command = "import sys; from text2qti.cmdline import main; sys.argv = ['text2qti', sys.argv[1]]; main()"
     env = {**os.environ, "HOME": str(tmp_path)}  # text2qti's command line writes its config file there
     subprocess.run([sys.executable, "-c", command, str(source)], check=True, capture_output=True, cwd=tmp_path,
                    env=env)
-    assert members(package / "canvas-qti.zip") == members(tmp_path / "quiz.zip")
+    assert members(package / "canvas-qti-02.zip") == members(tmp_path / "quiz.zip")
 
 
 def test_one_group_per_version_and_the_ranges_hold_the_answers(package):
     data = json.loads((package / "exam.json").read_text(encoding="utf-8"))
-    assessment = next(data for name, data in members(package / "canvas-qti.zip").items()
-                      if name.endswith(".xml") and "/" in name and not name.endswith("meta.xml"))
-    root = ET.fromstring(assessment)
-    groups = [s for s in root.iter(f"{QTI}section") if s.get("ident") != "root_section"]
-    assert len(groups) == len(data["versions"])
+    assert sorted(p.name for p in package.glob("canvas-qti-*.zip")) == [
+        f"canvas-qti-{v['label']}.zip" for v in data["versions"]]  # one quiz per version
+    groups = []
+    for version in data["versions"]:
+        assessment = next(data for name, data in members(package / f"canvas-qti-{version['label']}.zip").items()
+                          if name.endswith(".xml") and "/" in name and not name.endswith("meta.xml"))
+        found = [s for s in ET.fromstring(assessment).iter(f"{QTI}section") if s.get("ident") != "root_section"]
+        assert len(found) == 1
+        groups += found
     for group, version in zip(groups, data["versions"], strict=True):
         items = group.findall(f"{QTI}item")
         assert group.find(f".//{QTI}selection_number").text == str(len(items))  # every question picked
@@ -80,7 +84,7 @@ def test_without_text2qti_the_error_says_how_to_install_it(tmp_path, capsys, mon
 
 def test_the_same_options_give_the_same_package(package, tmp_path):
     build_exam(ExamOptions(4, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
-    assert (tmp_path / "canvas-qti.zip").read_bytes() == (package / "canvas-qti.zip").read_bytes()
+    assert (tmp_path / "canvas-qti-03.zip").read_bytes() == (package / "canvas-qti-03.zip").read_bytes()
 
 
 def test_more_decimals_than_text2qti_writes_are_refused(tmp_path, capsys):

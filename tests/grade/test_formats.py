@@ -215,3 +215,19 @@ def test_files_that_are_not_an_exam_or_a_csv_are_one_line_errors(tmp_path):
     (tmp_path / "nul.csv").write_bytes(b"student,version\nA\x00nn,01\n")
     result = run(str(path), str(tmp_path / "nul.csv"), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("kind", ["feed_forward", "add_norm", "next_token", "grouped_query", "rope", "mixed"])
+def test_every_exam_kind_grades(kind, tmp_path):
+    """Every kind `symattn exam` draws is graded: right answers earn every point, a wrong one costs its share."""
+    from .exams import blanks, correct, generated, write_csv
+
+    path = generated(tmp_path, 2, kind, seed=3)
+    wrong = correct(path, "02")
+    first = blanks(path)["02"][0]["id"]
+    wrong[first] = "99"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")), ("Bob", "02", wrong)])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert rows[0]["total"] == "20" and float(rows[1]["total"]) < 20

@@ -3,29 +3,41 @@ Part) and its rounding convention, as LaTeX."""
 
 from __future__ import annotations
 
-from ... import i18n
 from ...model import Name
 from ...render.latex import LatexRenderer
-from ..exercise import Part
+from ...spec.model import integer_sqrt
+from ..exercise import Exercise, Part
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"  # the exam class numbers parts (a), (b), ...
 
 
-def rounding(renderer: LatexRenderer, part: Part) -> str:
-    """The part's rounding convention (a part of a key without its own sentence: exact, rounded at the end)."""
-    key = f"grading.{part.key}" if f"grading.{part.key}" in i18n.strings(renderer.lang) else "grading.exact"
-    return renderer.text(key, {"digits": renderer.digits, "d_k": Name("d_k"), "exp": Name("e^x")})
+def rounding(renderer: LatexRenderer, part: Part, exercise: Exercise) -> str:
+    """The part's rounding convention, said only where true for this exercise: √2 only with an irrational √d_k,
+    the e^x table only on a paper that has one, rounded weights only for attention's output; a newer kind's part
+    by the class of its tolerance (exact, or through rounded values), its ranks as whole numbers."""
+    irrational = integer_sqrt(exercise.d_k) is None
+    if part.key == "ranking":
+        key = "whole"
+    elif part.accuracy and part.accuracy != "scaled":  # a newer kind's part (exam/drawing.py): exact, or rounded
+        key = "exact" if part.accuracy in ("qkv", "scores") else "rounded"
+    elif "scaled" in (part.key, part.accuracy):
+        key = "scaled" if irrational else "exact"
+    elif part.key == "weights":
+        key = "weights" if exercise.exp_table else "weights_calculator"
+    else:
+        key = part.key if part.key in ("qkv", "scores", "output") else "exact"
+    return renderer.text(f"grading.{key}", {"digits": renderer.digits, "d_k": Name("d_k"), "exp": Name("e^x")})
 
 
 def plus_minus(part: Part) -> str:
     return rf"$\pm {part.tolerance}$"
 
 
-def grading_table(renderer: LatexRenderer, parts: tuple[Part, ...]) -> str:
+def grading_table(renderer: LatexRenderer, exercise: Exercise) -> str:
     """A small table of every part: its letter, tolerance and rounding convention."""
     text = renderer.text
-    rows = " \\\\\n".join(f"({LETTERS[i]}) & {plus_minus(part)} & {rounding(renderer, part)}"
-                          for i, part in enumerate(parts))
+    rows = " \\\\\n".join(f"({LETTERS[i]}) & {plus_minus(part)} & {rounding(renderer, part, exercise)}"
+                          for i, part in enumerate(exercise.parts))
     return (rf"\noindent\textbf{{{text('grading.title')}}}\par\smallskip" "\n"
             r"{\small\begin{tabular}{@{}lrp{0.68\linewidth}@{}}" "\n\\toprule\n"
             rf"{text('grading.part')} & {text('grading.tolerance')} & {text('grading.rounding')} \\" "\n\\midrule\n"

@@ -14,6 +14,7 @@ from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
 from ...render.escape import safe
+from ..blanks import part_blanks
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, exp_rows
 from ..options import ExamOptions
 from .base import Share
@@ -23,10 +24,15 @@ ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this man
 _BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
 
 
-def blank_weights(points: int, count: int) -> list[int]:
+def blank_weights(points: int, count: int, sizes: list[float] | None = None) -> list[int]:
     """Moodle's cloze weights of a part's `count` blanks: whole numbers (its {N:NUMERICAL:...} takes digits only)
-    that add up to the part's points, as even as whole numbers allow: blank i gets ⌊p(i+1)/n⌋ − ⌊pi/n⌋, so with
-    fewer points than blanks, `points` blanks spread over the part weigh 1 and the others 0."""
+    that add up to the part's points, as even as whole numbers allow: blank i gets ⌊p(i+1)/n⌋ − ⌊pi/n⌋. With
+    fewer points than blanks, `points` blanks weigh 1 and the others 0: given the answers' `sizes`, the blanks of
+    the largest answers (a mistake such as a missing √d_k changes those; an answer 0 it may leave as it is),
+    else blanks spread over the part."""
+    if sizes is not None and points < count:
+        chosen = set(sorted(range(count), key=lambda i: (-sizes[i], i))[:points])
+        return [1 if i in chosen else 0 for i in range(count)]
     return [points * (i + 1) // count - points * i // count for i in range(count)]
 
 
@@ -120,9 +126,10 @@ class MoodleDriver:
             parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
                          + self.angle_table(exercise.angles))
         parts.append("<ol type=\"a\">")
-        for part in exercise.parts:
+        for k, part in enumerate(exercise.parts):
             pieces = self.answers(part).split(_BLANK)
-            weights = blank_weights(part.points, len(pieces) - 1)
+            sizes = [abs(float(to_decimal(b.value, 12, known=b.known))) for b in part_blanks(exercise.label, k, part)]
+            weights = blank_weights(part.points, len(pieces) - 1, sizes if len(sizes) == len(pieces) - 1 else None)
             blanks = "".join(piece + str(w) for piece, w in zip(pieces, weights, strict=False)) + pieces[-1]
             blanks = blanks.replace(_TOLERANCE, part.tolerance)
             parts.append(f"<li>{self.text(part.question, part.params)} ({part.points})<br>{blanks}</li>")

@@ -91,7 +91,7 @@ class PaperDriver:
         lines += [
             r"\end{parts}",
             # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
-            r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise.parts) + "\n" + r"\par\fi",
+            r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise) + "\n" + r"\par\fi",
             # the worked solution, under its own title instead of the parts' "Answers:"
             rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par}}"
             r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"

@@ -1,9 +1,9 @@
-"""Canvas QTI (--format qti: canvas-qti.zip, and canvas-qti.txt, its text2qti source) through text2qti: the
-versions as text2qti's quiz text, then its own XML (text2qti.qti.QTI), zipped with fixed dates so that the same
-options give the same bytes.
+"""Canvas QTI (--format qti: a quiz per version, canvas-qti-07.zip, and canvas-qti-07.txt, its text2qti source)
+through text2qti: each version as text2qti's quiz text, then its own XML (text2qti.qti.QTI), zipped with fixed
+dates so that the same options give the same bytes.
 
-Each version is a text region with its problem, then one question group (all picked, one point per question) of
-numerical questions, one per blank, each accepting the range of written answers the tolerance accepts."""
+A version's quiz is a text region with its problem, then one question group (all picked, one point per question)
+of numerical questions, one per blank, each accepting the range of written answers the tolerance accepts."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ import io
 import zipfile
 from typing import Any
 
+from sympy import cos, sin
+
 from ...engine import entries as rows_of
 from ...errors import SpecError
 from ...model import Name, SqrtDk, Token
+from ...numfmt import format_number
 from ...render.markdown import MarkdownRenderer
 from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, exp_rows
 from ..options import ExamOptions
@@ -61,7 +64,7 @@ def answer_range(low, high) -> str:
 
 
 class QtiDriver:
-    """Writes canvas-qti.zip: text2qti's quiz text is made per version (in the workers), parsed once at the end."""
+    """Writes a quiz per version: text2qti's quiz text is made per version (in the workers), parsed at the end."""
 
     name = "qti"
 
@@ -75,21 +78,28 @@ class QtiDriver:
         self.markdown = MarkdownRenderer(lang=options.lang, digits=options.digits)
 
     def files(self, shares: list[Share]) -> dict[str, str | bytes]:
-        """canvas-qti.zip and its text2qti source canvas-qti.txt (edit it and run text2qti on it to change the
-        quiz)."""
-        source = f"Quiz title: {exam_name(self.options)}\n\n" + "\n".join(share.text for share in shares)
-        return {"canvas-qti.zip": quiz_package(source), "canvas-qti.txt": source}
+        """One quiz per version, canvas-qti-07.zip, with its text2qti source canvas-qti-07.txt (edit it and run
+        text2qti on it to change the quiz): Canvas assigns a quiz to the students who sit that version."""
+        out: dict[str, str | bytes] = {}
+        for share in shares:
+            label = self.markdown.text("exam.version", {"label": share.label})
+            source = f"Quiz title: {exam_name(self.options)} — {label}\n\n{share.text}"
+            out[f"canvas-qti-{share.label}.zip"], out[f"canvas-qti-{share.label}.txt"] = quiz_package(source), source
+        return out
 
     def version(self, exercise: Exercise) -> str:
         """The version's text region and its group of numerical questions, in text2qti's syntax."""
         text = self.markdown.text
         label = text("exam.version", {"label": exercise.label})
-        problem = [text("exam.instructions", {"digits": self.digits, "points": exercise.points}),
+        blanks = sum(len(self.blanks(p)) for p in exercise.parts)  # Canvas: one point a question (a blank)
+        focus = {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}
+        problem = [text("exam.instructions", {"digits": self.digits, "points": blanks}),
                    text(*exercise.intro), *self.given(exercise),
-                   text("exam.focus", {"token": Token(exercise.focus), "d_k": SqrtDk(exercise.d_k)}),
-                   *self.softmax(exercise.exp_table)]
+                   text(*exercise.task) if exercise.task else text("exam.focus", focus),
+                   *(self.softmax(exercise.exp_table, exercise.softmax) if exercise.softmax else []),
+                   *(self.angles(exercise.angles) if exercise.angles else [])]
         lines = [f"Text title: {label}", "Text: " + f"\n\n{INDENT}".join(p.replace("\n", " ") for p in problem),
-                 "", "GROUP", f"pick: {sum(len(self.blanks(p)) for p in exercise.parts)}",
+                 "", "GROUP", f"pick: {blanks}",
                  "points per question: 1", ""]
         number = 0
         for i, part in enumerate(exercise.parts):
@@ -117,13 +127,21 @@ class QtiDriver:
     def rows(self, matrix) -> list[str]:
         return ["[" + ", ".join(row) + "]" for row in typed(matrix, self.digits)]
 
-    def softmax(self, values: tuple | None) -> list[str]:
-        """The paper's e^x table as a line of x: e^x pairs, or the calculator's sentence."""
+    def softmax(self, values: tuple | None, strings: str = "exam") -> list[str]:
+        """The paper's e^x table as a line of x: e^x pairs, or the calculator's sentence (in the words of the
+        language section `strings`, a kind's own)."""
         text = self.markdown.text
         if values is None:
-            return [text("exam.softmax_calculator", {"digits": self.digits})]
-        return [text("exam.softmax_table", {"digits": self.digits, "exp": Name("e^x")}),
+            return [text(f"{strings}.softmax_calculator", {"digits": self.digits})]
+        return [text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}),
                 "; ".join(f"{x}: {e}" for x, e in exp_rows(values))]
+
+    def angles(self, angles: tuple) -> list[str]:
+        """RoPE's table of cos and sin as a line of φ: (cos φ, sin φ), as the paper rounds them."""
+        params = {"digits": self.digits, "m": Name("m"), "d_k": Name("d_k")}
+        rows = [f"{format_number(a, 10).text}: ({format_number(cos(a), self.digits + 2).text}, "
+                f"{format_number(sin(a), self.digits + 2).text})" for a in angles]
+        return [self.markdown.text("exam_kinds.angle_table", params), "; ".join(rows)]
 
     def blanks(self, part: Part) -> list[tuple[str, Any, Any]]:
         """(what the blank asks for, exact value, its numbers) of every answer entry of a part, in order."""

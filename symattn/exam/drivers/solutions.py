@@ -77,8 +77,9 @@ class SolutionsDriver:
                 pieces.append(f"{self.symbol(answer.name)} {self.vector(answer.entries, part, answer.values.known)}")
         return r"\quad ".join(pieces)
 
-    def symbol(self, name: Name) -> str:
-        return self.renderer.param(name)
+    def symbol(self, name: Name | str) -> str:
+        """A column's name: a symbol, or the text of a language key (next-token's "rank")."""
+        return self.renderer.param(name) if isinstance(name, Name) else self.renderer.text(name)
 
     def vector(self, values, part: Part, known) -> str:
         return "(" + ", ".join(self.value(v, part, known) for v in values) + ")"
