@@ -302,6 +302,8 @@ def _grade(args: argparse.Namespace) -> int:
     result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats)
     if result.skipped:
         _note(f"skipped {len(result.skipped)} rows without an attempt (rows {', '.join(map(str, result.skipped))})")
+    for doubt in result.doubts:
+        _note(f"warning: {doubt}")
     print(f"graded {len(result.graded)} students; wrote {Path(args.out) / 'grades.csv'} and "
           f"{len(result.written) - 1} feedback files")
     return 0

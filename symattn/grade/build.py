@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..output import check_targets, write_set
 from ..render.pdf import LatexRuns
-from .exam import load_exam
+from .exam import Exam, load_exam
 from .feedback import Feedback, points_text
 from .mark import Graded, grade
 from .responses import read_responses
@@ -27,6 +27,8 @@ class GradeResult:
     written: list[Path]
     graded: list[Graded]
     skipped: tuple[int, ...]
+    # rows the class list does not bear out: a student not on it, or graded on another version than theirs
+    doubts: tuple[str, ...] = ()
 
 
 def csv_cell(text: str) -> str:
@@ -40,17 +42,37 @@ def file_stem(student: str, number: int) -> str:
     return f"{number:03d}-{slug}"
 
 
-def grades_csv(graded: list[Graded]) -> str:
-    """grades.csv: student, version, the points of each part (a, b, ...), total; two decimals at most."""
+def grades_csv(graded: list[Graded], exam: Exam | None = None) -> str:
+    """grades.csv: student, version, the points of each part (a, b, ...), total; two decimals at most. With a
+    class list in exam.json, an `id` column after the student (its id, empty for one not on the list), for
+    uploading the marks by id."""
     letters = list(dict.fromkeys(p.letter for g in graded for p in g.version.parts))
+    listed = exam is not None and bool(exam.students)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "version", *letters, "total"])
+    writer.writerow(["student", *(["id"] if listed else []), "version", *letters, "total"])
     for g in graded:
         points = {p.letter: points_text(g.points(p)) for p in g.version.parts}
-        writer.writerow([csv_cell(g.response.student), g.version.label, *(points.get(k, "") for k in letters),
+        entry = exam.student(g.response.student) if listed else None
+        ids = [csv_cell(entry[0]) if entry else ""] if listed else []
+        writer.writerow([csv_cell(g.response.student), *ids, g.version.label, *(points.get(k, "") for k in letters),
                          points_text(g.total)])
     return out.getvalue()
+
+
+def doubts(exam: Exam, graded: list[Graded]) -> tuple[str, ...]:
+    """What the class list says against the rows: a student not on it, or one graded on another version."""
+    if not exam.students:
+        return ()
+    out = []
+    for g in graded:
+        entry = exam.student(g.response.student)
+        if entry is None:
+            out.append(f"row {g.response.row}: {g.response.student!r} is not on exam.json's class list")
+        elif entry[2] != g.version.label:
+            out.append(f"row {g.response.row}: {g.response.student!r} sat version {entry[2]} by the class list, "
+                       f"graded on version {g.version.label}")
+    return tuple(out)
 
 
 def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tuple[str, ...]) -> GradeResult:
@@ -61,7 +83,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     check_targets([out_dir / "grades.csv"], keep)
     graded = [grade(r, exam.versions[r.version]) for r in responses.responses]
     feedback = Feedback(exam.lang, exam.digits)
-    files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded)}
+    files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded, exam)}
     stems = [file_stem(g.response.student, k) for k, g in enumerate(graded, start=1)]
     if "md" in formats:
         files.update({out_dir / "feedback" / f"{stem}.md": feedback.markdown(g) for stem, g in zip(stems, graded,
@@ -71,7 +93,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
                                                                                             strict=True)}
         files.update(_compile(sources))
     write_set(files, keep)
-    return GradeResult(list(files), graded, responses.skipped)
+    return GradeResult(list(files), graded, responses.skipped, doubts(exam, graded))
 
 
 def _compile(sources: dict[Path, str]) -> dict[Path, bytes]:

@@ -84,6 +84,17 @@ class Exam:
     lang: str
     digits: int
     versions: dict[str, GradedVersion]
+    # the class list (`symattn exam --students`): (id, name, version) of each student; () without one
+    students: tuple[tuple[str, str, str], ...] = ()
+
+    def student(self, written: str) -> tuple[str, str, str] | None:
+        """The class list's entry of a responses row's student: by id, by name, or as Moodle writes them, a name
+        with an identity in brackets ("Ann Lee (s001)")."""
+        for entry in self.students:
+            number, name, _ = entry
+            if written in (number, name) or written.endswith(f"({number})") or written.startswith(f"{name} ("):
+                return entry
+        return None
 
 
 def load_exam(path: Path) -> Exam:
@@ -106,7 +117,9 @@ def load_exam(path: Path) -> Exam:
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
             raise SpecError(f"{field}: versions[{k}]", f"not a version as `symattn exam` writes it ({exc!r})") from None
         versions[version.label] = version
-    return Exam(options.get("lang", "en"), int(options.get("digits", 4)), versions)
+    students = tuple((str(s["id"]), str(s["name"]), str(s["version"])) for s in data.get("students") or ()
+                     if isinstance(s, dict) and {"id", "name", "version"} <= set(s))
+    return Exam(options.get("lang", "en"), int(options.get("digits", 4)), versions, students)
 
 
 def _version(entry: dict[str, Any]) -> GradedVersion:

@@ -231,3 +231,27 @@ def test_every_exam_kind_grades(kind, tmp_path):
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
     assert rows[0]["total"] == "20" and float(rows[1]["total"]) < 20
+
+
+def test_a_class_list_gives_ids_and_flags_a_student_on_another_version(tmp_path):
+    """With `exam --students`, grades.csv has each student's id (for an LMS upload by id), and a row graded on
+    another version than the class list gives that student, or a student not on it, is a warning on stderr."""
+    out = tmp_path / "exam"
+    (tmp_path / "class.csv").write_text("id,name\ns1,Ann Lee\ns2,山田 太郎\n", encoding="utf-8")
+    from symattn.cli import main
+
+    assert main(["exam", "--students", str(tmp_path / "class.csv"), "--seed", "2", "--format", "json",
+                 "--lang", "en", "--out", str(out)]) == 0
+    from .exams import correct, write_csv
+
+    path = out / "exam.json"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann Lee", "01", correct(path, "01")),
+                                                     ("s2", "01", correct(path, "01")),
+                                                     ("Nobody", "02", correct(path, "02"))])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert [(r["student"], r["id"], r["version"]) for r in rows] == [("Ann Lee", "s1", "01"), ("s2", "s2", "01"),
+                                                                       ("Nobody", "", "02")]
+    assert "row 3: 's2' sat version 02 by the class list, graded on version 01" in result.stderr
+    assert "row 4: 'Nobody' is not on exam.json's class list" in result.stderr
