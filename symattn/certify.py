@@ -175,7 +175,7 @@ def full_carry(sections: Sequence[Any]) -> bool:
     return any(carry.mode == "full" and not carry.exact for s in sections for carry in s.carried)
 
 
-def check_section(answer: Any, bound: Bound, places: int, index: int) -> None:
+def check_section(answer: Any, bound: Bound, places: range, index: int) -> None:
     """SpecError unless every value a bounded section's page shows (its answers, computed with EXTRA_FIGURES more
     figures) rounds the same for the true chain: see check_page."""
     map_decimals(answer, lambda text: check_page(text, bound, places, f"sections[{index}]") or text)
@@ -245,16 +245,17 @@ def certified(text: str, bound: Bound) -> str:
     return f"0E{math.ceil(math.log10(float(reach)))}"
 
 
-def check_page(text: str, bound: Bound, places: int, field: str) -> None:
-    """SpecError when the value's rounding on a page (to at most `places` decimals, or a mantissa of up to
-    places + 1 figures from 10^15 on) is not certain: it lies closer to a rounding boundary than the bound."""
+def check_page(text: str, bound: Bound, places: range, field: str) -> None:
+    """SpecError when the value's rounding on a page (to the decimals `places` a page may write it with, or a
+    mantissa of those + 1 figures from 10^15 on) is not certain: it lies closer to a rounding boundary than the
+    bound. (A page never rounds a computed value to fewer decimals than its stage's.)"""
     low, high, reach = _interval(text, bound)
     with localcontext() as c:
         c.prec = 400
         if abs(Decimal(text)) >= Decimal(10) ** SCIENTIFIC_FROM:
-            steps = [(p + 1, True) for p in range(places + 1)]
+            steps = [(p + 1, True) for p in places]
         else:
-            steps = [(p, False) for p in range(min(places, MOST_PLACES) + 1)]
+            steps = [(p, False) for p in places if p <= MOST_PLACES]
         for p, significant in steps:
             if _round(low, p, significant) != _round(high, p, significant):
                 shown = format(Decimal(cut(text, 12)).normalize(), "f")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any
 
 import mpmath
@@ -150,7 +150,8 @@ class Chain:
         mode = self.modes[j]
         digits = self.result_digits if what == "from" else self.digits
         known = getattr(rows, "known", None)
-        values = [[carried_value(v, mode, what, digits, self.digits, known) for v in rows.rows.row(i)]
+        quantum = full_quantum(rows.rows, known) if mode == "full" else None
+        values = [[carried_value(v, mode, what, digits, self.digits, known, quantum) for v in rows.rows.row(i)]
                   for i in range(rows.rows.rows)]
         exact = all(value.exact for row in values for value in row)
         matrix = GivenMatrix(matrix_of([[v.value for v in row] for row in values]),
@@ -177,19 +178,33 @@ class Value:
     exact: bool
 
 
-def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, known: Numbers | None) -> Value:
+def full_quantum(rows: Any, known: Numbers | None) -> Decimal:
+    """The last place a full carry keeps: WORKING_DIGITS significant digits of the matrix's largest entry, so
+    that every entry is within 10^(1 − WORKING_DIGITS) of it (certify.CARRY_ROUNDING) and an entry far smaller
+    (a weight of e^{-700000}) carries as a short decimal or 0, not as a fraction of 300,000 digits."""
+    numbers = known or Numbers()
+    largest = max((abs(numbers.number(v)) for v in rows), default=mpmath.mpf(0))
+    exponent = int(mpmath.floor(mpmath.log10(largest))) if largest else 0
+    return Decimal(1).scaleb(exponent - WORKING_DIGITS + 1)
+
+
+def carried_value(v: Expr, mode: str, what: str, digits: int, exact_up_to: int, known: Numbers | None,
+                  quantum: Decimal | None = None) -> Value:
     """One entry as it carries. A rational value always carries exactly, in either mode, and the receiving page
     writes it with all its decimals (a fraction when they do not end), so that every line using it checks from the
     page, unless they are more than the lines' guard decimals allow (a value computed from a 90-digit "full"
     carry): then it is written rounded. An irrational one: "shown", its decimal as the source's document rounds
-    it; "full", its working-precision number (WORKING_DIGITS significant digits, an exact rational)."""
+    it; "full", its working-precision number to the place `quantum` (full_quantum), an exact rational."""
     if v.is_Rational:
         places = decimal_places(v)
         return Value(v, places if places is None or places <= exact_up_to + GUARD_CAP else 0, True)
     if mode == "full":
         number = known.number(v) if known is not None else Numbers().number(v)
-        text = mpmath.nstr(number, WORKING_DIGITS, strip_zeros=False, min_fixed=-mpmath.inf, max_fixed=mpmath.inf)
-        return Value(_rational(Decimal(text)), 0, False)
+        text = mpmath.nstr(number, WORKING_DIGITS + 10, strip_zeros=False)
+        with localcontext() as context:
+            context.prec = 2 * WORKING_DIGITS + 20
+            decimal = Decimal(text) if quantum is None else Decimal(text).quantize(quantum, ROUND_HALF_EVEN)
+        return Value(_rational(decimal), 0, False)
     shown = format_number(v, digits, known=known, exact_up_to=exact_up_to)
     if shown.exact:
         return Value(v, decimal_places(v), True)

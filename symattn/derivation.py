@@ -53,18 +53,19 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
     if bounds is not None:
         sections = tuple(replace(derived, bound=bound) for derived, bound in zip(sections, bounds, strict=True))
         if steps:
-            _certify_pages(sections, max([digits, *dict(spec.stage_digits).values()]))
+            stages = [digits, *dict(spec.stage_digits).values()]
+            _certify_pages(sections, range(min(stages), max(stages) + GUARD_CAP + 1))
     return Derivation(title=spec.title, lang=lang, digits=digits, sections=_with_figures(sections), name=spec.name)
 
 
-def _certify_pages(sections: tuple[DerivedSection, ...], digits: int) -> None:
+def _certify_pages(sections: tuple[DerivedSection, ...], places: range) -> None:
     """SpecError unless the bounded sections' pages show only certified digits (certify.check_section)."""
     for i, derived in enumerate(sections):
         if derived.bound is not None:
             with more_figures(certify.EXTRA_FIGURES):
                 answer = kind_of(derived.kind).answers(derived.spec, derived.result)
             if answer is not None:
-                certify.check_section(answer, derived.bound, digits + GUARD_CAP, i)
+                certify.check_section(answer, derived.bound, places, i)
 
 
 def compute(section: Section) -> Any:

@@ -252,3 +252,28 @@ def test_a_full_chain_prints_the_true_chain_s_figures():
         half = Decimal(5).scaleb(value.as_tuple().exponent - 1)
         assert len(value.as_tuple().digits) >= 28
         assert abs(Decimal(true) - value) <= half, (text, true)
+
+
+def _tiny_weights_chain(size: int) -> str:
+    return ('carry = "full"\n[[sections]]\nkind = "self_attention"\nname = "a"\ntokens = ["t1", "t2"]\n'
+            f'X = [[{size}, 0], [0, {size}]]\nW_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\n'
+            'W_V = [[0.001, 0], [0, 0.001]]\n[[sections]]\nkind = "add_norm"\nname = "n1"\ntokens = ["t1", "t2"]\n'
+            'X = [[0, 1], [1, 0]]\nY = "from:a"\neps = "1e-5"\n')
+
+
+def test_a_full_carry_of_vanishing_weights_stays_short():
+    """Weights of e^{-707106} (scores of 10^6 / √2): a full carry keeps the place of the matrix's largest entry's
+    90th digit, so those weights carry as 0, not as fractions of 300,000 digits whose square roots SymPy spent
+    minutes factoring; the norm's answers are the unrounded chain's (its rows are [0, 1] + [0.001, 0] …)."""
+    answers = symattn.answers(symattn.derive_spec(_parse(_tiny_weights_chain(1000)), steps=False))
+    norm = answers["sections"][1]
+    assert [Decimal(v) for v in norm["rows"]["t1"]["sum"]] == [Decimal(1), Decimal(1)]  # [0, 1] + [1, e^-707106]
+    assert all(len(v) < 60 for row in norm["rows"].values() for v in row["sum"])
+
+
+def test_a_page_is_checked_at_the_decimals_it_shows():
+    """A mean of exactly 5.5 (rows [10, 1] and [1, 10] after the residual) is a rounding boundary at 0 decimals,
+    but the page writes 4: the document renders (it was refused as uncertifiable 'to 0 decimals')."""
+    text = _tiny_weights_chain(10).replace("W_V = [[0.001, 0], [0, 0.001]]", "W_V = [[1, 0], [0, 1]]")
+    derivation = symattn.derive_spec(_parse(text))
+    assert symattn.render_markdown(derivation)

@@ -24,6 +24,9 @@ NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tok
                "significant_digits", "mapping", "positions", "d_k"}
 
 
+MOST_DEPTH = 12  # solve's answers nest at most 6 levels (sections, a section, queries, a token, a key, an index)
+MOST_CHARACTERS = 100  # a printed number longer than this is no claim a document or a student makes
+MOST_PLACES = 60  # the answers give 30 significant digits: a claim beyond 10^±60 is refused, not compared
 # What was not printed: JSON's null, and in TOML (which has no null) the string "null" or an empty string
 NOT_PRINTED = ("null", "")
 
@@ -65,6 +68,8 @@ def parse_path(text: str, field: str) -> Path_:
         word, index, quoted = match.groups()
         at.append(word if word is not None else int(index) if index is not None else json.loads(quoted))
         rest = rest[match.end():]
+    if not at:
+        raise SpecError(field or "claims", f"expected a path such as sections[0].queries.love.weights, got {text!r}")
     return tuple(at)
 
 
@@ -74,11 +79,18 @@ def number(value: Any, field: str) -> tuple[str, Decimal, int]:
     if not isinstance(text, str) or not _NUMBER.fullmatch(text.strip()):
         raise SpecError(field, f"expected a number as printed (\"0.3383\", 0.60, \"6.34e-02\") or null, got {value!r}")
     text = text.strip()
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    if len(text) > MOST_CHARACTERS:
+        raise SpecError(field, f"expected a number as printed, of at most {MOST_CHARACTERS} characters, got {shown!r}")
     try:
         exact = Decimal(text.replace("−", "-"))
     except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-        raise SpecError(field, f"expected a number, got {value!r}") from None
-    return text, exact, -exact.as_tuple().exponent
+        raise SpecError(field, f"expected a number, got {shown!r}") from None
+    places = -exact.as_tuple().exponent
+    if abs(places) > MOST_PLACES or (exact and abs(exact.adjusted()) > MOST_PLACES):
+        raise SpecError(field, f"expected a number printed to at most {MOST_PLACES} decimal places and below "
+                               f"10^{MOST_PLACES}, got {shown!r}")
+    return text, exact, places
 
 
 def read(path: Path) -> list[Claim]:
@@ -92,10 +104,13 @@ def read(path: Path) -> list[Claim]:
 
 def parse(text: str, is_json: bool, field: str) -> list[Claim]:
     """The claims of a claims file's text; numbers are read with their digits (floats never made)."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as --from and --students accept
     try:
         data = (json.loads(text, parse_float=Decimal) if is_json else tomllib.loads(text, parse_float=Decimal))
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise SpecError(field, f"not valid {'JSON' if is_json else 'TOML'}: {exc}") from None
+    except RecursionError:
+        raise SpecError(field, "nested too deep: no answer of solve is") from None
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table of claims")
     return claims_of(data)
@@ -115,6 +130,8 @@ def claims_of(data: dict[str, Any]) -> list[Claim]:
 
 
 def _walk(at: Path_, value: Any, claims: list[Claim]) -> None:
+    if len(at) > MOST_DEPTH:
+        raise SpecError(path_text(at[:MOST_DEPTH]), f"nested more than {MOST_DEPTH} levels deep: no answer is")
     if value is None or value in NOT_PRINTED:
         return
     if isinstance(value, dict):

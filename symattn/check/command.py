@@ -59,7 +59,8 @@ def run(args: Any, parse_formats) -> int:
 
         claims = claims_in(text, answers)
     checked = check(spec, claims, answers)
-    for path in write(spec, checked, formats, Path(args.out)) if formats else ():
+    inputs = tuple(Path(f) for f in (spec_file, claims_file, args.source) if f is not None)
+    for path in write(spec, checked, formats, Path(args.out), inputs) if formats else ():
         print(f"wrote {path}", file=sys.stderr)
     sys.stdout.write(as_json(checked) if args.json else table(checked))
     return 1 if checked.wrong else 0

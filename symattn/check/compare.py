@@ -4,7 +4,7 @@ decimal with all its digits), far finer than any printed place."""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Any
 
 from ..errors import SpecError
@@ -46,7 +46,9 @@ def holds(claim: Claim, exact: Decimal) -> bool:
 
 
 def rounded(exact: Decimal, places: int) -> Decimal:
-    return exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    with localcontext() as context:  # a claim of 40 decimals: more digits than Decimal's default 28
+        context.prec = 200
+        return exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 
 def correct_text(claim: Claim, exact: Decimal) -> str:

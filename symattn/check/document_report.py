@@ -58,12 +58,16 @@ def _section_of(at: tuple, answered: list) -> str:
     return f"sections[{index}] ({answered[index].kind})"
 
 
-def write(spec: Any, checked: Checked, formats: tuple[str, ...], out: Path) -> list[Path]:
-    """Write the report in the formats asked (of REPORT_FORMATS); the paths written."""
+def write(spec: Any, checked: Checked, formats: tuple[str, ...], out: Path, keep: tuple[Path, ...] = ()
+          ) -> list[Path]:
+    """Write the report in the formats asked (of REPORT_FORMATS); the paths written. A file in `keep` (the spec,
+    the claims, the --from document) is never overwritten: a one-line error naming --out."""
     from ..build import build
 
     try:
-        result = build(report_spec(spec, checked), out, formats, lang="en")
+        result = build(report_spec(spec, checked), out, formats, lang="en", keep=keep)
     except SpecError as error:
+        if error.field == "--out":
+            raise
         raise SpecError("--format", f"the report could not be written: {error}") from None
     return list(result.written)

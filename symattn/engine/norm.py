@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from math import isqrt
 
 import mpmath
-from sympy import Add, Expr, ImmutableMatrix, Integer, Mul, Rational, S, sqrt
+from sympy import Add, Expr, ImmutableMatrix, Integer, Mul, Pow, Rational, S, sqrt
 
 from .numbers import PRECISION, Numbers, rational_times_root
+
+LARGEST_FACTORED = 4096  # bits of a radicand's p·q beyond which its square factors are not searched for
 
 
 @dataclass(frozen=True)
@@ -90,9 +93,8 @@ def _rational_row(values: tuple[Expr, ...], norm: str, eps: Expr, gamma: tuple[E
     centred = [v - mean for v in x] if mean is not None else x
     variance = sum(c * c for c in centred) / d
     radicand = variance + _fraction(eps)
-    std = sqrt(_rational(radicand))
-    coefficient, m = (std, 1) if std.is_Rational else rational_times_root(std)
-    root = S.One if m == 1 else Integer(m) ** S.Half
+    std, coefficient, m = _square_root(radicand)
+    root = S.One if m == 1 else Pow(Integer(m), S.Half, evaluate=False)
     scale = _fraction(coefficient) * m  # 1/std = √m / (c·m)
     a = [c / scale for c in centred]
     scaled = [_fraction(g) * ai for g, ai in zip(gamma, a, strict=True)]
@@ -101,6 +103,22 @@ def _rational_row(values: tuple[Expr, ...], norm: str, eps: Expr, gamma: tuple[E
     return NormRow(values, None if mean is None else _rational(mean), tuple(_rational(c) for c in centred)
                    if mean is not None else values, _rational(variance), _rational(radicand), std, normalised, output,
                    m, (tuple(_rational(ai) for ai in a), tuple(_rational(ga) for ga in scaled)))
+
+
+def _square_root(radicand: Fraction) -> tuple[Expr, Expr, int]:
+    """(√radicand, c, m) with √radicand = c·√m. SymPy's sqrt takes the square factors out of m (by trial
+    division); a radicand whose integers pass LARGEST_FACTORED bits (a full carry of e^{-700000}: integers of
+    300,000 digits, which took it minutes) is only checked for a perfect square: √(p/q) = (1/q)·√(p·q)."""
+    p, q = radicand.numerator, radicand.denominator
+    if (p * q).bit_length() <= LARGEST_FACTORED:
+        std = sqrt(_rational(radicand))
+        coefficient, m = (std, 1) if std.is_Rational else rational_times_root(std)
+        return std, coefficient, m
+    n = p * q
+    root = isqrt(n)
+    if root * root == n:
+        return Rational(root, q), Rational(root, q), 1
+    return Mul(Rational(1, q), Pow(Integer(n), S.Half, evaluate=False), evaluate=False), Rational(1, q), n
 
 
 def _surd(a: Fraction, root: Expr) -> Expr:

@@ -45,6 +45,11 @@ def check_request(count: int, kind: str, difficulty: str, digits: int = DEFAULT_
     if difficulty not in DIFFICULTIES:
         raise SpecError("--difficulty", f"expected one of {', '.join(DIFFICULTIES)}, got {difficulty!r}")
     check_shape(difficulty, tokens, d_k)
+    if kind != "mixed" and not getattr(examiner(kind), "exam_shaped", False):
+        for option, value in (("--tokens", tokens), ("--d-k", d_k)):
+            if value is not None:
+                raise SpecError(option, f"the {kind} exam has a fixed hand-sized shape; {option} sets that of self-, "
+                                        "cross- and multi-head attention exams (and of those in a mixed one)")
 
 
 @dataclass(frozen=True)

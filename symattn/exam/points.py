@@ -50,9 +50,14 @@ def needed(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Pa
 
 def _indices(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> list[int]:
     """The places of the asked parts among a kind's parts (a kind with fewer parts ignores the letters past
-    them; with none of its parts asked, it asks them all)."""
-    places = [] if letters is None else [PART_LETTERS.index(x) for x in letters if PART_LETTERS.index(x) < len(parts)]
-    return places or list(range(len(parts)))
+    them); a SpecError naming --parts when none of them is one of its parts."""
+    if letters is None:
+        return list(range(len(parts)))
+    places = [PART_LETTERS.index(x) for x in letters if PART_LETTERS.index(x) < len(parts)]
+    if not places:
+        raise SpecError("--parts", f"this exam's problems have the parts a–{PART_LETTERS[len(parts) - 1]} "
+                                   f"({', '.join(p.key for p in parts)}): none of {','.join(letters)} is one")
+    return places
 
 
 def allocate(total: int, weights: list[int]) -> list[int]:

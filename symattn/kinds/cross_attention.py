@@ -68,6 +68,7 @@ class CrossAttentionKind(Kind):
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                       *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True
+    exam_shaped = True  # its exam's token count and d_k follow --tokens and --d-k (exam/fair.py)
     shown_as = {"X": "Y"}  # what its document calls a key a chain gives (symattn.chain): X is the decoder's Y
 
     def parse(self, data: dict[str, Any], field: str) -> CrossAttentionSpec | GivenCrossAttentionSpec:

@@ -55,6 +55,7 @@ class MultiHeadKind(Kind):
     keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model", *_HEAD_SETTINGS,
                       *_SECTION_SETTINGS})
     examinable = True
+    exam_shaped = True  # its exam's token count and d_k follow --tokens and --d-k (exam/fair.py)
 
     def parse(self, data: dict[str, Any], field: str) -> MultiHeadSpec:
         tokens: tuple[str, ...] = ()

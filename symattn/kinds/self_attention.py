@@ -77,6 +77,7 @@ class SelfAttentionKind(Kind):
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
                       "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope", *cache.KEYS})
     examinable = True
+    exam_shaped = True  # its exam's token count and d_k follow --tokens and --d-k (exam/fair.py)
 
     def parse(self, data: dict[str, Any], field: str) -> SelfAttentionSpec | GivenSelfAttentionSpec:
         if given.gives(data):

@@ -74,6 +74,9 @@ def test_printed_digits_decide_the_precision(tmp_path, capsys):
     ('"sections[0].Q" = [["one"]]', "sections[0].Q[0][0]: expected a number as printed"),
     ('"sections(0)" = 1', "sections(0): expected a path"),
     ('"sections[0].exact.Q[0][0]" = "1"', "sections[0].exact.Q[0][0]: this answer is not a number"),
+    ('"" = "1"', "claims: expected a path"),
+    ('"sections[0].Q[0][0]" = "1e-999999"', "sections[0].Q[0][0]: expected a number printed to at most 60"),
+    ('"sections[0].Q[0][0]" = "' + "1" * 500 + '"', "sections[0].Q[0][0]: expected a number as printed, of at most"),
 ])
 def test_bad_claims_are_one_line_errors(tmp_path, capsys, text, message):
     path = _write(tmp_path, "bad.toml", text + "\n")
@@ -134,3 +137,27 @@ def test_a_number_where_the_mask_hides_the_key(tmp_path, capsys):
     assert status == 1
     assert [(w["at"], w["correct"], w["cause"]) for w in json.loads(out)["wrong"]] == [
         ("sections[0].queries.が.scaled_scores[3]", "-inf", "mask")]
+
+
+def test_a_claim_of_many_decimals_is_compared(tmp_path, capsys):
+    """29 decimals and more (Decimal's default context has 28 digits): compared, not a traceback."""
+    claim = '"sections[0].queries.love.weights[0]" = "0.16880000000000000000000000000001"\n'
+    path = _write(tmp_path, "long.toml", claim)
+    status, out, _ = run(capsys, "check", "--example", "mt", path, "--json")
+    assert status == 1 and json.loads(out)["claims"] == 1
+
+
+def test_the_report_never_overwrites_an_input(tmp_path, capsys):
+    """The report mt-check.md read back with --from into the same folder: refused (exit 2), the input unchanged."""
+    out = tmp_path / "R"
+    assert run(capsys, "check", "--example", "mt", "--claims", "article", "--format", "md", "--out", str(out))[0] == 1
+    report = out / "mt-check.md"
+    before = report.read_bytes()
+    status, _, err = run(capsys, "check", "--example", "mt", "--from", str(report), "--format", "md", "--out", str(out))
+    assert status == 2 and "--out: would overwrite the input" in err and report.read_bytes() == before
+
+
+def test_claims_nested_too_deep_are_one_line_errors(tmp_path, capsys):
+    path = _write(tmp_path, "deep.toml", '"sections[0].Q" = ' + "[" * 2000 + "]" * 2000 + "\n")
+    status, _, err = run(capsys, "check", "--example", "mt", path)
+    assert status == 2 and err.endswith("deep.toml: nested too deep: no answer of solve is\n") and err.count("\n") == 1

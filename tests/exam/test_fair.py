@@ -212,3 +212,14 @@ def test_bad_fair_options(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err
     assert err.startswith(f"symattn: error: {message}") and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--kind", "next_token", "--parts", "d,e"], "--parts: this exam's problems have the parts a–c"),
+    (["--kind", "add_norm", "--tokens", "4"], "--tokens: the add_norm exam has a fixed hand-sized shape"),
+    (["--kind", "rope", "--d-k", "4"], "--d-k: the rope exam has a fixed hand-sized shape"),
+])
+def test_options_a_kind_cannot_follow_are_refused(tmp_path, capsys, argv, message):
+    assert main(["exam", *argv, "--count", "1", "--format", "json", "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"symattn: error: {message}")  # after any progress
+    assert not (tmp_path / "x").exists()
