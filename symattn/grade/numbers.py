@@ -32,7 +32,8 @@ def parse_answer(text: str) -> Decimal | None:
     text = text.strip().replace(" ", "").replace("\u2212", "-")
     if "," in text and "." not in text and text.count(",") == 1:
         text = text.replace(",", ".")
-    if not _ANSWER.fullmatch(text) or len(re.sub(r"\D", "", text.split("e")[0].split("E")[0])) > MAX_FIGURES:
+    figures = re.sub(r"\D", "", text.split("e")[0].split("E")[0]).lstrip("0")  # significant: not the leading 0s
+    if not _ANSWER.fullmatch(text) or len(figures) > MAX_FIGURES:
         return None
     try:
         return Decimal(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..errors import SpecError
 from .exam import Exam, GradedVersion
-from .numbers import parse_answer
+from .numbers import MAX_FIGURES, parse_answer
 
 MAX_ROWS = 100_000
 _MOODLE_RESPONSE = re.compile(r"Response \S+")
@@ -93,7 +93,8 @@ def _plain(name: str, header: list[str], rows: list[list[str]], exam: Exam) -> l
                                                         "blank; add the column, empty where not answered)")
             typed = cells[index[blank.id]].strip()
             if typed and parse_answer(typed) is None:
-                raise SpecError(f"{name} row {number}, column {blank.id}", f"expected a number, got {typed!r}")
+                raise SpecError(f"{name} row {number}, column {blank.id}",
+                                f"expected a number (of at most {MAX_FIGURES} significant digits), got {typed!r}")
             answers[blank.id] = typed or None
         # a cell of another version's blank: counted at C speed (most cells are empty), found only if there is one
         if len(cells) - cells.count("") > 2 + sum(1 for b in version.blanks if cells[index[b.id]]):

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from decimal import Decimal
 
 import pytest
 
@@ -125,7 +126,8 @@ def test_moodle_summary_parts():
 
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda rows: rows[0].__setitem__(2, rows[0][2][:-1] + "9"), "row 1, column 3: 'v01.a.Q.1.9' is not a blank"),
-    (lambda rows: rows[1].__setitem__(3, "1.2.3"), "row 2, column v01.a.Q.1.2: expected a number, got '1.2.3'"),
+    (lambda rows: rows[1].__setitem__(3, "1.2.3"),
+     "row 2, column v01.a.Q.1.2: expected a number (of at most 30 significant digits), got '1.2.3'"),
     (lambda rows: rows[1].__setitem__(1, "7"), "row 2, column version: no version '7' in exam.json"),
     (lambda rows: rows.append(list(rows[1])), "row 3, column student: 'Ann' is on row 2 already"),
 ])
@@ -255,3 +257,11 @@ def test_a_class_list_gives_ids_and_flags_a_student_on_another_version(tmp_path)
                                                                        ("Nobody", "", "02")]
     assert "row 3: 's2' sat version 02 by the class list, graded on version 01" in result.stderr
     assert "row 4: 'Nobody' is not on exam.json's class list" in result.stderr
+
+
+def test_exam_json_s_own_30_figure_answer_is_a_number():
+    """An answer typed with every figure exam.json gives (30 significant digits after a leading 0) is read."""
+    from symattn.grade.numbers import parse_answer
+
+    assert parse_answer("0.500000000000000000000000000000") == Decimal("0.5")
+    assert parse_answer("1" * 31) is None
