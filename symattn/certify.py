@@ -23,12 +23,12 @@ from sympy import Expr
 from .engine import WORKING_DIGITS, Numbers
 from .errors import SpecError
 from .figures import FIGURES, cut
+from .numfmt import SCIENTIFIC_FROM  # from 10^15 on, a page writes a mantissa
 from .spec.model import GivenMatrix
 
 SAFETY = 2.0
 CARRY_ROUNDING = 10.0 ** (1 - WORKING_DIGITS)  # a full carry's relative rounding: WORKING_DIGITS significant digits
 EXTRA_FIGURES = 10  # answers of a bounded section are computed with this many more figures, then cut
-SCIENTIFIC_FROM = 15  # numfmt's: from 10^15 on, a page writes a mantissa (its digits + 1 significant figures)
 MOST_PLACES = 30  # the most decimals a page writes a computed value with
 
 
@@ -63,11 +63,6 @@ def spread(matrix: Any) -> float:
     values = _matrix(matrix)
     rows, columns = values.shape
     return max((sum(abs(float(values[i, j])) for i in range(rows)) for j in range(columns)), default=0.0)
-
-
-def transposed_spread(matrix: Any) -> float:
-    """spread() of Wᵀ: the largest row sum of |W| (x·Eᵀ, one row of E per output)."""
-    return spread(_matrix(matrix).T)
 
 
 def products(error_a: float, size_a: float, error_b: float, size_b: float, length: int) -> float:

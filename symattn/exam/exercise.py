@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
 
-from sympy import Expr, ImmutableMatrix
+from sympy import Expr, ImmutableMatrix, cos, sin
 
 from ..decimals import to_decimal
 from ..model import Derivation, Name, Shown, Token
@@ -53,6 +53,13 @@ def with_tolerances(parts: tuple[Part, ...], d_k: int, digits: int) -> tuple[Par
 def exp_rows(table: tuple[tuple[Expr, str], ...]) -> list[tuple[str, str]]:
     """The rows of the paper's e^x table (Exercise.exp_table) as printed: x exactly, e^x as the table rounds it."""
     return [(format_number(x, 10).text, e) for x, e in table]
+
+
+def angle_rows(angles: tuple[Expr, ...], digits: int) -> list[tuple[str, str, str]]:
+    """The rows of the paper's cos/sin table (RoPE's angles) as printed: φ exactly, cos φ and sin φ with two more
+    decimals than the answers."""
+    return [(format_number(a, 10).text, format_number(cos(a), digits + 2).text, format_number(sin(a), digits + 2).text)
+            for a in angles]
 
 
 # ---------------------------------------------------------------- what is given

@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
-from sympy import Expr, cos, sin
+from sympy import Expr
 
 from ...decimals import decimal_places, to_decimal
 from ...engine import Numbers
@@ -15,7 +15,7 @@ from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
 from ...render.escape import safe
 from ..blanks import part_blanks
-from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, exp_rows
+from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import Share
 from .mathjax import ClozeHtml, MathJaxHtml
@@ -195,9 +195,8 @@ class MoodleDriver:
 
     def angle_table(self, angles: tuple[Expr, ...]) -> str:
         """RoPE's table of φ, cos φ and sin φ (two more decimals than the answers)."""
-        rows = "".join("<tr>" + "".join(f"<td>{format_numbers([value], places)[0].text}</td>" for value, places in
-                                        ((a, 10), (cos(a), self.digits + 2), (sin(a), self.digits + 2))) + "</tr>"
-                       for a in angles)
+        rows = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
+                       for row in angle_rows(angles, self.digits))
         return f"<table border=\"1\"><tr><th><i>φ</i></th><th>cos <i>φ</i></th><th>sin <i>φ</i></th></tr>{rows}</table>"
 
     def matrix(self, matrix: list[list[str]]) -> str:

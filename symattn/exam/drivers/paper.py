@@ -9,14 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pylatex import Document, NoEscape
-from sympy import cos, sin
 
 from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
-from ...numfmt import format_number
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
-from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, exp_rows
+from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import Share
 from .grading import grading_table
@@ -115,8 +113,7 @@ class PaperDriver:
 
     def angle_table(self, angles: tuple) -> str:
         """The paper's table of cos and sin (RoPE's angles), with two more decimals than the answers."""
-        rows = " \\\\\n".join(f"${format_number(a, 10).text}$ & ${format_number(cos(a), self.digits + 2).text}$ & "
-                               f"${format_number(sin(a), self.digits + 2).text}$" for a in angles)
+        rows = " \\\\\n".join(f"${a}$ & ${c}$ & ${s}$" for a, c, s in angle_rows(angles, self.digits))
         return (self.renderer.text("exam_kinds.angle_table", {"digits": self.digits, "m": Name("m"),
                                                                    "d_k": Name("d_k")})
                 + "\n\\begin{center}\n\\begin{tabular}{rrr}\n\\toprule\n"

@@ -11,14 +11,11 @@ import io
 import zipfile
 from typing import Any
 
-from sympy import cos, sin
-
 from ...engine import entries as rows_of
 from ...errors import SpecError
 from ...model import Name, SqrtDk, Token
-from ...numfmt import format_number
 from ...render.markdown import MarkdownRenderer
-from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, exp_rows
+from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS
@@ -139,8 +136,7 @@ class QtiDriver:
     def angles(self, angles: tuple) -> list[str]:
         """RoPE's table of cos and sin as a line of φ: (cos φ, sin φ), as the paper rounds them."""
         params = {"digits": self.digits, "m": Name("m"), "d_k": Name("d_k")}
-        rows = [f"{format_number(a, 10).text}: ({format_number(cos(a), self.digits + 2).text}, "
-                f"{format_number(sin(a), self.digits + 2).text})" for a in angles]
+        rows = [f"{a}: ({c}, {s})" for a, c, s in angle_rows(angles, self.digits)]
         return [self.markdown.text("exam_kinds.angle_table", params), "; ".join(rows)]
 
     def blanks(self, part: Part) -> list[tuple[str, Any, Any]]:
