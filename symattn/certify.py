@@ -155,7 +155,7 @@ def bounds(sections: Sequence[Any], results: Sequence[Any], kind_of: Callable[[s
         errors: dict[str, float] = {}
         for carry in section.carried:
             j = index[carry.source]
-            error = _carried_error(carry, kind_of(sections[j].kind), sections[j], results[j], out[j], inputs[j])
+            error = _carried_error(carry, out[j], inputs[j])
             errors[carry.field] = max(errors.get(carry.field, 0.0), error)
         inputs.append(errors)
         try:
@@ -176,18 +176,16 @@ def check_section(answer: Any, bound: Bound, places: range, index: int) -> None:
     map_decimals(answer, lambda text: check_page(text, bound, places, f"sections[{index}]") or text)
 
 
-def _carried_error(carry: Any, kind: Any, source: Any, result: Any, bound: Bound | None,
-                   source_inputs: dict[str, float]) -> float:
+def _carried_error(carry: Any, bound: Bound | None, source_inputs: dict[str, float]) -> float:
     """How far a carried entry may be from the true chain's: an input reference passes its source's input error on;
-    an output reference its source's bound, plus a full carry's rounding of irrational values."""
+    an output reference its source's bound, plus a full carry's rounding of irrational values (at the size of the
+    rows' largest entry, which the chain measured when it carried them: Carry.size)."""
     if carry.what == "input":
         return max(source_inputs.values(), default=0.0)
     full = carry.mode == "full" and not carry.exact
     if bound is None and not full:
         return 0.0
-    rows = kind.outputs(source, result)
-    size = largest(rows.rows, getattr(rows, "known", None))
-    return (bound.at(size) if bound is not None else 0.0) + (CARRY_ROUNDING * size if full else 0.0)
+    return (bound.at(carry.size) if bound is not None else 0.0) + (CARRY_ROUNDING * carry.size if full else 0.0)
 
 
 # ---------------------------------------------------------------- certified figures of the answers

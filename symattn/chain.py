@@ -58,6 +58,8 @@ class Chain:
     parsed: list[Section] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)
     results: dict[int, Any] = field(default_factory=dict)
+    # by section: whether it computes from approximations (a full carry reaches it, directly or through rows)
+    approximated: list[bool] = field(default_factory=list)
 
     @classmethod
     def start(cls, data: dict[str, Any], sections: list[Any], digits: int, result_digits: int) -> Chain:
@@ -105,6 +107,8 @@ class Chain:
 
     def add(self, section: Section) -> None:
         self.parsed.append(section)
+        self.approximated.append(any((c.mode == "full" and not c.exact) or self.approximated[self.names[c.source]]
+                                     for c in section.carried))
 
     def raw_name(self, index: int) -> str | None:
         return next((name for name, i in self.names.items() if i == index), None)
@@ -150,14 +154,20 @@ class Chain:
         mode = self.modes[j]
         digits = self.result_digits if what == "from" else self.digits
         known = getattr(rows, "known", None)
-        quantum = full_quantum(rows.rows, known) if mode == "full" else None
+        # the rows' largest entry: a full carry rounds at its 90th digit, and certify bounds from its size (only
+        # for output rows that carry an approximation: a full carry's, or those of a section computed from one)
+        measured = what == "from" and (mode == "full" or self.approximated[j])
+        largest = max((abs((known or Numbers()).number(v)) for v in rows.rows), default=mpmath.mpf(0)) \
+            if measured else mpmath.mpf(0)
+        quantum = full_quantum(largest) if mode == "full" else None
         values = [[carried_value(v, mode, what, digits, self.digits, known, quantum) for v in rows.rows.row(i)]
                   for i in range(rows.rows.rows)]
         exact = all(value.exact for row in values for value in row)
         matrix = GivenMatrix(matrix_of([[v.value for v in row] for row in values]),
                              max((v.places or 0 for row in values for v in row), default=0),
                              tuple(v.places for row in values for v in row))
-        return Rows(rows.tokens, matrix), Carry(key, what, name, mode, digits, exact, matrix.shape[1])
+        carry = Carry(key, what, name, mode, digits, exact, matrix.shape[1], float(largest) * (1 + 1e-12))
+        return Rows(rows.tokens, matrix), carry
 
 
 @dataclass(frozen=True)
@@ -178,12 +188,11 @@ class Value:
     exact: bool
 
 
-def full_quantum(rows: Any, known: Numbers | None) -> Decimal:
-    """The last place a full carry keeps: WORKING_DIGITS significant digits of the matrix's largest entry, so
-    that every entry is within 10^(1 − WORKING_DIGITS) of it (certify.CARRY_ROUNDING) and an entry far smaller
-    (a weight of e^{-700000}) carries as a short decimal or 0, not as a fraction of 300,000 digits."""
-    numbers = known or Numbers()
-    largest = max((abs(numbers.number(v)) for v in rows), default=mpmath.mpf(0))
+def full_quantum(largest: mpmath.mpf) -> Decimal:
+    """The last place a full carry keeps: WORKING_DIGITS significant digits of the matrix's largest entry (its
+    size `largest`), so that every entry is within 10^(1 − WORKING_DIGITS) of it (certify.CARRY_ROUNDING) and an
+    entry far smaller (a weight of e^{-700000}) carries as a short decimal or 0, not as a fraction of 300,000
+    digits."""
     exponent = int(mpmath.floor(mpmath.log10(largest))) if largest else 0
     return Decimal(1).scaleb(exponent - WORKING_DIGITS + 1)
 

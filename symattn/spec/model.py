@@ -172,7 +172,8 @@ class Carry:
     """Where one of a section's matrices came from (symattn.chain): `field` (X, Y, memory) is `what` ("from": the
     output rows, "input": the input rows) of the earlier section `source`, carried as `mode` says ("shown": as
     that section's document shows them, to `digits` decimals; "full": at the working precision); `exact`: every
-    carried value is the exact one (nothing was rounded); `columns`: how wide the rows are."""
+    carried value is the exact one (nothing was rounded); `columns`: how wide the rows are; `size`: their largest
+    entry's size."""
 
     field: str
     what: Literal["from", "input"]
@@ -181,6 +182,7 @@ class Carry:
     digits: int
     exact: bool
     columns: int  # the carried rows' width
+    size: float = 0.0  # the largest |entry| of the rows as the source computed them (certify bounds from it)
 
 
 @dataclass(frozen=True)
