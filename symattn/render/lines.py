@@ -23,6 +23,10 @@ from ..numfmt import Number, format_number
 # shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
 GUARD_CAP = 6
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
+# Line.checks by the line's numbers: judged once however many formats write the line (an exam's paper and its
+# Moodle feedback), at most _JUDGED_MOST kept
+_JUDGED: dict[tuple, bool] = {}
+_JUDGED_MOST = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,16 @@ class Line:
     def checks(self) -> bool:
         """Whether the operands as shown give the result as shown: exactly when it is exact, else once rounded
         half-up to its decimals. A line whose texts are not plain decimals (10^{n}, fractions) is not judged."""
+        divisor = None if self.divisor is None else (self.divisor.number, self.divisor.value)
+        key = (tuple(tuple(o.number for o in term) for term in self.terms), divisor, self.result.number)
+        judged = _JUDGED.get(key)
+        if judged is None:
+            if len(_JUDGED) >= _JUDGED_MOST:
+                _JUDGED.clear()
+            judged = _JUDGED[key] = self._judge()
+        return judged
+
+    def _judge(self) -> bool:
         result = shown_value(self.result)
         if not self.terms or result is None:
             return True

@@ -106,6 +106,14 @@ _PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
 _WIDE_LETTER = re.compile("[\u2e80-\U0002ffff]")
 
 
+@lru_cache(maxsize=1 << 12)  # steps show the same vectors again, and an exam's paper and Moodle the same steps
+def shown_numbers(shown: Shown, digits: int, exact_up_to: int, fractions: bool) -> tuple[Number, ...]:
+    """A Shown's entries formatted (MathRenderer.numbers), the same for every format."""
+    return tuple(format_numbers(shown.entries, digits, shown.decimals, uniform=shown.uniform, fractions=fractions,
+                                written=shown.written, whole=shown.whole, known=shown.known,
+                                exact_up_to=exact_up_to))
+
+
 class MathRenderer(Renderer):
     """The pieces of math shared by every format. Settings: width (characters to a line), exact (exact forms
     before rounded values), mathrm_words (plain subscript words as \\mathrm, else \\text), cjk_subscript (the command
@@ -118,7 +126,6 @@ class MathRenderer(Renderer):
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
-        self._numbers = lru_cache(maxsize=1 << 10)(self._numbers)  # steps show the same vectors again
         self.stage_digits: int | None = None  # the decimals of the step being rendered, when its stage sets them
         self.checked: list[Line] = []  # every checkable line written, in order (render.checked reads them)
         self.notes_said: set[str] = set()  # notes said once per document
@@ -256,12 +263,7 @@ class MathRenderer(Renderer):
 
     def numbers(self, shown: Shown) -> tuple[Number, ...]:
         """Entries as shown: inputs as typed; in exact mode, rationals that would be rounded as fractions."""
-        return self._numbers(shown, self.digits, self.exact_digits)
-
-    def _numbers(self, shown: Shown, digits: int, exact_up_to: int) -> tuple[Number, ...]:
-        return tuple(format_numbers(shown.entries, digits, shown.decimals, uniform=shown.uniform,
-                                    fractions=self.exact, written=shown.written, whole=shown.whole,
-                                    known=shown.known, exact_up_to=exact_up_to))
+        return shown_numbers(shown, self.digits, self.exact_digits, self.exact)
 
     def result_operand(self, value: Expr, known: Numbers | None = None) -> Operand:
         """A line's result as shown (in exact mode: its exact form, then the decimal)."""
