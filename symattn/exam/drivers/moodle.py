@@ -63,6 +63,13 @@ def answer_values(answer) -> tuple[Expr, ...]:
     return tuple(answer.entries)
 
 
+def quiz_item(element: ET.Element) -> str:
+    """An element of the quiz as XML, indented as ET.indent indents a child of <quiz> (made in the worker
+    processes, so that the quiz is only joined, not parsed again)."""
+    ET.indent(element, level=1)
+    return ET.tostring(element, encoding="unicode")
+
+
 class MoodleDriver:
     """Builds the question bank from every version's question (made in the worker processes)."""
 
@@ -77,17 +84,15 @@ class MoodleDriver:
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """moodle.xml: the exam's category, then every version's question."""
-        quiz = ET.Element("quiz")
-        category = ET.SubElement(quiz, "question", type="category")
+        category = ET.Element("question", type="category")
         ET.SubElement(ET.SubElement(category, "category"), "text").text = category_path(self.options)
-        quiz.extend(ET.fromstring(share.text) for share in shares)
-        ET.indent(quiz)
-        return {"moodle.xml": '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode")
-                + "\n"}
+        questions = [quiz_item(category), *(share.text for share in shares)]
+        return {"moodle.xml": '<?xml version="1.0" encoding="UTF-8"?>\n<quiz>\n  ' + "\n  ".join(questions)
+                + "\n</quiz>\n"}
 
     def version(self, exercise: Exercise) -> str:
-        """One version's question, as XML."""
-        return ET.tostring(self.question(exercise), encoding="unicode")
+        """One version's question, as XML indented for its place in the quiz."""
+        return quiz_item(self.question(exercise))
 
     def question(self, exercise: Exercise) -> ET.Element:
         """One version's cloze question: named after the exam and the version; its mark (Moodle's sum of the blank
