@@ -14,6 +14,7 @@ from .decimals import GUARD_DIGITS, context, decimal_places, evaluate, leading_d
 from .decimals import approximation as approximation_of
 from .engine import Numbers, is_symbolic
 from .exactfmt import exact_latex
+from .memo import Memo
 
 DEFAULT_DIGITS = 4
 # A rounded number on the page of 10^15 or more (to 15 significant digits) is written as its mantissa times a power
@@ -37,8 +38,7 @@ class Number:
 
 # A document shows the same values in several steps (tables, products, vectors): their texts are kept, by value
 # and format only (the numbers a value is computed from change how fast, not what, it prints).
-_FORMATTED: dict[tuple, Number] = {}
-_FORMATTED_LIMIT = 1 << 16
+_FORMATTED: Memo[Number] = Memo(1 << 16)
 
 
 def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int = 0,
@@ -49,13 +49,8 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
     `known`: the numbers of the result the value belongs to (an irrational value not in it is evaluated).
     """
-    key = (value, digits, min_decimals, fraction, exact_up_to)
-    number = _FORMATTED.get(key)
-    if number is None:
-        if len(_FORMATTED) >= _FORMATTED_LIMIT:
-            _FORMATTED.clear()
-        number = _FORMATTED[key] = _format(sympify(value), digits, min_decimals, fraction, known, exact_up_to)
-    return number
+    return _FORMATTED.get((value, digits, min_decimals, fraction, exact_up_to),
+                          lambda: _format(sympify(value), digits, min_decimals, fraction, known, exact_up_to))
 
 
 def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: Numbers | None,

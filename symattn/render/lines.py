@@ -17,16 +17,17 @@ import mpmath
 from sympy import Expr
 
 from ..engine import Numbers
+from ..memo import Memo
 from ..numfmt import Number, format_number
 
 # The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
 # shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
 GUARD_CAP = 6
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
-# Line.checks by the line's numbers: judged once however many formats write the line (an exam's paper and its
-# Moodle feedback), at most _JUDGED_MOST kept
-_JUDGED: dict[tuple, bool] = {}
-_JUDGED_MOST = 1 << 14
+# Line.checks by the line's numbers, and exponent_shown by its arguments: found once however many formats write
+# the line (an exam's paper and its Moodle feedback)
+_JUDGED: Memo[bool] = Memo(1 << 14)
+_EXPONENTS: Memo[Number | None] = Memo(1 << 12)
 
 
 @dataclass(frozen=True)
@@ -94,13 +95,8 @@ class Line:
         """Whether the operands as shown give the result as shown: exactly when it is exact, else once rounded
         half-up to its decimals. A line whose texts are not plain decimals (10^{n}, fractions) is not judged."""
         divisor = None if self.divisor is None else (self.divisor.number, self.divisor.value)
-        key = (tuple(tuple(o.number for o in term) for term in self.terms), divisor, self.result.number)
-        judged = _JUDGED.get(key)
-        if judged is None:
-            if len(_JUDGED) >= _JUDGED_MOST:
-                _JUDGED.clear()
-            judged = _JUDGED[key] = self._judge()
-        return judged
+        return _JUDGED.get((tuple(tuple(o.number for o in term) for term in self.terms), divisor, self.result.number),
+                           self._judge)
 
     def _judge(self) -> bool:
         result = shown_value(self.result)
@@ -132,6 +128,10 @@ def exponent_shown(logit: Expr, power: str, start: int, known: Numbers | None) -
     that e to the shown logit, rounded half-up to the power's decimals, is the power as shown: a student checks
     e^{a_I} ≈ e^{0.81883} ≈ 2.26784 with a calculator, where e^{0.8188} gives 2.26778. None when the power is not
     a plain decimal (×10^n) or no such count exists."""
+    return _EXPONENTS.get((logit, power, start), lambda: _exponent_shown(logit, power, start, known))
+
+
+def _exponent_shown(logit: Expr, power: str, start: int, known: Numbers | None) -> Number | None:
     target = shown_value(Operand(Number(power, False), logit))
     if target is None:
         return None

@@ -11,12 +11,14 @@ from ..model import (
     Concat,
     DotProducts,
     ExactMatrix,
+    FlowFigure,
     HeadWeights,
     MatrixEquation,
     Name,
     RowTimesMatrix,
     Scaling,
     SoftmaxStep,
+    Step,
     TextParagraph,
     TokenTable,
     VectorEquation,
@@ -43,6 +45,16 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                          MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
+
+    def render(self, step: Step) -> str:
+        # A flow figure depends on its step and the renderer's settings only: every version of an exam draws the
+        # same one, and a renderer writes it once.
+        if isinstance(step, FlowFigure):
+            figures = self.__dict__.setdefault("figures_written", {})
+            if step not in figures:
+                figures[step] = super().render(step)
+            return figures[step]
+        return super().render(step)
 
     # ------------------------------------------------------------ the spec's own text (text blocks, headings)
 
