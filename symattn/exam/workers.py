@@ -32,7 +32,7 @@ def ordered_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield partial(map, function)
         return
-    chunk = max(1, min(8, size // (4 * jobs)))  # small chunks: even shares and a smooth progress bar
+    chunk = max(1, min(4, size // (4 * jobs)))  # small chunks: even shares, a short wait for the last, a smooth bar
     # Unlike multiprocessing.Pool, which waits forever for the task of a worker that died, the executor then
     # raises BrokenProcessPool.
     pool = ProcessPoolExecutor(jobs, multiprocessing.get_context("fork"), initializer=_ignore_interrupts)
