@@ -103,7 +103,12 @@ INDICES = {"j", "t"}
 # A subscript word that \mathrm sets as well as \text: ASCII letters and digits only (no spaces, no accents).
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]+")
 # A letter of the wide scripts (Japanese, Chinese, Korean), which a format may set larger in a subscript.
-_WIDE_LETTER = re.compile("[\u2e80-\U0002ffff]")
+WIDE_LETTERS = range(0x2E80, 0x30000)  # (a test of ord, not a regex: compiling that class costs ~8 ms at start-up)
+
+
+@lru_cache(maxsize=1 << 12)  # token names, in every step
+def has_wide_letter(word: str) -> bool:
+    return any(ord(c) in WIDE_LETTERS for c in word)
 
 
 @lru_cache(maxsize=1 << 12)  # steps show the same vectors again, and an exam's paper and Moodle the same steps
@@ -209,7 +214,7 @@ class MathRenderer(Renderer):
         else \\text{...}."""
         if self.settings["mathrm_words"] and _PLAIN_WORD.fullmatch(word):
             return rf"\mathrm{{{word}}}"
-        command = self.settings["cjk_subscript"] if _WIDE_LETTER.search(word) else None
+        command = self.settings["cjk_subscript"] if has_wide_letter(word) else None
         return rf"\{command or 'text'}{{{self.math_text(word) if user_text else word}}}"
 
     def name(self, name: Name) -> str:
