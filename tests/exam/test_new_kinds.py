@@ -239,8 +239,8 @@ def test_pdfs_build(kind, tmp_path):
 @pytest.mark.pdf
 @pytest.mark.parametrize("kind", ["add_norm", "feed_forward", "next_token"])
 def test_keys_run_past_no_page_foot(kind, tmp_path):
-    """The key's worked solutions break across pages without running past a page's foot (as the attention
-    kinds'; grouped_query's and rope's keys still overrun by a few points now and then: README)."""
+    """The key's worked solutions break across pages without running past a page's foot (every kind at once:
+    tests/exam/test_exam.py)."""
     from symattn.render.pdf import compile_with_log, overfull_boxes
 
     build_exam(ExamOptions(4, 1, kind, "easy", "ja"), tmp_path, ("tex",))

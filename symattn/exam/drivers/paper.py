@@ -33,9 +33,9 @@ class PaperDriver:
     def __init__(self, options: ExamOptions) -> None:
         self.lang = lang = options.lang
         self.digits = digits = options.digits
-        # Every derivation align*, which may break across pages: the exam class's solution environment (framed)
-        # cuts its contents at a page break, and an unbreakable display would run past the page's foot.
-        self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True, unbroken_rows=0)
+        # The worked solution flows in the page as a handout does (templates/exam.tex): a short derivation is one
+        # display, kept on one page; a taller one may break between its lines.
+        self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True)
         self.head = PaperHead(options, self.renderer)
 
     def files(self, shares: list[Share]) -> dict[str, str]:
