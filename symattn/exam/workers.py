@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -13,6 +14,11 @@ from typing import Any
 
 MAX_JOBS = 8
 MIN_ITEMS_PER_JOB = 20  # a fresh worker warms up first (caches, lazy imports): it needs work to pay for it
+# A batch makes many short-lived objects and few cycles. With the default thresholds the collector scanned every
+# object, the imported modules' too, about once in 100 versions: 2.4-4.1 ms of a version's ~25 ms. What exists when
+# the batch starts is frozen (never scanned; after a fork, shared), young objects are collected less often, and a
+# full collection waits for the batch's end: 0.7 ms a version.
+GC_THRESHOLDS = (10_000, 50, 1_000)
 
 
 def default_jobs() -> int:
@@ -29,9 +35,15 @@ def ordered_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
     pickled); one job, too few items or no fork on this platform run the map in this process instead.
     """
     jobs = min(jobs, size // MIN_ITEMS_PER_JOB)
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield partial(map, function)
-        return
+    with _batch_collection():
+        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            yield partial(map, function)
+            return
+        yield from _forked_map(function, jobs, size)
+
+
+def _forked_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterator[Callable[[Iterable], Iterator]]:
+    """ordered_map's map over `jobs` forked processes, ended when the caller is done with it."""
     chunk = max(1, min(4, size // (4 * jobs)))  # small chunks: even shares, a short wait for the last, a smooth bar
     # Unlike multiprocessing.Pool, which waits forever for the task of a worker that died, the executor then
     # raises BrokenProcessPool.
@@ -40,6 +52,19 @@ def ordered_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
         yield partial(pool.map, function, chunksize=chunk)
     finally:
         pool.shutdown(cancel_futures=True)  # after an error or Ctrl-C: no more tasks
+
+
+@contextmanager
+def _batch_collection() -> Iterator[None]:
+    """The garbage collector tuned for a batch (GC_THRESHOLDS, with what exists now frozen), then as it was."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _ignore_interrupts() -> None:
