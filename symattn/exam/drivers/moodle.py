@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import replace
+from decimal import Decimal
 
 from sympy import Expr
 
@@ -14,7 +15,6 @@ from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
 from ...render.escape import safe
-from ..blanks import part_blanks
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import Share
@@ -59,7 +59,7 @@ def answer_places(part: Part, digits: int) -> int:
 def answer_values(answer) -> tuple[Expr, ...]:
     """Every exact value of an answer (a vector's entries, a table's columns' entries)."""
     if isinstance(answer, AnswerTable):
-        return tuple(v for column in answer.columns for v in column.values)
+        return tuple(v for column in answer.columns for v in column.entries)  # (iterating a Matrix converts each)
     return tuple(answer.entries)
 
 
@@ -131,10 +131,13 @@ class MoodleDriver:
             parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
                          + self.angle_table(exercise.angles))
         parts.append("<ol type=\"a\">")
-        for k, part in enumerate(exercise.parts):
-            pieces = self.answers(part).split(_BLANK)
-            sizes = [abs(float(to_decimal(b.value, 12, known=b.known))) for b in part_blanks(exercise.label, k, part)]
-            weights = blank_weights(part.points, len(pieces) - 1, sizes if len(sizes) == len(pieces) - 1 else None)
+        for part in exercise.parts:
+            written: list[Decimal] = []
+            pieces = self.answers(part, written).split(_BLANK)
+            # the answers' sizes, from the blanks' own decimals: a part's answers all terminate within its places
+            # (then each is written exactly) or it has ANSWER_DECIMALS, the 12 blank_weights compares them to
+            sizes = [abs(float(answer)) for answer in written]
+            weights = blank_weights(part.points, len(pieces) - 1, sizes)
             blanks = "".join(piece + str(w) for piece, w in zip(pieces, weights, strict=False)) + pieces[-1]
             blanks = blanks.replace(_TOLERANCE, part.tolerance)
             parts.append(f"<li>{self.text(part.question, part.params)} ({part.points})<br>{blanks}</li>")
@@ -151,14 +154,15 @@ class MoodleDriver:
         head = f"<tr><th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th></tr>"
         return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
 
-    def answers(self, part: Part) -> str:
-        """A part's blanks: a table of token rows, or vectors (captioned when the part has several)."""
+    def answers(self, part: Part, written: list[Decimal] | None = None) -> str:
+        """A part's blanks: a table of token rows, or vectors (captioned when the part has several). `written`:
+        gets each blank's answer, in the blanks' order (exam/blanks.py's)."""
         pieces, places = [], answer_places(part, self.digits)
         for k, answer in enumerate(part.answers):
             if isinstance(answer, AnswerTable):
-                pieces.append(self.blank_table(answer, places))
+                pieces.append(self.blank_table(answer, places, written))
                 continue
-            blanks = self.blanks(answer.entries, places, answer.values.known)
+            blanks = self.blanks(answer.entries, places, answer.values.known, written)
             if len(part.answers) > 1:
                 blanks = f"{self.caption(answer)}: {blanks}"
             pieces.append(blanks + ("<br>" if k < len(part.answers) - 1 else ""))
@@ -173,20 +177,25 @@ class MoodleDriver:
 
     # ------------------------------------------------------------ pieces
 
-    def blank(self, value: Expr, places: int, known: Numbers | None = None) -> str:
-        answer = format(to_decimal(value, places, known=known), "f")  # 0 as 0.0000: every box of a part alike
+    def blank(self, value: Expr, places: int, known: Numbers | None = None,
+              written: list[Decimal] | None = None) -> str:
+        number = to_decimal(value, places, known=known)
+        if written is not None:
+            written.append(number)
+        answer = format(number, "f")  # 0 as 0.0000: every box of a part alike
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
-    def blanks(self, values, places: int, known: Numbers | None = None) -> str:
-        return "[" + ", ".join(self.blank(v, places, known) for v in values) + "]"
+    def blanks(self, values, places: int, known: Numbers | None = None, written: list[Decimal] | None = None) -> str:
+        return "[" + ", ".join(self.blank(v, places, known, written) for v in values) + "]"
 
-    def blank_table(self, answer: AnswerTable, places: int) -> str:
+    def blank_table(self, answer: AnswerTable, places: int, written: list[Decimal] | None = None) -> str:
         header = "".join(f"<th>{self.symbol(name) if isinstance(name, Name) else self.text(name)}</th>"
                          for name in answer.header[1:])  # a column named by a language key: its text
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(matrix[i], places, known)}</td>" for matrix, known in matrices) + "</tr>"
+            + "".join(f"<td>{self.blanks(matrix[i], places, known, written)}</td>" for matrix, known in matrices)
+            + "</tr>"
             for i, token in enumerate(answer.tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
 
