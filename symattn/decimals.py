@@ -101,7 +101,13 @@ def leading_digits(x: mpmath.mpf, figures: int) -> tuple[int, int]:
 def evaluate(value: Expr, figures: int, known: Numbers | None = None) -> Decimal:
     """`figures` significant digits of an irrational value: the engine's approximation in `known`, else evalf."""
     found = None if known is None else known.decimal(value, figures)
-    return found if found is not None else Decimal(str(N(value, figures)))
+    return found if found is not None else evaluated(value, figures)
+
+
+@lru_cache(maxsize=1 << 12)  # a value no result's numbers hold (c·√d_k of a scaled score) is shown by the paper,
+def evaluated(value: Expr, figures: int) -> Decimal:  # the Moodle question and exam.json: evalf once, not each time
+    """`figures` significant digits of an irrational value by SymPy's evalf."""
+    return Decimal(str(N(value, figures)))
 
 
 def context(prec: int) -> AbstractContextManager:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache
+from functools import cache, lru_cache
 
 import mpmath
 from sympy import Expr, sympify
@@ -53,6 +53,7 @@ def significant(value: Expr, figures: int = 30, known: Numbers | None = None) ->
     return significant_fraction(int(value.p), int(value.q), figures)
 
 
+@lru_cache(maxsize=1 << 14)  # the same few fractions (an easy exam's halves and quarters) in every version's answers
 def significant_fraction(p: int, q: int, figures: int = 30) -> str:
     """significant() of the rational p/q (q > 0, in lowest terms), from its integers."""
     if p == 0:
