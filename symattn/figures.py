@@ -14,7 +14,7 @@ import mpmath
 from sympy import Expr, sympify
 
 from .decimals import GUARD_DIGITS, context, evaluate, leading_digits, plain, terminating_places
-from .engine import Numbers, binary_parts
+from .engine import WORKING_DIGITS, Numbers, binary_parts
 from .engine import decimal as approx_decimal
 from .engine import decimal_digits as approx_decimal_digits
 
@@ -49,6 +49,10 @@ def significant(value: Expr, figures: int = 30, known: Numbers | None = None) ->
     if not value.is_Rational:
         if value == 0:
             return "0." + "0" * (figures - 1)
+        found = None if known is None else known.get(value)
+        # the Decimal route below (engine.decimal's digits, where they are enough: WORKING_DIGITS - 20), in integers
+        if found is not None and figures + GUARD_DIGITS <= WORKING_DIGITS - 20:
+            return significant_approximation(found, figures)
         return _rounded(evaluate(value, figures + GUARD_DIGITS, known), figures)
     return significant_fraction(int(value.p), int(value.q), figures)
 

@@ -17,7 +17,7 @@ from ...numfmt import format_numbers
 from ...render.escape import safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
-from .base import Share
+from .base import ByTable, Share
 from .mathjax import ClozeHtml, MathJaxHtml
 
 ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this many decimals
@@ -81,6 +81,7 @@ class MoodleDriver:
         self.html = ClozeHtml(lang=options.lang, digits=options.digits)
         self.feedback = MathJaxHtml(lang=options.lang, digits=options.digits)
         self.text, self.symbol = self.html.text, self.html.param
+        self.instructions = ByTable(self.table_instruction)
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """moodle.xml: the exam's category, then every version's question."""
@@ -147,6 +148,10 @@ class MoodleDriver:
     def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
         """The paper's e^x table (the Exercise's rows, as the paper prints them), or the calculator's sentence, in
         the words of the language section `strings` (a kind's own: next-token probabilities)."""
+        return self.instructions(values, strings)
+
+    def table_instruction(self, values: tuple | None, strings: str) -> str:
+        """softmax_instruction(), written."""
         if values is None:
             return f"<p>{self.text(strings + '.softmax_calculator', {'digits': self.digits})}</p>"
         rows = "".join(f"<tr><td>{x}</td><td>{e}</td></tr>" for x, e in exp_rows(values))
