@@ -8,7 +8,7 @@ from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 
 import mpmath
-from sympy import Expr, N, sympify
+from sympy import Basic, Expr, N, sympify
 
 from .engine import Numbers
 
@@ -30,7 +30,7 @@ def terminating_places(q: int) -> int | None:
 
 def decimal_places(value: Expr) -> int | None:
     """Decimals needed to write a rational exactly (1/8 -> 3); None when it does not terminate."""
-    value = sympify(value)
+    value = value if isinstance(value, Basic) else sympify(value)  # (sympify's own checks: most of the cost)
     return terminating_places(int(value.q)) if value.is_Rational else None
 
 
@@ -38,7 +38,7 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals.
     `size`: an irrational value's decimal exponent (estimate), when the caller has it already; `known`: the
     numbers of the result the value belongs to (else it is evaluated)."""
-    value = sympify(value)
+    value = value if isinstance(value, Basic) else sympify(value)
     if value.is_Rational:
         p, q = int(value.p), int(value.q)
         whole, rest = divmod(abs(p) * 10**digits, q)
