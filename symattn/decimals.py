@@ -3,6 +3,7 @@ arithmetic; an irrational value from its result's numbers (engine.Numbers) or, i
 
 from __future__ import annotations
 
+import math
 from contextlib import AbstractContextManager
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from functools import lru_cache
@@ -10,9 +11,11 @@ from functools import lru_cache
 import mpmath
 from sympy import Basic, Expr, N, sympify
 
-from .engine import Numbers
+from .engine import Numbers, binary_parts
 
 GUARD_DIGITS = 40  # digits evaluated beyond those shown, so that rounding them is right
+_LOG10_2 = math.log10(2)
+_EXACT_BITS = 4096  # rounded_approximation's binary exponents (10^±1233), beyond which the Decimal route decides
 
 
 @lru_cache(maxsize=1 << 12)  # the same few denominators again and again
@@ -45,6 +48,11 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
+    if size is None or size >= -digits - 1:  # (a size given too small asks for 0, below)
+        found = None if known is None else known.get(value)
+        rounded = None if found is None else rounded_approximation(found, digits)
+        if rounded is not None:
+            return rounded
     size = magnitude(value, known) if size is None else size
     if size < -digits - 1:  # below half a unit of the last decimal: 0 (and no Decimal of a huge exponent is built)
         return Decimal(0).scaleb(-digits)
@@ -53,6 +61,29 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     with context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
+
+
+def rounded_approximation(x: mpmath.mpf, digits: int) -> Decimal | None:
+    """to_decimal() of a value from its result's approximation x = ±m·2^e (e < 0), in integers: the Decimal route
+    rounds x to at least digits + 49 decimals, then half-up to `digits`, which is x rounded half-up at once unless
+    x lies within 10^-40 of a unit of a tie (then None, and the Decimal route decides); None also for a value
+    whose Decimal route would not read x (from 10^(29 - digits) on: figures beyond engine.decimal's)."""
+    sign, mantissa, exponent, bits = binary_parts(x)
+    if not mantissa or not -_EXACT_BITS <= exponent < 0 or (exponent + bits) * _LOG10_2 >= 29 - digits:
+        return None
+    shift = -exponent
+    whole, rest = divmod(mantissa * _ten(digits), 1 << shift)
+    gap = (rest << 1) - (1 << shift)  # (2·fraction - 1)·2^shift: negative below the tie, positive above
+    if abs(gap) * _ten(40) <= 1 << shift:
+        return None
+    if gap > 0:
+        whole += 1
+    return Decimal(f"{'-' if sign and whole else ''}{whole}E-{digits}")
+
+
+@lru_cache(maxsize=256)
+def _ten(k: int) -> int:
+    return 10**k
 
 
 def estimate(value: Expr, known: Numbers | None = None) -> Decimal:
