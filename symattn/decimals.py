@@ -81,6 +81,27 @@ def rounded_approximation(x: mpmath.mpf, digits: int) -> Decimal | None:
     return Decimal(f"{'-' if sign and whole else ''}{whole}E-{digits}")
 
 
+def binary_magnitude(x: mpmath.mpf) -> int | None:
+    """magnitude() of a value from its result's approximation x = ±m·2^e (e < 0), in integers: floor(log10 |x|),
+    which the estimate's rounding (engine.decimal's 25 digits) keeps unless x is within 10^-20 of the next power
+    of ten (then None, and the estimate decides)."""
+    _, mantissa, exponent, bits = binary_parts(x)
+    if not mantissa or not -_EXACT_BITS <= exponent < 0:
+        return None
+    size = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+    if _at_least(mantissa, exponent, size + 1):
+        size += 1
+    # |x| ≥ 10^(size+1)·(1 − 10^-20): m·10^20 ≥ (10^20 − 1)·10^(size+1)·2^-e
+    top = size + 1
+    left, right = mantissa * _ten(20) * _ten(max(-top, 0)), (_ten(20) - 1) * _ten(max(top, 0)) << -exponent
+    return None if left >= right else size
+
+
+def _at_least(mantissa: int, exponent: int, k: int) -> bool:
+    """m·2^e ≥ 10^k (e < 0)."""
+    return mantissa * _ten(max(-k, 0)) >= _ten(max(k, 0)) << -exponent
+
+
 @lru_cache(maxsize=256)
 def _ten(k: int) -> int:
     return 10**k
@@ -97,6 +118,10 @@ def estimate(value: Expr, known: Numbers | None = None) -> Decimal:
 def magnitude(value: Expr, known: Numbers | None = None) -> int:
     """floor(log10 |value|) of a nonzero value (as estimate() rounds it), at any size: a Decimal's exponent ends
     near 10^18, and e^{a} of a score of 10^20 has 10^19 digits, so beyond it the size comes from the logarithm."""
+    found = None if known is None or value.is_Rational else known.get(value)
+    size = None if found is None else binary_magnitude(found)
+    if size is not None:
+        return size
     try:
         return estimate(value, known).adjusted()
     except InvalidOperation:

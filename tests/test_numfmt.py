@@ -208,13 +208,14 @@ def test_significant_surd_is_the_correctly_rounded_value_of_a_times_root_m():
 
 def test_rounded_approximation_is_the_decimal_route():
     """to_decimal's integer rounding of a result's approximation gives the Decimal route's number (engine.decimal's
-    digits, then half-up), or defers to it (None) next to a tie and for values the route would evaluate anew."""
+    digits, then half-up), or defers to it (None) next to a tie and for values the route would evaluate anew; the
+    same for magnitude()'s size."""
     import random
     from decimal import ROUND_HALF_UP, Decimal
 
     import mpmath
 
-    from symattn.decimals import context, rounded_approximation
+    from symattn.decimals import binary_magnitude, context, rounded_approximation
     from symattn.engine import WORKING_DIGITS
     from symattn.engine import decimal as approx_decimal
 
@@ -237,6 +238,8 @@ def test_rounded_approximation_is_the_decimal_route():
     deferred = 0
     for x in values:
         for signed in (x, -x):
+            size = binary_magnitude(signed)
+            assert size is None or size == approx_decimal(signed, 15).adjusted(), signed  # magnitude()'s estimate
             for digits in (0, 2, 4, 12):
                 rounded = rounded_approximation(signed, digits)
                 if rounded is None:
