@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from contextlib import AbstractContextManager
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import mpmath
 from sympy import Basic, Expr, N, sympify
@@ -14,8 +14,10 @@ from sympy import Basic, Expr, N, sympify
 from .engine import Numbers, binary_parts
 
 GUARD_DIGITS = 40  # digits evaluated beyond those shown, so that rounding them is right
-_LOG10_2 = math.log10(2)
-_EXACT_BITS = 4096  # rounded_approximation's binary exponents (10^±1233), beyond which the Decimal route decides
+LOG10_2 = math.log10(2)
+# From a binary exponent of this size on (10^±1233), a decimal comes from the logarithm or the Decimal route, not
+# from exact integers (figures, rounded_approximation, binary_magnitude).
+EXACT_BITS = 4096
 
 
 @lru_cache(maxsize=1 << 12)  # the same few denominators again and again
@@ -69,12 +71,12 @@ def rounded_approximation(x: mpmath.mpf, digits: int) -> Decimal | None:
     x lies within 10^-40 of a unit of a tie (then None, and the Decimal route decides); None also for a value
     whose Decimal route would not read x (from 10^(29 - digits) on: figures beyond engine.decimal's)."""
     sign, mantissa, exponent, bits = binary_parts(x)
-    if not mantissa or not -_EXACT_BITS <= exponent < 0 or (exponent + bits) * _LOG10_2 >= 29 - digits:
+    if not mantissa or not -EXACT_BITS <= exponent < 0 or (exponent + bits) * LOG10_2 >= 29 - digits:
         return None
     shift = -exponent
-    whole, rest = divmod(mantissa * _ten(digits), 1 << shift)
+    whole, rest = divmod(mantissa * ten(digits), 1 << shift)
     gap = (rest << 1) - (1 << shift)  # (2·fraction - 1)·2^shift: negative below the tie, positive above
-    if abs(gap) * _ten(40) <= 1 << shift:
+    if abs(gap) * ten(40) <= 1 << shift:
         return None
     if gap > 0:
         whole += 1
@@ -86,24 +88,25 @@ def binary_magnitude(x: mpmath.mpf) -> int | None:
     which the estimate's rounding (engine.decimal's 25 digits) keeps unless x is within 10^-20 of the next power
     of ten (then None, and the estimate decides)."""
     _, mantissa, exponent, bits = binary_parts(x)
-    if not mantissa or not -_EXACT_BITS <= exponent < 0:
+    if not mantissa or not -EXACT_BITS <= exponent < 0:
         return None
-    size = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+    size = math.floor((exponent + bits - 1) * LOG10_2)  # floor(log10 |x|), or one less
     if _at_least(mantissa, exponent, size + 1):
         size += 1
     # |x| ≥ 10^(size+1)·(1 − 10^-20): m·10^20 ≥ (10^20 − 1)·10^(size+1)·2^-e
     top = size + 1
-    left, right = mantissa * _ten(20) * _ten(max(-top, 0)), (_ten(20) - 1) * _ten(max(top, 0)) << -exponent
+    left, right = mantissa * ten(20) * ten(max(-top, 0)), (ten(20) - 1) * ten(max(top, 0)) << -exponent
     return None if left >= right else size
 
 
 def _at_least(mantissa: int, exponent: int, k: int) -> bool:
     """m·2^e ≥ 10^k (e < 0)."""
-    return mantissa * _ten(max(-k, 0)) >= _ten(max(k, 0)) << -exponent
+    return mantissa * ten(max(-k, 0)) >= ten(max(k, 0)) << -exponent
 
 
-@lru_cache(maxsize=256)
-def _ten(k: int) -> int:
+@cache
+def ten(k: int) -> int:
+    """10^k (the same few powers, again and again)."""
     return 10**k
 
 
