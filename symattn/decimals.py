@@ -3,16 +3,21 @@ arithmetic; an irrational value from its result's numbers (engine.Numbers) or, i
 
 from __future__ import annotations
 
+import math
 from contextlib import AbstractContextManager
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import mpmath
-from sympy import Expr, N, sympify
+from sympy import Basic, Expr, N, sympify
 
-from .engine import Numbers
+from .engine import Numbers, binary_parts
 
 GUARD_DIGITS = 40  # digits evaluated beyond those shown, so that rounding them is right
+LOG10_2 = math.log10(2)
+# From a binary exponent of this size on (10^±1233), a decimal comes from the logarithm or the Decimal route, not
+# from exact integers (figures, rounded_approximation, binary_magnitude).
+EXACT_BITS = 4096
 
 
 @lru_cache(maxsize=1 << 12)  # the same few denominators again and again
@@ -30,7 +35,7 @@ def terminating_places(q: int) -> int | None:
 
 def decimal_places(value: Expr) -> int | None:
     """Decimals needed to write a rational exactly (1/8 -> 3); None when it does not terminate."""
-    value = sympify(value)
+    value = value if isinstance(value, Basic) else sympify(value)  # (sympify's own checks: most of the cost)
     return terminating_places(int(value.q)) if value.is_Rational else None
 
 
@@ -38,13 +43,18 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     """The value rounded half-up (away from zero on ties) to `digits` decimals; exact arithmetic for rationals.
     `size`: an irrational value's decimal exponent (estimate), when the caller has it already; `known`: the
     numbers of the result the value belongs to (else it is evaluated)."""
-    value = sympify(value)
+    value = value if isinstance(value, Basic) else sympify(value)
     if value.is_Rational:
         p, q = int(value.p), int(value.q)
         whole, rest = divmod(abs(p) * 10**digits, q)
         if 2 * rest >= q:
             whole += 1
         return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
+    if size is None or size >= -digits - 1:  # (a size given too small asks for 0, below)
+        found = None if known is None else known.get(value)
+        rounded = None if found is None else rounded_approximation(found, digits)
+        if rounded is not None:
+            return rounded
     size = magnitude(value, known) if size is None else size
     if size < -digits - 1:  # below half a unit of the last decimal: 0 (and no Decimal of a huge exponent is built)
         return Decimal(0).scaleb(-digits)
@@ -53,6 +63,51 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     with context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
+
+
+def rounded_approximation(x: mpmath.mpf, digits: int) -> Decimal | None:
+    """to_decimal() of a value from its result's approximation x = ±m·2^e (e < 0), in integers: the Decimal route
+    rounds x to at least digits + 49 decimals, then half-up to `digits`, which is x rounded half-up at once unless
+    x lies within 10^-40 of a unit of a tie (then None, and the Decimal route decides); None also for a value
+    whose Decimal route would not read x (from 10^(29 - digits) on: figures beyond engine.decimal's)."""
+    sign, mantissa, exponent, bits = binary_parts(x)
+    if not mantissa or not -EXACT_BITS <= exponent < 0 or (exponent + bits) * LOG10_2 >= 29 - digits:
+        return None
+    shift = -exponent
+    whole, rest = divmod(mantissa * ten(digits), 1 << shift)
+    gap = (rest << 1) - (1 << shift)  # (2·fraction - 1)·2^shift: negative below the tie, positive above
+    if abs(gap) * ten(40) <= 1 << shift:
+        return None
+    if gap > 0:
+        whole += 1
+    return Decimal(f"{'-' if sign and whole else ''}{whole}E-{digits}")
+
+
+def binary_magnitude(x: mpmath.mpf) -> int | None:
+    """magnitude() of a value from its result's approximation x = ±m·2^e (e < 0), in integers: floor(log10 |x|),
+    which the estimate's rounding (engine.decimal's 25 digits) keeps unless x is within 10^-20 of the next power
+    of ten (then None, and the estimate decides)."""
+    _, mantissa, exponent, bits = binary_parts(x)
+    if not mantissa or not -EXACT_BITS <= exponent < 0:
+        return None
+    size = math.floor((exponent + bits - 1) * LOG10_2)  # floor(log10 |x|), or one less
+    if _at_least(mantissa, exponent, size + 1):
+        size += 1
+    # |x| ≥ 10^(size+1)·(1 − 10^-20): m·10^20 ≥ (10^20 − 1)·10^(size+1)·2^-e
+    top = size + 1
+    left, right = mantissa * ten(20) * ten(max(-top, 0)), (ten(20) - 1) * ten(max(top, 0)) << -exponent
+    return None if left >= right else size
+
+
+def _at_least(mantissa: int, exponent: int, k: int) -> bool:
+    """m·2^e ≥ 10^k (e < 0)."""
+    return mantissa * ten(max(-k, 0)) >= ten(max(k, 0)) << -exponent
+
+
+@cache
+def ten(k: int) -> int:
+    """10^k (the same few powers, again and again)."""
+    return 10**k
 
 
 def estimate(value: Expr, known: Numbers | None = None) -> Decimal:
@@ -66,6 +121,10 @@ def estimate(value: Expr, known: Numbers | None = None) -> Decimal:
 def magnitude(value: Expr, known: Numbers | None = None) -> int:
     """floor(log10 |value|) of a nonzero value (as estimate() rounds it), at any size: a Decimal's exponent ends
     near 10^18, and e^{a} of a score of 10^20 has 10^19 digits, so beyond it the size comes from the logarithm."""
+    found = None if known is None or value.is_Rational else known.get(value)
+    size = None if found is None else binary_magnitude(found)
+    if size is not None:
+        return size
     try:
         return estimate(value, known).adjusted()
     except InvalidOperation:
@@ -101,7 +160,13 @@ def leading_digits(x: mpmath.mpf, figures: int) -> tuple[int, int]:
 def evaluate(value: Expr, figures: int, known: Numbers | None = None) -> Decimal:
     """`figures` significant digits of an irrational value: the engine's approximation in `known`, else evalf."""
     found = None if known is None else known.decimal(value, figures)
-    return found if found is not None else Decimal(str(N(value, figures)))
+    return found if found is not None else evaluated(value, figures)
+
+
+@lru_cache(maxsize=1 << 12)  # a value no result's numbers hold (c·√d_k of a scaled score) is shown by the paper,
+def evaluated(value: Expr, figures: int) -> Decimal:  # the Moodle question and exam.json: evalf once, not each time
+    """`figures` significant digits of an irrational value by SymPy's evalf."""
+    return Decimal(str(N(value, figures)))
 
 
 def context(prec: int) -> AbstractContextManager:

@@ -8,13 +8,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import ROUND_HALF_UP, Decimal
-from functools import cache
+from functools import lru_cache
 
 import mpmath
 from sympy import Expr, sympify
 
-from .decimals import GUARD_DIGITS, context, evaluate, leading_digits, plain, terminating_places
-from .engine import Numbers, binary_parts
+from .decimals import (
+    EXACT_BITS,
+    GUARD_DIGITS,
+    LOG10_2,
+    context,
+    evaluate,
+    leading_digits,
+    plain,
+    ten,
+    terminating_places,
+)
+from .engine import WORKING_DIGITS, Numbers, binary_parts
 from .engine import decimal as approx_decimal
 from .engine import decimal_digits as approx_decimal_digits
 
@@ -23,9 +33,6 @@ from .engine import decimal_digits as approx_decimal_digits
 EXPONENT_FROM = 100
 FIGURES = 30  # significant digits of every decimal in the answers
 _ASKED: ContextVar[int] = ContextVar("figures", default=FIGURES)  # what the kinds' answers are computed with
-_LOG10_2 = math.log10(2)
-# From a binary exponent of this size on (10^±1233), a decimal comes from the logarithm, not from exact integers.
-_EXACT_BITS = 4096
 
 
 def asked() -> int:
@@ -49,17 +56,22 @@ def significant(value: Expr, figures: int = 30, known: Numbers | None = None) ->
     if not value.is_Rational:
         if value == 0:
             return "0." + "0" * (figures - 1)
+        found = None if known is None else known.get(value)
+        # the Decimal route below (engine.decimal's digits, where they are enough: WORKING_DIGITS - 20), in integers
+        if found is not None and figures + GUARD_DIGITS <= WORKING_DIGITS - 20:
+            return significant_approximation(found, figures)
         return _rounded(evaluate(value, figures + GUARD_DIGITS, known), figures)
     return significant_fraction(int(value.p), int(value.q), figures)
 
 
+@lru_cache(maxsize=1 << 14)  # the same few fractions (an easy exam's halves and quarters) in every version's answers
 def significant_fraction(p: int, q: int, figures: int = 30) -> str:
     """significant() of the rational p/q (q > 0, in lowest terms), from its integers."""
     if p == 0:
         return "0." + "0" * (figures - 1)
     places = terminating_places(q)
     if places is not None:  # an exact decimal: all its digits, padded with zeros to `figures` (integers only)
-        digits = str(abs(p) * (_ten(places) // q))  # the value × 10^places, exactly
+        digits = str(abs(p) * (ten(places) // q))  # the value × 10^places, exactly
         pad = max(0, figures - len(digits))
         decimals = places + pad
         text = (digits + "0" * pad).rjust(decimals + 1, "0")
@@ -76,30 +88,30 @@ def significant_approximation(approximation: mpmath.mpf, figures: int = 30) -> s
     binary value m·2^e: the Decimal route is slow per number, and a large answer key holds thousands of them.
     """
     sign, mantissa, exponent, bits = binary_parts(approximation)
-    if mantissa and -_EXACT_BITS <= exponent < 0:  # the common case (a weight, an output): shifts, no division
-        magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+    if mantissa and -EXACT_BITS <= exponent < 0:  # the common case (a weight, an output): shifts, no division
+        magnitude = math.floor((exponent + bits - 1) * LOG10_2)  # floor(log10 |x|), or one less
         shift = figures - 1 - magnitude
-        if shift > 0 and mantissa * _ten(shift) >> -exponent >= _ten(figures):  # one less: figures + 1 digits
+        if shift > 0 and mantissa * ten(shift) >> -exponent >= ten(figures):  # one less: figures + 1 digits
             magnitude, shift = magnitude + 1, shift - 1
         if shift > 0:
-            rounded = ((mantissa * _ten(shift) >> (-exponent - 1)) + 1) >> 1  # half-up: half a unit added, floor
-            if rounded < _ten(figures) - 1:  # not 99…9, which may round up to the next power of 10 (below)
+            rounded = ((mantissa * ten(shift) >> (-exponent - 1)) + 1) >> 1  # half-up: half a unit added, floor
+            if rounded < ten(figures) - 1:  # not 99…9, which may round up to the next power of 10 (below)
                 return _written(sign, rounded, magnitude, figures)
     if not mantissa:  # zero: the Decimal route's own spelling
         return _rounded(approx_decimal(approximation, figures + GUARD_DIGITS), figures)
-    if abs(exponent) > _EXACT_BITS:  # e^{a} of a huge score: 2^exponent is never built
+    if abs(exponent) > EXACT_BITS:  # e^{a} of a huge score: 2^exponent is never built
         whole, magnitude = leading_digits(approximation, figures)
         digits = str(whole)
         return f"{'-' if sign else ''}{digits[0]}.{digits[1:]}E{magnitude:+d}"
-    magnitude = math.floor((exponent + bits - 1) * _LOG10_2)  # floor(log10 |x|), or one less
+    magnitude = math.floor((exponent + bits - 1) * LOG10_2)  # floor(log10 |x|), or one less
     whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
-    while whole >= _ten(figures):
+    while whole >= ten(figures):
         magnitude += 1
         whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
-    if whole == _ten(figures) - 1:  # 99…9: the Decimal route's digits may have rounded up to the next power of 10
+    if whole == ten(figures) - 1:  # 99…9: the Decimal route's digits may have rounded up to the next power of 10
         carry = approx_decimal_digits(figures + GUARD_DIGITS)
         top, remainder, below = _scaled(mantissa, exponent, carry - 1 - magnitude)
-        if top == _ten(carry) - 1 and 2 * remainder >= below:
+        if top == ten(carry) - 1 and 2 * remainder >= below:
             magnitude += 1
             whole, rest, denominator = _scaled(mantissa, exponent, figures - 1 - magnitude)
     if 2 * rest >= denominator:  # half-up: away from zero on a tie
@@ -113,12 +125,12 @@ def significant_surd(p: int, q: int, radicand: int, figures: int = 30) -> str:
     magnitude = math.floor(math.log10(abs(p)) + math.log10(radicand) / 2 - math.log10(q))  # or one off
     while True:
         k = figures - 1 - magnitude
-        scaled = 4 * p * p * radicand * _ten(2 * k) if k >= 0 else 4 * p * p * radicand
-        twice = math.isqrt(scaled) // (q if k >= 0 else q * _ten(-k))
+        scaled = 4 * p * p * radicand * ten(2 * k) if k >= 0 else 4 * p * p * radicand
+        twice = math.isqrt(scaled) // (q if k >= 0 else q * ten(-k))
         whole = (twice + 1) // 2  # nearest
-        if whole >= _ten(figures):
+        if whole >= ten(figures):
             magnitude += 1
-        elif whole < _ten(figures - 1):
+        elif whole < ten(figures - 1):
             magnitude -= 1
         else:
             return _written(p < 0, whole, magnitude, figures)
@@ -157,15 +169,11 @@ def _pointed(negative: bool, digits: str, shift: int) -> str:
 
 def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:
     """m·2^e·10^shift as (whole part, remainder, denominator), exactly."""
-    numerator = mantissa * _ten(max(shift, 0)) << max(exponent, 0)
-    denominator = _ten(max(-shift, 0)) << max(-exponent, 0)
+    numerator = mantissa * ten(max(shift, 0)) << max(exponent, 0)
+    denominator = ten(max(-shift, 0)) << max(-exponent, 0)
     return *divmod(numerator, denominator), denominator
 
 
-@cache
-def _ten(k: int) -> int:
-    """10^k (the same few powers, again and again)."""
-    return 10**k
 
 
 def _rounded(number: Decimal, figures: int) -> str:

@@ -204,3 +204,46 @@ def test_significant_surd_is_the_correctly_rounded_value_of_a_times_root_m():
         assert text == expected, (p, q, m)
         with mpmath.workdps(200):
             assert abs(mpmath.mpf(text.replace("E", "e")) - value) <= abs(value) * mpmath.mpf(10) ** -29
+
+
+def test_rounded_approximation_is_the_decimal_route():
+    """to_decimal's integer rounding of a result's approximation gives the Decimal route's number (engine.decimal's
+    digits, then half-up), or defers to it (None) next to a tie and for values the route would evaluate anew; the
+    same for magnitude()'s size."""
+    import random
+    from decimal import ROUND_HALF_UP, Decimal
+
+    import mpmath
+
+    from symattn.decimals import binary_magnitude, context, rounded_approximation
+    from symattn.engine import WORKING_DIGITS
+    from symattn.engine import decimal as approx_decimal
+
+    def reference(x: mpmath.mpf, digits: int) -> Decimal:
+        size = approx_decimal(x, 15).adjusted()
+        if size < -digits - 1:
+            return Decimal(0).scaleb(-digits)
+        figures = max(0, size) + digits + 40
+        with context(figures + 10):
+            rounded = approx_decimal(x, figures).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+        return rounded.copy_abs() if rounded.is_zero() else rounded
+
+    rng = random.Random(7)
+    with mpmath.workdps(WORKING_DIGITS + 10):
+        values = [mpmath.exp(mpmath.mpf(rng.randint(-10**6, 10**6)) / 10**5) * mpmath.mpf(10) ** rng.randint(-20, 8)
+                  for _ in range(1000)]
+        values += [(rng.randint(0, 10**8) + mpmath.mpf(1) / 2) / mpmath.mpf(10) ** d
+                   + rng.choice([-1, 1]) * mpmath.mpf(10) ** (-d - rng.randint(30, 60)) for d in range(14)
+                   for _ in range(20)]
+    deferred = 0
+    for x in values:
+        for signed in (x, -x):
+            size = binary_magnitude(signed)
+            assert size is None or size == approx_decimal(signed, 15).adjusted(), signed  # magnitude()'s estimate
+            for digits in (0, 2, 4, 12):
+                rounded = rounded_approximation(signed, digits)
+                if rounded is None:
+                    deferred += 1
+                else:
+                    assert str(rounded) == str(reference(signed, digits)), (signed, digits)
+    assert deferred < len(values)  # most are rounded in integers

@@ -65,18 +65,17 @@ def part_blanks(label: str, index: int, part: Part) -> list[Blank]:
     seen: set[str] = set()
     for position, answer in enumerate(part.answers, start=1):
         if isinstance(answer, AnswerTable):
-            columns = [(name, column) for name, column in zip(answer.header[1:], answer.columns, strict=True)]
-            names = [_unique(symbol(name, position), seen, position) for name, _ in columns]
-            matrices = [rows_of(column.values) for _, column in columns]
+            columns = [(_Entries(label, index, _unique(symbol(name, position), seen, position), name, column.known),
+                        rows_of(column.values)) for name, column in zip(answer.header[1:], answer.columns, strict=True)]
             for i in range(len(answer.tokens)):
-                for (name, column), sym, matrix in zip(columns, names, matrices, strict=True):
-                    out += [_blank(label, index, sym, name, i + 1, j + 1, v, column.known, True)
-                            for j, v in enumerate(matrix[i])]
+                for entries, matrix in columns:
+                    out += [entries.blank(i + 1, j + 1, v, True) for j, v in enumerate(matrix[i])]
             continue
-        sym = _unique(symbol(answer.name, position), seen, position)
+        entries = _Entries(label, index, _unique(symbol(answer.name, position), seen, position), answer.name,
+                           answer.values.known)
         matrix = rows_of(answer.values.values)
-        out += [_blank(label, index, sym, answer.name, i + 1, j + 1, v, answer.values.known, len(matrix) > 1)
-                for i, values in enumerate(matrix) for j, v in enumerate(values)]
+        out += [entries.blank(i + 1, j + 1, v, len(matrix) > 1) for i, values in enumerate(matrix)
+                for j, v in enumerate(values)]
     return out
 
 
@@ -93,10 +92,16 @@ def _unique(sym: str, seen: set[str], position: int) -> str:
     return sym
 
 
-def _blank(label: str, index: int, sym: str, name: Name | str, row: int, column: int, value: Expr,
-           known: Numbers | None, table: bool) -> Blank:
-    where = f"{row}.{column}" if table else str(column)
-    if isinstance(name, str):  # a column named by a language key: no head, no label
-        name = Name(sym)
-    return Blank(f"v{label}.{letter(index)}.{sym}.{where}", index, letter(index), sym, name.base, name.head,
-                 name.label, row, column, value, known)
+class _Entries:
+    """The blanks of one answer (a vector, or a table's column): what they share, worked out once."""
+
+    def __init__(self, label: str, index: int, sym: str, name: Name | str, known: Numbers | None) -> None:
+        if isinstance(name, str):  # a column named by a language key: no head, no label
+            name = Name(sym)
+        self.prefix = f"v{label}.{letter(index)}.{sym}."
+        self.shared = (index, letter(index), sym, name.base, name.head, name.label)
+        self.known = known
+
+    def blank(self, row: int, column: int, value: Expr, table: bool) -> Blank:
+        where = f"{row}.{column}" if table else str(column)
+        return Blank(self.prefix + where, *self.shared, row, column, value, self.known)

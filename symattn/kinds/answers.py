@@ -3,6 +3,7 @@ engine's results (their fractions and numbers where it kept them so). Used by ev
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sympy import Expr, S
@@ -52,7 +53,13 @@ def row_texts(values, known: Numbers | None = None) -> list[str | None]:
 
 
 def exact_texts(values) -> list[str]:
-    return [exact_latex(v, decimals=False) for v in values]
+    return [exact_text(v) for v in values]
+
+
+@lru_cache(maxsize=1 << 10)  # a multi-head row's head outputs are printed as the heads, as the concatenation, and
+def exact_text(value: Expr) -> str:  # again under `queries`: SymPy's printer, slow on them, once (exact: no Floats)
+    """exact_latex() without decimals."""
+    return exact_latex(value, decimals=False)
 
 
 def fraction_texts(fractions: FractionRow) -> list[str]:

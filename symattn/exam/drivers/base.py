@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
@@ -32,3 +33,21 @@ class Driver(Protocol):
     def files(self, shares: list[Share]) -> dict[str, str | bytes]:
         """The files, by name, from every version's share, in order (text, or bytes: a zip)."""
         ...
+
+
+class ByTable:
+    """Each version's e^x table instruction, written once per table: exptable's table is one object for every
+    version of an exam, so a text made from it is the same on each (kept by the table's identity: hashing its
+    SymPy numbers would cost more than a look-up saves)."""
+
+    def __init__(self, write: Callable[[tuple | None, str], str]) -> None:
+        self.write = write
+        self.texts: dict[tuple[int, str], tuple[tuple | None, str]] = {}
+
+    def __call__(self, values: tuple | None, strings: str) -> str:
+        found = self.texts.get((id(values), strings))
+        if found is None or found[0] is not values:
+            if len(self.texts) > 16:  # tables made anew per version: keep a few
+                self.texts.clear()
+            found = self.texts[id(values), strings] = values, self.write(values, strings)
+        return found[1]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import replace
+from decimal import Decimal
+from xml.sax.saxutils import escape
 
 from sympy import Expr
 
@@ -14,10 +16,9 @@ from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
 from ...render.escape import safe
-from ..blanks import part_blanks
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
-from .base import Share
+from .base import ByTable, Share
 from .mathjax import ClozeHtml, MathJaxHtml
 
 ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this many decimals
@@ -59,7 +60,7 @@ def answer_places(part: Part, digits: int) -> int:
 def answer_values(answer) -> tuple[Expr, ...]:
     """Every exact value of an answer (a vector's entries, a table's columns' entries)."""
     if isinstance(answer, AnswerTable):
-        return tuple(v for column in answer.columns for v in column.values)
+        return tuple(v for column in answer.columns for v in column.entries)  # (iterating a Matrix converts each)
     return tuple(answer.entries)
 
 
@@ -68,6 +69,11 @@ def quiz_item(element: ET.Element) -> str:
     processes, so that the quiz is only joined, not parsed again)."""
     ET.indent(element, level=1)
     return ET.tostring(element, encoding="unicode")
+
+
+def _leaf(tag: str, text: str) -> str:
+    """An element of text alone, as ET.tostring writes it (its text escaped; empty: a short tag)."""
+    return f"<{tag}>{escape(text)}</{tag}>" if text else f"<{tag} />"
 
 
 class MoodleDriver:
@@ -81,6 +87,7 @@ class MoodleDriver:
         self.html = ClozeHtml(lang=options.lang, digits=options.digits)
         self.feedback = MathJaxHtml(lang=options.lang, digits=options.digits)
         self.text, self.symbol = self.html.text, self.html.param
+        self.instructions = ByTable(self.table_instruction)
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """moodle.xml: the exam's category, then every version's question."""
@@ -91,23 +98,21 @@ class MoodleDriver:
                 + "\n</quiz>\n"}
 
     def version(self, exercise: Exercise) -> str:
-        """One version's question, as XML indented for its place in the quiz."""
-        return quiz_item(self.question(exercise))
-
-    def question(self, exercise: Exercise) -> ET.Element:
-        """One version's cloze question: named after the exam and the version; its mark (Moodle's sum of the blank
-        weights) is the paper's points."""
-        question = ET.Element("question", type="cloze")
+        """One version's cloze question, as XML indented for its place in the quiz (as ET.indent and ET.tostring
+        write it, written directly: ET's serializer cost ~0.2 ms a question): named after the exam and the
+        version; its mark (Moodle's sum of the blank weights) is the paper's points."""
         version = self.text("exam.version", {"label": exercise.label})
-        ET.SubElement(ET.SubElement(question, "name"), "text").text = f"{exam_name(self.options)} — {version}"
-        body = ET.SubElement(question, "questiontext", format="html")
-        ET.SubElement(body, "text").text = self.question_text(exercise)
+        text = self.question_text(exercise)
         worked = self.feedback.body(replace(exercise.derivation, opening=()))
-        ET.SubElement(ET.SubElement(question, "generalfeedback", format="html"), "text").text = worked
-        ET.SubElement(question, "defaultgrade").text = str(exercise.points)  # ignored by Moodle for cloze
-        ET.SubElement(question, "penalty").text = "0.3333333"
-        ET.SubElement(question, "hidden").text = "0"
-        return question
+        return "\n    ".join([
+            '<question type="cloze">',
+            "<name>\n      " + _leaf("text", f"{exam_name(self.options)} — {version}") + "\n    </name>",
+            '<questiontext format="html">\n      ' + _leaf("text", text) + "\n    </questiontext>",
+            '<generalfeedback format="html">\n      ' + _leaf("text", worked) + "\n    </generalfeedback>",
+            _leaf("defaultgrade", str(exercise.points)),  # ignored by Moodle for cloze
+            _leaf("penalty", "0.3333333"),
+            _leaf("hidden", "0"),
+        ]) + "\n  </question>"
 
     # ------------------------------------------------------------ question text
 
@@ -131,10 +136,13 @@ class MoodleDriver:
             parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
                          + self.angle_table(exercise.angles))
         parts.append("<ol type=\"a\">")
-        for k, part in enumerate(exercise.parts):
-            pieces = self.answers(part).split(_BLANK)
-            sizes = [abs(float(to_decimal(b.value, 12, known=b.known))) for b in part_blanks(exercise.label, k, part)]
-            weights = blank_weights(part.points, len(pieces) - 1, sizes if len(sizes) == len(pieces) - 1 else None)
+        for part in exercise.parts:
+            written: list[Decimal] = []
+            pieces = self.answers(part, written).split(_BLANK)
+            # the answers' sizes, from the blanks' own decimals: a part's answers all terminate within its places
+            # (then each is written exactly) or it has ANSWER_DECIMALS, the 12 blank_weights compares them to
+            sizes = [abs(float(answer)) for answer in written]
+            weights = blank_weights(part.points, len(pieces) - 1, sizes)
             blanks = "".join(piece + str(w) for piece, w in zip(pieces, weights, strict=False)) + pieces[-1]
             blanks = blanks.replace(_TOLERANCE, part.tolerance)
             parts.append(f"<li>{self.text(part.question, part.params)} ({part.points})<br>{blanks}</li>")
@@ -144,6 +152,10 @@ class MoodleDriver:
     def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
         """The paper's e^x table (the Exercise's rows, as the paper prints them), or the calculator's sentence, in
         the words of the language section `strings` (a kind's own: next-token probabilities)."""
+        return self.instructions(values, strings)
+
+    def table_instruction(self, values: tuple | None, strings: str) -> str:
+        """softmax_instruction(), written."""
         if values is None:
             return f"<p>{self.text(strings + '.softmax_calculator', {'digits': self.digits})}</p>"
         rows = "".join(f"<tr><td>{x}</td><td>{e}</td></tr>" for x, e in exp_rows(values))
@@ -151,14 +163,15 @@ class MoodleDriver:
         head = f"<tr><th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th></tr>"
         return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
 
-    def answers(self, part: Part) -> str:
-        """A part's blanks: a table of token rows, or vectors (captioned when the part has several)."""
+    def answers(self, part: Part, written: list[Decimal] | None = None) -> str:
+        """A part's blanks: a table of token rows, or vectors (captioned when the part has several). `written`:
+        gets each blank's answer, in the blanks' order (exam/blanks.py's)."""
         pieces, places = [], answer_places(part, self.digits)
         for k, answer in enumerate(part.answers):
             if isinstance(answer, AnswerTable):
-                pieces.append(self.blank_table(answer, places))
+                pieces.append(self.blank_table(answer, places, written))
                 continue
-            blanks = self.blanks(answer.entries, places, answer.values.known)
+            blanks = self.blanks(answer.entries, places, answer.values.known, written)
             if len(part.answers) > 1:
                 blanks = f"{self.caption(answer)}: {blanks}"
             pieces.append(blanks + ("<br>" if k < len(part.answers) - 1 else ""))
@@ -173,20 +186,25 @@ class MoodleDriver:
 
     # ------------------------------------------------------------ pieces
 
-    def blank(self, value: Expr, places: int, known: Numbers | None = None) -> str:
-        answer = format(to_decimal(value, places, known=known), "f")  # 0 as 0.0000: every box of a part alike
+    def blank(self, value: Expr, places: int, known: Numbers | None = None,
+              written: list[Decimal] | None = None) -> str:
+        number = to_decimal(value, places, known=known)
+        if written is not None:
+            written.append(number)
+        answer = format(number, "f")  # 0 as 0.0000: every box of a part alike
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
-    def blanks(self, values, places: int, known: Numbers | None = None) -> str:
-        return "[" + ", ".join(self.blank(v, places, known) for v in values) + "]"
+    def blanks(self, values, places: int, known: Numbers | None = None, written: list[Decimal] | None = None) -> str:
+        return "[" + ", ".join(self.blank(v, places, known, written) for v in values) + "]"
 
-    def blank_table(self, answer: AnswerTable, places: int) -> str:
+    def blank_table(self, answer: AnswerTable, places: int, written: list[Decimal] | None = None) -> str:
         header = "".join(f"<th>{self.symbol(name) if isinstance(name, Name) else self.text(name)}</th>"
                          for name in answer.header[1:])  # a column named by a language key: its text
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(matrix[i], places, known)}</td>" for matrix, known in matrices) + "</tr>"
+            + "".join(f"<td>{self.blanks(matrix[i], places, known, written)}</td>" for matrix, known in matrices)
+            + "</tr>"
             for i, token in enumerate(answer.tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"
 

@@ -16,7 +16,7 @@ from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
-from .base import Share
+from .base import ByTable, Share
 from .grading import grading_table
 from .paper_head import PaperHead
 
@@ -37,6 +37,7 @@ class PaperDriver:
         # display, kept on one page; a taller one may break between its lines.
         self.renderer = LatexRenderer(lang=lang, digits=digits, compact_headings=True)
         self.head = PaperHead(options, self.renderer)
+        self.instructions = ByTable(self.table_instruction)
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         """exam.tex and key.tex around every version."""
@@ -128,6 +129,10 @@ class PaperDriver:
     def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
         """The paper's fixed e^x table (exam/exptable.py) in TABLE_COLUMNS pairs of columns, or the calculator's
         sentence, in the words of the language section `strings` (a kind's own: next-token probabilities)."""
+        return self.instructions(values, strings)
+
+    def table_instruction(self, values: tuple | None, strings: str) -> str:
+        """softmax_instruction(), written."""
         text = self.renderer.text
         if values is None:
             return text(f"{strings}.softmax_calculator", {"digits": self.digits})
