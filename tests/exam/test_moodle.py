@@ -118,6 +118,23 @@ def test_worked_solution_is_the_feedback_and_math_is_typeset(bank):
         assert r"\(d_k\)" in text or not attention(version["spec"])
 
 
+def test_the_exp_table_is_the_papers_and_asks_for_numbers_only(tmp_path):
+    """An easy version's e^x table is the paper's, −3 … 3 in steps of 0.125 in four pairs of columns (13 rows,
+    not one column of 49), and the sentence before it asks for decimals only: a NUMERICAL box takes no
+    expression in e, which the paper offers."""
+    build_exam(ExamOptions(2, 3, "self_attention", "easy", "en"), tmp_path, ("moodle", "tex"))
+    text = ET.parse(tmp_path / "moodle.xml").getroot().findall("question")[1].find("questiontext/text").text
+    assert "expression in e" not in text and "to 4 decimals, with this table of" in text
+    table = re.search(r"with this table of.*?<table[^>]*>(.*?)</table>", text, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    assert len(rows) == 1 + 13 and all(row.count("<td>") == 8 for row in rows[1:])
+    cells = [c for row in rows[1:] for c in re.findall(r"<td>([^<]*)</td>", row)]
+    pairs = [(cells[i], cells[i + 1]) for i in range(0, len(cells), 2) if cells[i]]
+    assert sorted(float(x) for x, _ in pairs) == [-3 + k / 8 for k in range(49)]
+    assert all(abs(float(e) - np.exp(float(x))) <= 5e-7 for x, e in pairs)
+    assert "as an expression in e" in (tmp_path / "exam.tex").read_text(encoding="utf-8")  # the paper takes one
+
+
 def test_every_box_of_a_part_has_the_same_decimals(bank):
     root, data = bank
     digits = data["options"]["digits"]

@@ -51,3 +51,13 @@ class ByTable:
                 self.texts.clear()
             found = self.texts[id(values), strings] = values, self.write(values, strings)
         return found[1]
+
+
+EXP_TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
+
+
+def in_columns(items: list, count: int = EXP_TABLE_COLUMNS) -> list[list]:
+    """Items read down `count` columns, as the rows of the table (None where the last column ends short)."""
+    height = -(-len(items) // count)
+    return [[items[c * height + r] if c * height + r < len(items) else None for c in range(count)]
+            for r in range(height)]

@@ -18,7 +18,7 @@ from ...numfmt import format_numbers
 from ...render.escape import safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
-from .base import ByTable, Share
+from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .mathjax import ClozeHtml, MathJaxHtml
 
 ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this many decimals
@@ -158,9 +158,12 @@ class MoodleDriver:
         """softmax_instruction(), written."""
         if values is None:
             return f"<p>{self.text(strings + '.softmax_calculator', {'digits': self.digits})}</p>"
-        rows = "".join(f"<tr><td>{x}</td><td>{e}</td></tr>" for x, e in exp_rows(values))
-        sentence = self.text(strings + ".softmax_table", {"digits": self.digits, "exp": Name("e^x")})
-        head = f"<tr><th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th></tr>"
+        pair = "<td>{}</td><td>{}</td>"
+        rows = "".join("<tr>" + "".join(pair.format(*(cell or ("", ""))) for cell in row) + "</tr>"
+                       for row in in_columns(exp_rows(values)))
+        sentence = self.text(strings + ".softmax_table_boxes", {"digits": self.digits, "exp": Name("e^x")})
+        heads = f"<th>{self.html.inline('x')}</th><th>{self.html.inline('e^x')}</th>"
+        head = "<tr>" + heads * EXP_TABLE_COLUMNS + "</tr>"
         return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
 
     def answers(self, part: Part, written: list[Decimal] | None = None) -> str:

@@ -16,12 +16,11 @@ from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
 from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
-from .base import ByTable, Share
+from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .grading import grading_table
 from .paper_head import PaperHead
 
 BODY_SLOT = "%@symattn-versions@"  # where documents() puts the versions into the frame
-TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
 
 
 
@@ -127,7 +126,7 @@ class PaperDriver:
                 + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
 
     def softmax_instruction(self, values: tuple | None, strings: str = "exam") -> str:
-        """The paper's fixed e^x table (exam/exptable.py) in TABLE_COLUMNS pairs of columns, or the calculator's
+        """The paper's fixed e^x table (exam/exptable.py) in EXP_TABLE_COLUMNS pairs of columns, or the calculator's
         sentence, in the words of the language section `strings` (a kind's own: next-token probabilities)."""
         return self.instructions(values, strings)
 
@@ -137,12 +136,9 @@ class PaperDriver:
         if values is None:
             return text(f"{strings}.softmax_calculator", {"digits": self.digits})
         cells = [f"${x}$ & ${e}$" for x, e in exp_rows(values)]
-        height = -(-len(cells) // TABLE_COLUMNS)
-        columns = [cells[i * height:(i + 1) * height] for i in range(TABLE_COLUMNS)]
-        rows = " \\\\\n".join(" & ".join(column[r] if r < len(column) else "&" for column in columns)
-                              for r in range(height))
-        head = " & ".join(["$x$ & $e^{x}$"] * TABLE_COLUMNS)
-        spec = "@{\\qquad}".join(["rr"] * TABLE_COLUMNS)
+        rows = " \\\\\n".join(" & ".join("&" if cell is None else cell for cell in row) for row in in_columns(cells))
+        head = " & ".join(["$x$ & $e^{x}$"] * EXP_TABLE_COLUMNS)
+        spec = "@{\\qquad}".join(["rr"] * EXP_TABLE_COLUMNS)
         table = ("\\begin{center}\\small\n\\begin{tabular}{" + spec + "}\n\\toprule\n"
                  + head + " \\\\\n\\midrule\n" + rows + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
         return text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table

@@ -130,7 +130,7 @@ class QtiDriver:
         text = self.markdown.text
         if values is None:
             return [text(f"{strings}.softmax_calculator", {"digits": self.digits})]
-        return [text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}),
+        return [text(f"{strings}.softmax_table_boxes", {"digits": self.digits, "exp": Name("e^x")}),
                 "; ".join(f"{x}: {e}" for x, e in exp_rows(values))]
 
     def angles(self, angles: tuple) -> list[str]:
