@@ -215,6 +215,28 @@ def test_part_spaces_are_sized_to_what_is_asked(tmp_path):
         assert int(spaces[5 * i]) == 15 + 8 * rows
 
 
+@pytest.mark.pdf
+def test_a_part_starts_where_its_space_fits(tmp_path):
+    """On the paper every part's writing space is on its prompt's page, below it: (a) of easy self-attention
+    (87 mm) does not fit under the e^x table, and its prompt moves to page 2 with its space, where it stood at the
+    foot of page 1 with its space on the next page. Measured with pdftotext's line boxes: below each prompt, down
+    to the next prompt or the page's foot, at least the part's space (exam.tex's solution environments)."""
+    build_exam(ExamOptions(3, 1, "self_attention", "easy", "en"), tmp_path, ("pdf", "tex"))
+    spaces = [int(mm) for mm in re.findall(r"\\begin\{solution\}\[(\d+)mm plus 1fill\]",
+                                           (tmp_path / "exam.tex").read_text(encoding="utf-8"))]
+    layout = subprocess.run(["pdftotext", "-bbox-layout", str(tmp_path / "exam.pdf"), "-"], capture_output=True,
+                            text=True, check=True).stdout
+    room = []  # pt below each prompt, in order
+    for page in re.findall(r"<page [^>]*>(.*?)</page>", layout, re.S):
+        lines = [(float(y), " ".join(re.findall(r">([^<]*)</word>", body)))
+                 for y, body in re.findall(r'<line xMin="[\d.]+" yMin="([\d.]+)"[^>]*>(.*?)</line>', page, re.S)]
+        marks = [y for y, words in lines if re.match(r"\([a-e]\) \[\d+ points?\]", words)]
+        foot = max(y for y, words in lines if re.search(r"Page \d+ of \d+", words))
+        room += [below - y for y, below in zip(marks, [*marks[1:], foot], strict=False)]
+    assert len(room) == len(spaces) == 5 * 3
+    assert all(pt >= mm / 25.4 * 72 for pt, mm in zip(room, spaces, strict=True)), (room, spaces)
+
+
 def test_one_dimensional_keys_have_one_entry(tmp_path):
     build_exam(ExamOptions(4, 1, "self_attention", "easy", "en", d_k=1), tmp_path, ("tex", "json"))  # 1 when asked
     key = (tmp_path / "key.tex").read_text(encoding="utf-8")

@@ -87,6 +87,8 @@ class PaperDriver:
             r"\begin{parts}",
         ]
         for part in exercise.parts:
+            # on the paper, a part starts on the next page unless its prompt and its least space fit on this one
+            lines.append(rf"\ifprintanswers\else\headingroom{{\dimexpr {part.space}+2\baselineskip\relax}}\fi")
             lines.append(rf"\part[{part.points}] {text(part.question, part.params)}")
             # the part's space, and a share of what its page leaves free (no half-empty page)
             lines.append(rf"\begin{{solution}}[{part.space} plus 1fill]" + "\n" + self.answer(part) + "\n"
