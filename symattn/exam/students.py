@@ -62,6 +62,11 @@ def parse_students(text: str, source: str, max_count: int) -> tuple[Student, ...
     if missing:
         raise SpecError(OPTION, f"{source} row {header_row}: no column {' or '.join(missing)} in the header "
                                 f"(expected the columns id and name, got {', '.join(map(repr, header))})")
+    for column in COLUMNS:  # which of two would be meant is anyone's guess
+        found = [i + 1 for i, name in enumerate(names) if name == column]
+        if len(found) > 1:
+            raise SpecError(OPTION, f"{source} row {header_row}: the header names the column {column} "
+                                    f"{len(found)} times (columns {', '.join(map(str, found))}); expected it once")
     where = {column: names.index(column) for column in COLUMNS}
     students: list[Student] = []
     seen: dict[str, int] = {}

@@ -161,6 +161,7 @@ def test_a_class_list_read_back_as_a_csv_writer_wrote_it():
 
 BAD = [
     (b"id,email\n1,a@b\n", "--students: {} row 1: no column name in the header"),
+    (b"id,name,ID\n1,Ann,2\n", "--students: {} row 1: the header names the column id 2 times (columns 1, 3)"),
     (b"id,name\n1,Ann\n2,\n", "--students: {} row 3, column name: empty"),
     (b"id,name\n1,Ann\n\n1,Bob\n", "--students: {} row 4, column id: '1' is already the id of row 2"),
     (b"id,name\n1,Ann\n2,Bj\xf6rn\n", "--students: {} row 3: not UTF-8"),
