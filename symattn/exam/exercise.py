@@ -10,6 +10,7 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix, cos, sin
 
 from ..decimals import to_decimal
+from ..engine import matrix_of_entries
 from ..model import Derivation, Name, Shown, Token
 from ..numfmt import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
@@ -224,7 +225,8 @@ class Asked:
 
 def row(values) -> ImmutableMatrix:
     """A tuple of values as a row vector."""
-    return ImmutableMatrix([list(values)])
+    values = tuple(values)
+    return matrix_of_entries(1, len(values), values)
 
 
 def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict[str, Any],
