@@ -47,7 +47,7 @@ from mpmath.libmp import (
     mpf_sum,
     round_nearest,
 )
-from sympy import Add, Basic, Expr, ImmutableMatrix, Integer, Mul, S, Tuple
+from sympy import EXRAW, QQ, ZZ, Add, Basic, Expr, ImmutableMatrix, Integer, Mul, Rational, S, Tuple
 from sympy.core.add import _addsort
 from sympy.core.mul import _mulsort
 from sympy.core.sympify import _sympify
@@ -86,22 +86,39 @@ def with_storage(rep: DomainMatrix, flat: tuple[Expr, ...]) -> ImmutableMatrix:
 
 
 def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> ImmutableMatrix:
-    """ImmutableMatrix(rows, cols, values): the same storage and entries, without its input checks and the
-    conversion of every entry into the storage and out again."""
+    """ImmutableMatrix(rows, cols, values): the same storage (ZZ when every entry is an Integer, QQ when each is
+    Rational, else EXRAW; the nonzero entries) and entries, without its input checks and without converting every
+    entry into the storage and out again."""
     flat = [_sympify(v) for v in values]
-    rep = ImmutableMatrix._flat_list_to_DomainMatrix(rows, cols, flat)
-    return with_storage(rep, tuple(v if v != 0 else S.Zero for v in flat))  # storage drops zeros: to_sympy's 0
+    types = set(map(type, flat))
+    domain = (EXRAW if not all(issubclass(t, Rational) for t in types)
+              else ZZ if all(issubclass(t, Integer) for t in types) else QQ)
+    if not all(issubclass(t, Expr) for t in types):  # SymPy's own checks and warnings
+        return ImmutableMatrix(rows, cols, flat)
+    convert = domain.from_sympy
+    nonzero: dict[int, dict[int, object]] = {}
+    for n, v in enumerate(flat):
+        if v != 0:
+            i, j = divmod(n, cols)
+            nonzero.setdefault(i, {})[j] = v if domain is EXRAW else convert(v)
+        else:
+            flat[n] = S.Zero  # the storage drops zeros: to_sympy's 0
+    return with_storage(DomainMatrix.from_rep(SDM(nonzero, (rows, cols), domain)), tuple(flat))
+
+
+def row_matrix(M: ImmutableMatrix, i: int) -> ImmutableMatrix:
+    """Row i of M as a 1×cols matrix equal to M[i, :] (M.row(i)), with the same storage, its entries M's own."""
+    rep, cols = M._rep, M.cols
+    if rep.rep.fmt != "sparse":
+        return M[i, :]
+    nonzero = rep.rep.get(i)
+    return with_storage(DomainMatrix.from_rep(SDM({0: dict(nonzero)} if nonzero else {}, (1, cols), rep.domain)),
+                        flat_entries(M)[i * cols:(i + 1) * cols])
 
 
 def row_matrices(M: ImmutableMatrix) -> tuple[ImmutableMatrix, ...]:
-    """Each row of M as a 1×cols matrix equal to M[i, :], with the same storage, its entries M's own."""
-    rep, flat, cols = M._rep, flat_entries(M), M.cols
-    if rep.rep.fmt != "sparse":
-        return tuple(M[i, :] for i in range(M.rows))
-    nonzero = rep.rep
-    return tuple(with_storage(DomainMatrix.from_rep(SDM({0: dict(nonzero[i])} if i in nonzero else {}, (1, cols),
-                                                        rep.domain)), flat[i * cols:(i + 1) * cols])
-                 for i in range(M.rows))
+    """Each row of M as row_matrix makes it."""
+    return tuple(row_matrix(M, i) for i in range(M.rows))
 
 
 # SymPy expressions built in canonical form
