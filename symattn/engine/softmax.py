@@ -99,8 +99,14 @@ class Softmax:
 
     @cached_property
     def logits(self) -> tuple[Expr, ...]:
-        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
-        return rationals(self.fractions, self.radicand)
+        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read; irrational
+        ones (c_j·√m) get the row's numbers filed, as row_numbers files them (else each is evaluated when shown)."""
+        logits = rationals(self.fractions, self.radicand)
+        if self.numbers is not None and self.radicand != 1:
+            for a, value in zip(logits, self.numbers.logits, strict=True):
+                if value is not None and not a.is_Rational:
+                    self.known.file(a, value)
+        return logits
 
     @property
     def masked(self) -> tuple[bool, ...]:
