@@ -106,6 +106,22 @@ def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> Immutable
     return with_storage(DomainMatrix.from_rep(SDM(nonzero, (rows, cols), domain)), tuple(flat))
 
 
+def product(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
+    """X·W as SymPy's X * W makes it (the product of the storages, as RepMatrix._eval_matrix_mul), without its
+    operator dispatch, and with the entries read off a sparse storage's nonzero entries."""
+    if type(X) is not ImmutableMatrix or type(W) is not ImmutableMatrix or X.cols != W.rows:
+        return ImmutableMatrix(X * W)
+    rep = X._rep * W._rep
+    if rep.rep.fmt != "sparse":
+        return with_storage(rep, tuple(rep.to_sympy().to_list_flat()))
+    cols, convert = rep.shape[1], rep.domain.to_sympy
+    flat = [S.Zero] * (rep.shape[0] * cols)
+    for i, row in rep.rep.items():
+        for j, v in row.items():
+            flat[i * cols + j] = convert(v)
+    return with_storage(rep, tuple(flat))
+
+
 def row_matrix(M: ImmutableMatrix, i: int) -> ImmutableMatrix:
     """Row i of M as a 1×cols matrix equal to M[i, :] (M.row(i)), with the same storage, its entries M's own."""
     rep, cols = M._rep, M.cols

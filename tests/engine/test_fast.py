@@ -75,6 +75,8 @@ def test_rows_and_matrices_from_entries_are_sympy_s(kind):
         flat = list(fast.flat_entries(M))
         same_matrix(fast.matrix_of_entries(M.rows, M.cols, flat), ImmutableMatrix(M.rows, M.cols, flat))
         same_matrix(fast.matrix_of_entries(1, len(flat), flat), ImmutableMatrix([flat]))
+        same_matrix(fast.product(M, M.T), M * M.T)
+        same_matrix(fast.product(M.T, M), M.T * M)
 
 
 def random_exponentials(rng: random.Random) -> list[Expr]:
