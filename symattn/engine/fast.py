@@ -93,7 +93,7 @@ def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> Immutable
     types = set(map(type, flat))
     domain = (EXRAW if not all(issubclass(t, Rational) for t in types)
               else ZZ if all(issubclass(t, Integer) for t in types) else QQ)
-    if not all(issubclass(t, Expr) for t in types):  # SymPy's own checks and warnings
+    if len(flat) != rows * cols or not all(issubclass(t, Expr) for t in types):  # SymPy's own errors, warnings
         return ImmutableMatrix(rows, cols, flat)
     convert = domain.from_sympy
     nonzero: dict[int, dict[int, object]] = {}
