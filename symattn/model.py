@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from sympy import Expr, ImmutableMatrix
 
-from .engine import MatrixForm, Numbers, flat_entries
+from .engine import MatrixForm, Numbers, flat_entries, row_matrices
 
 # The sentence parameters, re-exported: steps and renderers import them from here with the steps.
 from .phrases import Eq as Eq
@@ -56,9 +56,10 @@ class Shown:
     def rows(self) -> tuple[Shown, ...]:
         """Each row as a Shown (made once: reading a matrix's entries converts each of them)."""
         cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
-        # values[i, :] slices the matrix's domain storage; a matrix built from the entries would search a domain
-        return tuple(Shown(self.values[i, :], self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
-                           self.known) for i in range(self.values.rows))
+        # row_matrices slices the matrix's domain storage and shares its entries: a matrix built from the entries
+        # would search a domain, and values[i, :] converts each entry out of the storage again
+        return tuple(Shown(values, self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
+                           self.known) for i, values in enumerate(row_matrices(self.values)))
 
 
 @dataclass(frozen=True)

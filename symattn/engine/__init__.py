@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from . import cache, online, rope, vocab
 from .canonical import exp_sum, exponential
-from .fast import binary_parts
+from .fast import binary_parts, matrix_of_entries, row_matrices, with_storage
 from .grouped import GroupedQuery, grouped_attention, head_mapping
 from .heads import MultiHeadRows, multi_head_rows
 from .matrices import Fraction, entries, flat_entries, project
@@ -81,12 +81,15 @@ __all__ = [
     "head_mapping",
     "is_symbolic",
     "matrix_form",
+    "matrix_of_entries",
     "multi_head",
     "multi_head_rows",
     "project",
+    "row_matrices",
     "online",
     "rope",
     "vocab",
     "scores",
     "weighted_sum",
+    "with_storage",
 ]

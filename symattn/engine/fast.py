@@ -8,6 +8,10 @@ Private names relied on, and what is assumed of them:
 - SymPy `ImmutableMatrix._rep`: the DomainMatrix holding the matrix's entries (over ZZ or QQ when all are
   rational, else EXRAW), read without converting an entry.
 - SymPy `ImmutableMatrix.args[2].args`: the matrix's entries as SymPy objects, row by row.
+- SymPy `ImmutableMatrix._fromrep(rep)`: a matrix is `Basic.__new__(cls, rows, cols, Tuple(*entries))` with
+  `_rows`, `_cols` and `_rep` set, its entries those `rep.to_sympy()` gives (built here from entries at hand);
+  `_flat_list_to_DomainMatrix`: the storage `ImmutableMatrix(rows, cols, entries)` picks (ZZ, QQ or EXRAW); a
+  sparse storage's `rep.rep` is an SDM, a dict of the nonzero rows (dicts of the nonzero entries).
 - SymPy `sympy.core.add._addsort` and `Add._from_args`: sorting terms in place as `Add` orders them, and
   building the Add of already canonical terms without evaluation.
 - SymPy `sympy.core.mul._mulsort` and `Mul._from_args`: the same for the factors of a Mul.
@@ -43,11 +47,13 @@ from mpmath.libmp import (
     mpf_sum,
     round_nearest,
 )
-from sympy import Add, Expr, ImmutableMatrix, Mul, Tuple
+from sympy import EXRAW, QQ, ZZ, Add, Basic, Expr, ImmutableMatrix, Integer, Mul, Rational, S, Tuple
 from sympy.core.add import _addsort
 from sympy.core.mul import _mulsort
+from sympy.core.sympify import _sympify
 from sympy.external.gmpy import GROUND_TYPES
 from sympy.polys.matrices import DomainMatrix
+from sympy.polys.matrices.sdm import SDM
 
 if GROUND_TYPES == "flint":  # SymPy runs on python-flint, imported already: its integer matrices are at hand
     from flint import arb, arb_mat, ctx, fmpq, fmpq_mat, fmpz_mat
@@ -68,6 +74,67 @@ def storage(M: ImmutableMatrix) -> DomainMatrix:
 def flat_entries(M: ImmutableMatrix) -> tuple[Expr, ...]:
     """A matrix's SymPy entries row by row, as the matrix holds them (indexing would convert each entry again)."""
     return M.args[2].args
+
+
+def with_storage(rep: DomainMatrix, flat: tuple[Expr, ...]) -> ImmutableMatrix:
+    """The matrix of storage `rep` whose entries, row by row, are `flat` (equal to rep's, of the same types), as
+    ImmutableMatrix._fromrep makes it without converting every entry out of the storage again."""
+    rows, cols = rep.shape
+    M = Basic.__new__(ImmutableMatrix, Integer(rows), Integer(cols), Tuple(*flat, sympify=False))
+    M._rows, M._cols, M._rep = rows, cols, rep
+    return M
+
+
+def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> ImmutableMatrix:
+    """ImmutableMatrix(rows, cols, values): the same storage (ZZ when every entry is an Integer, QQ when each is
+    Rational, else EXRAW; the nonzero entries) and entries, without its input checks and without converting every
+    entry into the storage and out again."""
+    flat = [_sympify(v) for v in values]
+    types = set(map(type, flat))
+    domain = (EXRAW if not all(issubclass(t, Rational) for t in types)
+              else ZZ if all(issubclass(t, Integer) for t in types) else QQ)
+    if len(flat) != rows * cols or not all(issubclass(t, Expr) for t in types):  # SymPy's own errors, warnings
+        return ImmutableMatrix(rows, cols, flat)
+    convert = domain.from_sympy
+    nonzero: dict[int, dict[int, object]] = {}
+    for n, v in enumerate(flat):
+        if v != 0:
+            i, j = divmod(n, cols)
+            nonzero.setdefault(i, {})[j] = v if domain is EXRAW else convert(v)
+        else:
+            flat[n] = S.Zero  # the storage drops zeros: to_sympy's 0
+    return with_storage(DomainMatrix.from_rep(SDM(nonzero, (rows, cols), domain)), tuple(flat))
+
+
+def product(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
+    """X·W as SymPy's X * W makes it (the product of the storages, as RepMatrix._eval_matrix_mul), without its
+    operator dispatch, and with the entries read off a sparse storage's nonzero entries."""
+    if type(X) is not ImmutableMatrix or type(W) is not ImmutableMatrix or X.cols != W.rows:
+        return ImmutableMatrix(X * W)
+    rep = X._rep * W._rep
+    if rep.rep.fmt != "sparse":
+        return with_storage(rep, tuple(rep.to_sympy().to_list_flat()))
+    cols, convert = rep.shape[1], rep.domain.to_sympy
+    flat = [S.Zero] * (rep.shape[0] * cols)
+    for i, row in rep.rep.items():
+        for j, v in row.items():
+            flat[i * cols + j] = convert(v)
+    return with_storage(rep, tuple(flat))
+
+
+def row_matrix(M: ImmutableMatrix, i: int) -> ImmutableMatrix:
+    """Row i of M as a 1×cols matrix equal to M[i, :] (M.row(i)), with the same storage, its entries M's own."""
+    rep, cols = M._rep, M.cols
+    if rep.rep.fmt != "sparse":
+        return M[i, :]
+    nonzero = rep.rep.get(i)
+    return with_storage(DomainMatrix.from_rep(SDM({0: dict(nonzero)} if nonzero else {}, (1, cols), rep.domain)),
+                        flat_entries(M)[i * cols:(i + 1) * cols])
+
+
+def row_matrices(M: ImmutableMatrix) -> tuple[ImmutableMatrix, ...]:
+    """Each row of M as row_matrix makes it."""
+    return tuple(row_matrix(M, i) for i in range(M.rows))
 
 
 # SymPy expressions built in canonical form

@@ -8,7 +8,7 @@ from sympy import QQ, ZZ, Expr, ImmutableMatrix
 from sympy.polys.matrices import DomainMatrix
 
 from . import numbers
-from .fast import flat_entries, storage
+from .fast import flat_entries, product, storage
 
 Fraction = tuple[int, int]  # a rational as (numerator, denominator > 0) in lowest terms
 
@@ -23,7 +23,7 @@ def projection(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix | Doma
     installed SymPy stores them as flint matrices, which multiply large rational matrices fast)."""
     small = X.rows * X.cols * W.cols < 512  # below this, DomainMatrix's set-up costs more than it saves
     if small or not (is_rational(X) and is_rational(W)):
-        return ImmutableMatrix(X * W)
+        return product(X, W)
     return over_QQ(X) * over_QQ(W)
 
 

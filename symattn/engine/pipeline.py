@@ -11,6 +11,7 @@ import mpmath
 from sympy import QQ, Add, Expr, ImmutableMatrix, S, expand
 from sympy.polys.matrices import DomainMatrix
 
+from .fast import flat_entries, row_matrices, row_matrix
 from .matrices import (
     Fraction,
     as_matrix,
@@ -129,13 +130,14 @@ class MultiHead:
 
 def dot(u: ImmutableMatrix, v: ImmutableMatrix) -> Expr:
     """Dot product of two row vectors (expanded into a polynomial when the entries are symbolic)."""
+    u, v = (flat_entries(w) if isinstance(w, ImmutableMatrix) else w for w in (u, v))  # iterating converts
     total = Add(*(a * b for a, b in zip(u, v, strict=True)))
     return expand(total) if is_symbolic(total) else total
 
 
 def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
     """Raw attention scores q·k_j for every key row."""
-    return tuple(dot(query, K.row(j)) for j in range(K.rows))
+    return tuple(dot(query, row) for row in row_matrices(K))
 
 
 def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
@@ -229,7 +231,7 @@ def attention_of(
             rows = products.to_sympy().to_list()  # no matrix of SymPy entries built for QKᵀ
             raw = {i: tuple(rows[i]) for i in focus}
     elif raw is None:
-        raw = {i: scores(result.Q.row(i), result.K) for i in focus}
+        raw = {i: scores(row_matrix(result.Q, i), result.K) for i in focus}
         if inputs is not None and not any(any_symbolic(M) for M in inputs):  # irrational numbers (encodings)
             _file_numbers(inputs, (result.Q, result.K, result.V), raw, known)
     value_fractions = result.fractions("V")
@@ -238,11 +240,11 @@ def attention_of(
     if kept:  # every focus row's numbers at once
         logits = {i: _masked(scaled[i], allowed(i)) for i in focus}
         numbers = dict(zip(focus, rational_rows_numbers(list(logits.values()), values, logit[1]), strict=True))
-        queries.update((i, attend_fractions(lambda i=i: result.Q.row(i), values, divisor, tuple(raw[i]), logits[i],
-                                            known, logit[1], numbers[i])) for i in focus)
+        queries.update((i, attend_fractions(lambda i=i: row_matrix(result.Q, i), values, divisor, tuple(raw[i]),
+                                            logits[i], known, logit[1], numbers[i])) for i in focus)
     else:
-        queries.update((i, attend(lambda i=i: result.Q.row(i), None, values, divisor, allowed(i), raw[i], known))
-                       for i in focus)
+        queries.update((i, attend(lambda i=i: row_matrix(result.Q, i), None, values, divisor, allowed(i), raw[i],
+                                  known)) for i in focus)
     return result
 
 

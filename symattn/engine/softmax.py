@@ -10,7 +10,14 @@ import mpmath
 from sympy import Add, Expr, ImmutableMatrix, Pow, Rational, S, sqrt
 
 from .canonical import exp_sum, exponential, quotient
-from .fast import ball_number, binary_precision, integer_outputs, rational_softmax_rows, softmax_numbers
+from .fast import (
+    ball_number,
+    binary_precision,
+    integer_outputs,
+    matrix_of_entries,
+    rational_softmax_rows,
+    softmax_numbers,
+)
 from .matrices import Fraction
 from .numbers import PRECISION, WORKING_DIGITS, Numbers, fraction_numbers, fraction_precision
 from .symbols import any_symbolic
@@ -92,8 +99,14 @@ class Softmax:
 
     @cached_property
     def logits(self) -> tuple[Expr, ...]:
-        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read."""
-        return rationals(self.fractions, self.radicand)
+        """The logits a_j as SymPy numbers (−∞ for a masked key), made from `fractions` when first read; irrational
+        ones (c_j·√m) get the row's numbers filed, as row_numbers files them (else each is evaluated when shown)."""
+        logits = rationals(self.fractions, self.radicand)
+        if self.numbers is not None and self.radicand != 1:
+            for a, value in zip(logits, self.numbers.logits, strict=True):
+                if value is not None and not a.is_Rational:
+                    self.known.file(a, value)
+        return logits
 
     @property
     def masked(self) -> tuple[bool, ...]:
@@ -159,13 +172,13 @@ def weighted_sum(weights: Softmax, V: Values) -> ImmutableMatrix:
     if V.is_numeric and weights.tied:  # the mean of the visible value rows, exactly
         visible = [not masked for masked in weights.masked]
         count = sum(visible)
-        return ImmutableMatrix(1, len(V.columns), [Add(*(v for v, seen in zip(column, visible, strict=True) if seen))
+        return matrix_of_entries(1, len(V.columns), [Add(*(v for v, seen in zip(column, visible, strict=True) if seen))
                                                    / count for column in V.columns])
     if not is_numeric_row(weights.logits, V):
-        return ImmutableMatrix(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
+        return matrix_of_entries(1, len(V.columns), [Add(*(e * v for e, v in zip(weights.exps, column, strict=True)))
                                                    / weights.total for column in V.columns])
     exps = Parts(*weights.exps)
-    output = ImmutableMatrix(1, len(V.columns), [S.Zero if zero else WeightedAverage(exps, column, weights.total)
+    output = matrix_of_entries(1, len(V.columns), [S.Zero if zero else WeightedAverage(exps, column, weights.total)
                                                  for column, zero in zip(V.columns, V.zero_columns, strict=True)])
     row = weights.numbers or row_numbers(weights.logits, V, weights.known)
     for entry, value in zip(output, row.outputs, strict=True):

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import lru_cache
 
-from sympy import Basic
+from sympy import Basic, ImmutableMatrix
+
+from .fast import flat_entries
 
 
 @lru_cache(maxsize=1 << 16)
@@ -20,4 +22,6 @@ def is_symbolic(value: Basic) -> bool:
 
 def any_symbolic(values: Iterable[Basic]) -> bool:
     """True when any of the values (a tuple, or a matrix's entries) contains a symbol."""
+    if isinstance(values, ImmutableMatrix):  # its entries as it holds them: iterating converts each one
+        values = flat_entries(values)
     return any(is_symbolic(value) for value in values)

@@ -58,6 +58,11 @@ class WeightedAverage(Expr):
     def is_number(self) -> bool:
         return all(part.is_number for part in (*self.exps, *self.column, self.total))
 
+    def _eval_is_finite(self) -> bool | None:
+        # A number here averages finite values with positive weights. SymPy asks it of every 0·x in an EXRAW matrix
+        # product (x·W_O with a zero weight), and without this hook would evaluate the sum for its sign first.
+        return True if self.is_number else None
+
     def _latex(self, printer) -> str:
         return printer._print(self.expanded())
 

@@ -80,7 +80,7 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
              for _, _, attention in runs]
     if len(set(heads)) < len(heads):
         return False  # two heads that attend alike (compared by value: equal weights may differ in form)
-    for X, source, attention in runs:
+    for (X, source, attention), head in zip(runs, heads, strict=True):
         if repeated(entries(X)) or repeated(entries(source)):
             return False
         for matrix in (X, source, attention.Q, attention.K, attention.V):
@@ -96,7 +96,7 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
         # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
         if any(abs(to_decimal(a, 12, known=attention.known)) > MAX_LOGIT for a in query.scaled):
             return False
-        weights = sorted(to_decimal(w, 12, known=attention.known) for w in query.softmax.weights)
+        weights = sorted(head)  # the focus query's weights, to 12 places
         if weights[0] < Decimal(str(MIN_WEIGHT)):
             return False
         if len(weights) > 1 and weights[-1] - weights[-2] < Decimal(str(MIN_GAP)):

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from functools import lru_cache
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix, cos, sin
 
 from ..decimals import to_decimal
+from ..engine import matrix_of_entries
 from ..model import Derivation, Name, Shown, Token
 from ..numfmt import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
@@ -30,6 +32,7 @@ TOLERANCES = {"qkv": ("0.5", "0"), "scores": ("0.5", "0"), "scaled": ("0.5", "0.
 EXACT_TOLERANCE = ("0.5", "0")  # a part of another key: exact values, rounded at the end
 
 
+@lru_cache(maxsize=256)  # a few parts, digits and d_k
 def tolerance(digits: int, part: str, d_k: int = 1) -> str:
     """The tolerance of a part's answers at `digits` decimals for a problem with this d_k (±, as a decimal string):
     the one source Moodle, Canvas, the key and the solutions sheet print."""
@@ -224,7 +227,8 @@ class Asked:
 
 def row(values) -> ImmutableMatrix:
     """A tuple of values as a row vector."""
-    return ImmutableMatrix([list(values)])
+    values = tuple(values)
+    return matrix_of_entries(1, len(values), values)
 
 
 def query_parts(focus: str, query, qkv: list[Answer], question_key, params: dict[str, Any],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
+from functools import lru_cache
 from math import floor
 
 from ..errors import SpecError
@@ -39,7 +40,7 @@ def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tup
         if i in asked:
             chosen.append(replace(part, work=carry))
             carry = NO_WORK
-    points = allocate(TOTAL_POINTS, [p.work.operations for p in chosen])
+    points = _allocated(TOTAL_POINTS, tuple(p.work.operations for p in chosen))
     return tuple(replace(p, points=n) for p, n in zip(chosen, points, strict=True))
 
 
@@ -58,6 +59,11 @@ def _indices(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> list[i
         raise SpecError("--parts", f"this exam's problems have the parts a–{PART_LETTERS[len(parts) - 1]} "
                                    f"({', '.join(p.key for p in parts)}): none of {','.join(letters)} is one")
     return places
+
+
+@lru_cache(maxsize=256)  # an exam's versions share a few shapes, so a few works
+def _allocated(total: int, weights: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(allocate(total, list(weights)))
 
 
 def allocate(total: int, weights: list[int]) -> list[int]:

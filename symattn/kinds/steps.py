@@ -111,7 +111,7 @@ def raw_scores(scores: tuple[Expr, ...], known: engine.Numbers) -> list[Step]:
     if any_symbolic(scores):
         return []
     return [Paragraph("attend.raw_scores"),
-            VectorEquation(None, Shown(ImmutableMatrix([list(scores)]), uniform=False, known=known))]
+            VectorEquation(None, Shown(engine.matrix_of_entries(1, len(scores), scores), uniform=False, known=known))]
 
 
 def result_step(name: Name, output: ImmutableMatrix, known: engine.Numbers, facts: Facts, sum_step: int) -> list[Step]:
@@ -197,7 +197,8 @@ def matrix_form_steps(result: engine.Attention, n: int, d_k: int, scale: Scale, 
 def heatmap(queries: tuple[str, ...], keys: tuple[str, ...], result: engine.Attention,
             rows: tuple[int, ...]) -> list[Step]:
     """The weights of the derived queries as a heatmap (numbers only: symbols have no shade)."""
-    weights = ImmutableMatrix([list(result.queries[i].softmax.weights) for i in rows])
+    rows_of = [result.queries[i].softmax.weights for i in rows]
+    weights = engine.matrix_of_entries(len(rows_of), len(rows_of[0]), (w for row in rows_of for w in row))
     if any_symbolic(weights):
         return []
     return [Heading(2, "heatmap.heading"), Paragraph("heatmap.intro"), Heatmap(queries, keys, weights, result.known)]

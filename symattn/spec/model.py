@@ -35,7 +35,7 @@ class GivenMatrix:
 
     @property
     def symbolic(self) -> bool:
-        return bool(self.values.free_symbols)
+        return bool(self.values.args[2].free_symbols)  # the entries' Tuple: iterating the matrix converts each
 
 
 def integer_sqrt(n: int) -> int | None:

@@ -7,7 +7,9 @@ from decimal import Decimal
 
 from sympy import QQ, Expr, ImmutableMatrix, Integer, Rational
 from sympy.polys.matrices import DomainMatrix
+from sympy.polys.matrices.sdm import SDM
 
+from ..engine.fast import with_storage
 from ..errors import SpecError
 
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -98,10 +100,12 @@ def _shown(text: str) -> str:
 
 
 def matrix_of(rows: list[list[Expr]]) -> ImmutableMatrix:
-    """An ImmutableMatrix of parsed entries. All rational: built from a DomainMatrix over QQ, the storage SymPy
-    would choose, without its search for a domain through every entry (the costliest part of parsing a large
-    matrix)."""
+    """An ImmutableMatrix of parsed entries. All rational: its sparse storage over QQ built from the entries at
+    hand, without SymPy's search for a domain through every entry (the costliest part of parsing a large matrix)
+    and without converting each entry out of the storage again."""
     if all(v.is_Rational for row in rows for v in row):
-        entries = [[QQ(int(v.p), int(v.q)) for v in row] for row in rows]
-        return DomainMatrix(entries, (len(rows), len(rows[0])), QQ).to_Matrix().as_immutable()
+        nonzero = {i: entries for i, row in enumerate(rows)
+                   if (entries := {j: QQ(int(v.p), int(v.q)) for j, v in enumerate(row) if v})}
+        storage = DomainMatrix.from_rep(SDM(nonzero, (len(rows), len(rows[0])), QQ))
+        return with_storage(storage, tuple(v for row in rows for v in row))
     return ImmutableMatrix(rows)

@@ -57,6 +57,28 @@ def test_args_2_holds_the_flat_entries_in_order(kind):
         assert all(isinstance(v, Expr) for v in flat)
 
 
+def same_matrix(made: ImmutableMatrix, expected: ImmutableMatrix) -> None:
+    """Equal entries of the same types, and the same storage (format, domain, nonzero entries)."""
+    assert made == expected and made.args == expected.args and hash(made) == hash(expected)
+    assert [type(v) for v in fast.flat_entries(made)] == [type(v) for v in fast.flat_entries(expected)]
+    assert made._rep.domain == expected._rep.domain and made._rep.rep.fmt == expected._rep.rep.fmt
+    assert made._rep.rep == expected._rep.rep
+
+
+@pytest.mark.parametrize("kind", [*MATRICES, "zero row"])
+def test_rows_and_matrices_from_entries_are_sympy_s(kind):
+    M = MATRICES.get(kind) or ImmutableMatrix([[0, 0], [Rational(1, 3), 0]])
+    with assumption("ImmutableMatrix._fromrep's matrix (args, _rows, _cols, _rep), _flat_list_to_DomainMatrix's "
+                    "storage, and a sparse storage's SDM of the nonzero rows"):
+        for i, row in enumerate(fast.row_matrices(M)):
+            same_matrix(row, M[i, :])
+        flat = list(fast.flat_entries(M))
+        same_matrix(fast.matrix_of_entries(M.rows, M.cols, flat), ImmutableMatrix(M.rows, M.cols, flat))
+        same_matrix(fast.matrix_of_entries(1, len(flat), flat), ImmutableMatrix([flat]))
+        same_matrix(fast.product(M, M.T), M * M.T)
+        same_matrix(fast.product(M.T, M), M.T * M)
+
+
 def random_exponentials(rng: random.Random) -> list[Expr]:
     terms = set()
     while len(terms) < rng.randint(2, 7):
