@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 
+from .. import i18n
 from ..derivation import derive_spec
 from ..output import check_targets, write_set
 from ..progress import Progress
@@ -112,6 +113,7 @@ def exam_files(options: ExamOptions, formats: tuple[str, ...], split: bool, jobs
     """The requested files of an exam in one language, by name."""
     names = driver_names(formats)
     versions: list[tuple[Candidate, dict[str, Share]]] = []
+    i18n.strings(options.lang)  # parsed once here, which the files need too, rather than in every worker (~30 ms)
     with (Progress("generating versions", options.count) as bar,
           ordered_map(RenderVersion(options, names), jobs, options.count) as run):
         for version in search(options.count, options.seed, options.kind, options.difficulty, options.lang, run,
