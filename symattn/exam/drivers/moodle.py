@@ -6,7 +6,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from decimal import Decimal
-from xml.sax.saxutils import escape
 
 from sympy import Expr
 
@@ -15,7 +14,7 @@ from ...engine import Numbers
 from ...engine import entries as rows_of
 from ...model import Name, SqrtDk, Token
 from ...numfmt import format_numbers
-from ...render.escape import safe
+from ...render.escape import escape_html, safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
@@ -73,7 +72,7 @@ def quiz_item(element: ET.Element) -> str:
 
 def _leaf(tag: str, text: str) -> str:
     """An element of text alone, as ET.tostring writes it (its text escaped; empty: a short tag)."""
-    return f"<{tag}>{escape(text)}</{tag}>" if text else f"<{tag} />"
+    return f"<{tag}>{escape_html(text)}</{tag}>" if text else f"<{tag} />"
 
 
 class MoodleDriver:
