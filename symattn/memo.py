@@ -16,11 +16,20 @@ class Memo(Generic[T]):
         self.most = most
         self.values: dict[Hashable, T] = {}
 
+    def find(self, key: Hashable) -> T | None:
+        """The value kept for the key, or None (for values that are never None)."""
+        return self.values.get(key)
+
+    def keep(self, key: Hashable, value: T) -> T:
+        """Keep the value for the key (get() without a function to call: no closure to make on every look-up)."""
+        if len(self.values) >= self.most:
+            self.values.clear()
+        self.values[key] = value
+        return value
+
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value kept for the key, else compute()'s, kept (None too)."""
         try:
             return self.values[key]
         except KeyError:
-            if len(self.values) >= self.most:
-                self.values.clear()
-            value = self.values[key] = compute()
-            return value
+            return self.keep(key, compute())

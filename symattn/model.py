@@ -39,6 +39,14 @@ class Shown:
     whole: tuple[Expr, ...] | None = None  # for a row: the entries of the matrix whose decimals it shares
     known: Numbers | None = field(default=None, compare=False)  # the numbers of the result the values come from
 
+    def __hash__(self) -> int:
+        # the compared fields' hash, as dataclass would make it, kept: a Shown is looked up in every step that shows
+        # it, and a row's `whole` hashes each of its matrix's entries in Python
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = hash((self.values, self.decimals, self.uniform, self.written, self.whole))
+        return found
+
     @classmethod
     def input(cls, given: GivenMatrix) -> Shown:
         """An input matrix as shown: each entry as it was typed."""

@@ -49,8 +49,11 @@ def format_number(value: Expr, digits: int = DEFAULT_DIGITS, min_decimals: int =
     With fraction=True a rational that does not fit is written as an exact fraction instead of being rounded.
     `known`: the numbers of the result the value belongs to (an irrational value not in it is evaluated).
     """
-    return _FORMATTED.get((value, digits, min_decimals, fraction, exact_up_to),
-                          lambda: _format(sympify(value), digits, min_decimals, fraction, known, exact_up_to))
+    key = (value, digits, min_decimals, fraction, exact_up_to)
+    number = _FORMATTED.find(key)
+    if number is None:
+        number = _FORMATTED.keep(key, _format(sympify(value), digits, min_decimals, fraction, known, exact_up_to))
+    return number
 
 
 def _format(value: Expr, digits: int, min_decimals: int, fraction: bool, known: Numbers | None,

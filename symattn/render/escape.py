@@ -67,6 +67,7 @@ def _accent_commands(match: re.Match) -> str:
     return latex
 
 
+@lru_cache(maxsize=1 << 12)  # token names, in every formula
 def mathjax_text(text: str) -> str:
     """User text inside \\text{} for MathJax and KaTeX: LaTeX's specials escaped, letters as they are (their
     \\text{} has no accent commands), on one line. < and > leave the \\text{} for math's \\lt and \\gt
@@ -119,19 +120,19 @@ def markdown_code(text: str) -> str:
 
 
 # ------------------------------------------------------------ HTML
-# What html.escape does, without importing the html package (and its table of entities) into every command.
-_HTML_TEXT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_HTML_ANY = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
+# What html.escape does, without importing the html package (and its table of entities) into every command; by
+# str.replace, which runs ~20 times faster than str.translate on math with Japanese letters (every formula of an
+# exam's Moodle feedback is escaped).
 
 
 def escape_html(text: str) -> str:
     """Running text of an HTML page (quotes stay: no attribute holds it)."""
-    return text.translate(_HTML_TEXT)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def escape_attribute(text: str) -> str:
     """Text anywhere in HTML, attributes included."""
-    return text.translate(_HTML_ANY)
+    return escape_html(text).replace('"', "&quot;").replace("'", "&#x27;")
 
 
 def safe(text: str) -> str:

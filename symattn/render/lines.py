@@ -94,9 +94,10 @@ class Line:
     def checks(self) -> bool:
         """Whether the operands as shown give the result as shown: exactly when it is exact, else once rounded
         half-up to its decimals. A line whose texts are not plain decimals (10^{n}, fractions) is not judged."""
-        divisor = None if self.divisor is None else (self.divisor.number, self.divisor.value)
-        return _JUDGED.get((tuple(tuple(o.number for o in term) for term in self.terms), divisor, self.result.number),
-                           self._judge)
+        # keyed by texts and exactness (what the judgement reads), whose tuples hash in C
+        divisor = None if self.divisor is None else (self.divisor.text, self.divisor.exact, self.divisor.value)
+        terms = tuple(tuple([(o.number.text, o.number.exact) for o in term]) for term in self.terms)
+        return _JUDGED.get((terms, divisor, self.result.number.text, self.result.number.exact), self._judge)
 
     def _judge(self) -> bool:
         result = shown_value(self.result)
