@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sympy import S
 
-from ..engine import any_symbolic, is_symbolic
+from ..engine import any_symbolic, flat_entries, is_symbolic
 from ..exactfmt import exact_latex
 from ..model import (
     Concat,
@@ -323,15 +323,15 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
             return self.align(lines)
         weights = format_numbers(step.weights, self.digits, known=step.known)
         values = [self.numbers(v) for v in step.values]
-        result = format_numbers(list(step.output), self.digits, uniform=True, known=step.known,
-                                exact_up_to=self.exact_digits)
+        output = flat_entries(step.output)  # read once: indexing a matrix converts each entry
+        result = format_numbers(output, self.digits, uniform=True, known=step.known, exact_up_to=self.exact_digits)
 
         def lines_at(places: int) -> list[Line]:
             w = [operand(v, n, places, step.known) for v, n in zip(step.weights, weights, strict=True)]
             v = [[operand(x, n, places, row.known) for x, n in zip(row.entries, shown, strict=True)]
                  for row, shown in zip(step.values, values, strict=True)]
             return [Line(f"z_{{{c}}}", Operand(number, value), tuple((w[j], v[j][c]) for j in range(len(w))))
-                    for c, (number, value) in enumerate(zip(result, step.output, strict=True))]
+                    for c, (number, value) in enumerate(zip(result, output, strict=True))]
 
         lines = self.checked_lines(guarded(lines_at, self.digits))
         out = []
