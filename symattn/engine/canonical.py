@@ -8,7 +8,7 @@ inputs), and otherwise lets SymPy evaluate.
 
 from __future__ import annotations
 
-from sympy import Add, Expr, I, Integer, S, exp, log, pi
+from sympy import Add, Expr, I, Integer, Mul, S, exp, log, pi
 
 from .fast import sorted_add, sorted_mul
 from .symbols import is_symbolic
@@ -26,13 +26,21 @@ def exponential(a: Expr) -> Expr:
 
 
 def exp_sum(exps: tuple[Expr, ...]) -> Expr:
-    """Z = Σ e^{a_j} as SymPy's Add would build it. Distinct exponentials need no collecting, so the terms are
-    only put in canonical order (SymPy's first Add evaluation in a process imports its tensor and combinatorics
-    modules)."""
-    terms = [e for e in exps if e is not S.Zero]
-    if len(terms) < 2 or len(set(terms)) < len(terms) or not all(isinstance(e, exp) for e in terms):
+    """Z = Σ e^{a_j} as SymPy's Add would build it (SymPy's first Add evaluation in a process imports its tensor
+    and combinatorics modules, ~70 ms): equal exponentials (tied scores) collected as k·e^{a}, the e^0 = 1 terms as
+    the coefficient in front, the rest in canonical order. Other terms are left to Add."""
+    counts: dict[Expr, int] = {}
+    for e in exps:
+        if e is not S.Zero:
+            counts[e] = counts.get(e, 0) + 1
+    ones = counts.pop(S.One, 0)
+    if not all(isinstance(e, exp) or e is S.Exp1 for e in counts):
         return Add(*exps)
-    return sorted_add(terms)
+    terms = [e if k == 1 else Mul._from_args((Integer(k), e)) for e, k in counts.items()]
+    if len(terms) + bool(ones) < 2:
+        return Add(*exps)  # a single term (or none) is no sum
+    ordered = sorted_add(terms).args if len(terms) > 1 else tuple(terms)
+    return Add._from_args([Integer(ones), *ordered]) if ones else Add._from_args(list(ordered))
 
 
 def quotient(e: Expr, inverse: Expr) -> Expr:

@@ -120,10 +120,13 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
         built, evaluated = exponential(a), exp(a)
         assert built == evaluated and type(built) is type(evaluated) and built.args == evaluated.args
     assert exponential(S.Zero) is S.One and exponential(S.One) is S.Exp1 and exponential(S.NegativeInfinity) == 0
-    for _ in range(200):
+    for _ in range(600):
         logits = [Rational(rng.randint(-30, 30), rng.randint(1, 6)) * sqrt(rng.choice([1, 2])) for _ in range(4)]
+        for _ in range(rng.randint(0, 3)):  # e^0 = 1, e^1 = E, tied scores (k·e^a), several of each
+            logits[rng.randrange(4)] = rng.choice([logits[0], logits[1], S.Zero, S.One])
         exps = tuple(exponential(a) for a in logits) + (S.Zero,) * rng.randint(0, 1)  # a masked key adds 0
-        assert exp_sum(exps) == Add(*exps) and exp_sum(exps).args == Add(*exps).args
+        built, evaluated = exp_sum(exps), Add(*exps)
+        assert built == evaluated and type(built) is type(evaluated) and built.args == evaluated.args
         softmax = engine.Softmax(engine.Numbers(), tuple(logits))
         assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
 
