@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from functools import lru_cache
+from operator import mul
 from typing import Any
 
 from ..decimals import to_decimal
@@ -28,8 +29,8 @@ def integer_matrices(matrices: list[list[list[str]]]) -> tuple[list[IntMatrix], 
 
 
 def _product(left: IntMatrix, right: IntMatrix) -> IntMatrix:
-    return [[sum(a * b for a, b in zip(row, column, strict=True)) for column in zip(*right, strict=True)]
-            for row in left]
+    columns = list(zip(*right, strict=True))  # (each drawn row as long as the columns: map stops at neither)
+    return [[sum(map(mul, row, column)) for column in columns] for row in left]
 
 
 def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, IntMatrix]], focus: int,
@@ -50,7 +51,7 @@ def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, 
         for matrix in (Q, K, V):
             if any(all(v == 0 for v in column) for column in zip(*matrix, strict=True)):
                 return False
-        scores = [sum(a * b for a, b in zip(Q[focus], k, strict=True)) for k in K]  # × 10^(4·places)
+        scores = [sum(map(mul, Q[focus], k)) for k in K]  # × 10^(4·places)
         if scores.count(max(scores)) > 1:
             return False
         scaled = [s / 10 ** (4 * places) / math.sqrt(len(W_K[0])) for s in scores]
