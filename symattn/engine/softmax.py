@@ -146,8 +146,9 @@ class Softmax:
         exps, total = self.exps, self.total
         if total.is_Add and not any_symbolic(exps):
             # Z has two or more distinct exponentials, so no e^{a_j}/Z is rational (Lindemann–Weierstrass): SymPy's
-            # evaluation of each quotient would find nothing to simplify, at a cost per weight.
-            inverse = Pow(total, -1)
+            # evaluation of each quotient would find nothing to simplify, at a cost per weight. Nor would it in 1/Z
+            # (a sum of positive terms, no pure complex number), where its assumptions evaluate Add: not asked.
+            inverse = Pow(total, -1, evaluate=False)
             weights = tuple(S.Zero if e is S.Zero else inverse if e is S.One else quotient(e, inverse)
                             for e in exps)
         else:

@@ -129,6 +129,9 @@ def test_canonical_builders_give_what_sympy_evaluation_gives():
         assert built == evaluated and type(built) is type(evaluated) and built.args == evaluated.args
         softmax = engine.Softmax(engine.Numbers(), tuple(logits))
         assert all(w == e / softmax.total for w, e in zip(softmax.weights, softmax.exps, strict=True))
+        for w, e in zip(softmax.weights, softmax.exps, strict=True):  # 1/Z and each e/Z as SymPy evaluates them
+            evaluated = e / softmax.total
+            assert type(w) is type(evaluated) and w.args == evaluated.args
 
 
 def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
