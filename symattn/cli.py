@@ -180,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    collecting = gc.isenabled()
+    gc.disable()  # a command's imports make long-lived objects only (~0.1 s of collection): _settle() resumes it
     try:
         with _sigterm_raises():
             if args.command == "examples":
@@ -206,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: {exc}", file=sys.stderr)
             return exc.exit_status
         raise
+    finally:
+        (gc.enable if collecting else gc.disable)()  # as the caller had it (main() also runs inside tests)
 
 
 def parse_formats(text: str, allowed: tuple[str, ...], option: str = "--format") -> tuple[str, ...]:
@@ -330,8 +334,9 @@ def _latex_started(formats: str | None) -> contextlib.AbstractContextManager:
 def _settle() -> None:
     """Called once a command's modules are imported: what the imports made (SymPy's classes and caches, hundreds of
     thousands of objects) is left out of the cyclic collector's passes, which a large derivation makes again and
-    again (gc.freeze; forked exam workers then share it too)."""
+    again (gc.freeze; forked exam workers then share it too), and collection, off during the imports, resumes."""
     gc.freeze()
+    gc.enable()
 
 
 def _solve(args: argparse.Namespace) -> int:
