@@ -32,6 +32,7 @@ class Renderer:
             raise RenderError(f"unknown {self.format_name} renderer setting(s): {', '.join(sorted(unknown))}")
         self.settings: dict[str, Any] = {**self.default_settings, **settings}
         self._templates: dict[str, list[tuple[str, str | None]]] = {}
+        self._printers: dict[type, Any] = {}  # step class -> its _print_ method
 
     @property
     def lang(self) -> str:
@@ -44,12 +45,17 @@ class Renderer:
     # ------------------------------------------------------------ dispatch
 
     def render(self, step: Step) -> str:
-        """The output of one step, found by walking the step's class hierarchy."""
-        for cls in type(step).__mro__:
-            method = getattr(self, f"_print_{cls.__name__}", None)
-            if method is not None:
-                return method(step)
-        raise RenderError(f"the {self.format_name} renderer has no method for step type {type(step).__name__}")
+        """The output of one step, found by walking the step's class hierarchy (once per step class)."""
+        found = self._printers.get(type(step))
+        if found is None:
+            for cls in type(step).__mro__:
+                found = getattr(type(self), f"_print_{cls.__name__}", None)
+                if found is not None:
+                    break
+            else:
+                raise RenderError(f"the {self.format_name} renderer has no method for step type {type(step).__name__}")
+            self._printers[type(step)] = found
+        return found(self, step)
 
     # ------------------------------------------------------------ language strings
 
