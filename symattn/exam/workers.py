@@ -56,15 +56,17 @@ def _forked_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
 
 @contextmanager
 def _batch_collection() -> Iterator[None]:
-    """The garbage collector tuned for a batch (GC_THRESHOLDS, with what exists now frozen), then as it was."""
-    thresholds = gc.get_threshold()
+    """The garbage collector tuned for a batch (GC_THRESHOLDS, with what exists now frozen), then as it was. What a
+    command froze before (cli._settle: its imports) stays frozen: gc.unfreeze would release that too."""
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        if not frozen:
+            gc.unfreeze()
 
 
 def _ignore_interrupts() -> None:
