@@ -174,8 +174,6 @@ def _scaled(mantissa: int, exponent: int, shift: int) -> tuple[int, int, int]:
     return *divmod(numerator, denominator), denominator
 
 
-
-
 def _rounded(number: Decimal, figures: int) -> str:
     """A nonzero number rounded half-up to `figures` significant digits, written out in full."""
     with context(figures + GUARD_DIGITS):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from ...memo import Memo
 from ..exercise import Exercise
 from ..options import ExamOptions
 
@@ -42,14 +43,12 @@ class ByTable:
 
     def __init__(self, write: Callable[[tuple | None, str], str]) -> None:
         self.write = write
-        self.texts: dict[tuple[int, str], tuple[tuple | None, str]] = {}
+        self.texts: Memo[tuple[tuple | None, str]] = Memo(16)  # tables made anew per version: a few kept
 
     def __call__(self, values: tuple | None, strings: str) -> str:
-        found = self.texts.get((id(values), strings))
-        if found is None or found[0] is not values:
-            if len(self.texts) > 16:  # tables made anew per version: keep a few
-                self.texts.clear()
-            found = self.texts[id(values), strings] = values, self.write(values, strings)
+        found = self.texts.find((id(values), strings))
+        if found is None or found[0] is not values:  # (an id may be reused by a table made later)
+            found = self.texts.keep((id(values), strings), (values, self.write(values, strings)))
         return found[1]
 
 
