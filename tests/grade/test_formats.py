@@ -36,15 +36,20 @@ def exam(tmp_path_factory):
     return folder, generated(folder, 3, "self_attention", seed=5)
 
 
-def test_plain_csv_grades_full_marks_and_a_mistake(exam, tmp_path):
-    folder, path = exam
+def graded_with_one_mistake(path, tmp_path, bob_version: str = "02") -> list[dict[str, str]]:
+    """grades.csv of Ann, all right on version 01, and Bob, on version 02 (typed as `bob_version`) with its first
+    blank 99; the feedback as Markdown in tmp_path/out."""
     wrong = correct(path, "02")
-    first = blanks(path)["02"][0]["id"]
-    wrong[first] = "99"
-    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")), ("Bob", "2", wrong)])
+    wrong[blanks(path)["02"][0]["id"]] = "99"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")), ("Bob", bob_version, wrong)])
     result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 0, result.stderr
-    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    return list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+
+
+def test_plain_csv_grades_full_marks_and_a_mistake(exam, tmp_path):
+    folder, path = exam
+    rows = graded_with_one_mistake(path, tmp_path, bob_version="2")
     assert [(r["student"], r["version"], r["total"]) for r in rows][0] == ("Ann", "01", "20")
     count = len([b for b in blanks(path)["02"] if b["id"].startswith("v02.a.")])
     points = {p["part"]: p["points"] for p in json.loads(path.read_text(encoding="utf-8"))["versions"][1]["parts"]}
@@ -222,16 +227,7 @@ def test_files_that_are_not_an_exam_or_a_csv_are_one_line_errors(tmp_path):
 @pytest.mark.parametrize("kind", ["feed_forward", "add_norm", "next_token", "grouped_query", "rope", "mixed"])
 def test_every_exam_kind_grades(kind, tmp_path):
     """Every kind `symattn exam` draws is graded: right answers earn every point, a wrong one costs its share."""
-    from .exams import blanks, correct, generated, write_csv
-
-    path = generated(tmp_path, 2, kind, seed=3)
-    wrong = correct(path, "02")
-    first = blanks(path)["02"][0]["id"]
-    wrong[first] = "99"
-    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")), ("Bob", "02", wrong)])
-    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
-    assert result.returncode == 0, result.stderr
-    rows = list(csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    rows = graded_with_one_mistake(generated(tmp_path, 2, kind, seed=3), tmp_path)
     assert rows[0]["total"] == "20" and float(rows[1]["total"]) < 20
 
 
