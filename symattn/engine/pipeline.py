@@ -66,6 +66,37 @@ class QueryAttention:
         return None if self.values is None else weighted_sum(self.softmax, self.values)
 
 
+class Projections:
+    """Q, K and V of an attention: SymPy matrices when first read, rational ones kept as DomainMatrices over QQ
+    (flint-backed when python-flint is installed) until then, and their rows as fractions. Apart from Attention,
+    so that its queries can read their rows from here without a reference cycle back to the Attention (a batch
+    of exam versions runs without the cyclic collector: workers.py)."""
+
+    def __init__(self, stored: dict[str, ImmutableMatrix | DomainMatrix]) -> None:
+        self.stored = stored
+        self.fraction_rows: dict[str, list[list[Fraction]] | None] = {}
+
+    @cached_property
+    def Q(self) -> ImmutableMatrix:
+        return as_matrix(self.stored["Q"])
+
+    @cached_property
+    def K(self) -> ImmutableMatrix:
+        return as_matrix(self.stored["K"])
+
+    @cached_property
+    def V(self) -> ImmutableMatrix | None:
+        return as_matrix(self.stored["V"]) if "V" in self.stored else None
+
+    def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
+        """Attention.fractions."""
+        if name not in self.fraction_rows:
+            stored = self.stored.get(name)
+            rational = stored is not None and not isinstance(stored, ImmutableMatrix)
+            self.fraction_rows[name] = fractions(stored) if rational else None
+        return self.fraction_rows[name]
+
+
 class Attention:
     """A whole attention computation: projections of all tokens and the focus queries in order, and `known`, the
     numbers of its irrational values (Numbers).
@@ -76,32 +107,27 @@ class Attention:
 
     def __init__(self, projections: dict[str, ImmutableMatrix | DomainMatrix],
                  queries: dict[int, QueryAttention], known: Numbers) -> None:
-        self._projections = projections
-        self._fraction_rows: dict[str, list[list[Fraction]] | None] = {}
+        self.projections = Projections(projections)
         self.queries = queries
         self.known = known
 
-    @cached_property
+    @property
     def Q(self) -> ImmutableMatrix:
-        return as_matrix(self._projections["Q"])
+        return self.projections.Q
 
-    @cached_property
+    @property
     def K(self) -> ImmutableMatrix:
-        return as_matrix(self._projections["K"])
+        return self.projections.K
 
-    @cached_property
+    @property
     def V(self) -> ImmutableMatrix | None:
         """V, or None when no values were given (scores alone)."""
-        return as_matrix(self._projections["V"]) if "V" in self._projections else None
+        return self.projections.V
 
     def fractions(self, name: str) -> list[list[tuple[int, int]]] | None:
         """The rows of Q, K or V as (numerator, denominator) pairs in lowest terms when rational, else None
         (read once: V's are read by the engine and again by an answer key)."""
-        if name not in self._fraction_rows:
-            stored = self._projections.get(name)
-            rational = stored is not None and not isinstance(stored, ImmutableMatrix)
-            self._fraction_rows[name] = fractions(stored) if rational else None
-        return self._fraction_rows[name]
+        return self.projections.fractions(name)
 
 
 @dataclass(frozen=True)
@@ -214,6 +240,7 @@ def attention_of(
     queries: dict[int, QueryAttention] = {}
     known = Numbers() if known is None else known
     result = Attention(stored, queries, known)
+    matrices = result.projections  # what the queries' lazy rows read (no cycle through result.queries)
 
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
@@ -236,14 +263,14 @@ def attention_of(
             _file_numbers(inputs, (result.Q, result.K, result.V), raw, known)
     value_fractions = result.fractions("V")
     values = (None if "V" not in stored else Values.of(result.V, known) if value_fractions is None
-              else Values.of_fractions(value_fractions, lambda: result.V))
+              else Values.of_fractions(value_fractions, lambda: matrices.V))
     if kept:  # every focus row's numbers at once
         logits = {i: _masked(scaled[i], allowed(i)) for i in focus}
         numbers = dict(zip(focus, rational_rows_numbers(list(logits.values()), values, logit[1]), strict=True))
-        queries.update((i, attend_fractions(lambda i=i: row_matrix(result.Q, i), values, divisor, tuple(raw[i]),
+        queries.update((i, attend_fractions(lambda i=i: row_matrix(matrices.Q, i), values, divisor, tuple(raw[i]),
                                             logits[i], known, logit[1], numbers[i])) for i in focus)
     else:
-        queries.update((i, attend(lambda i=i: row_matrix(result.Q, i), None, values, divisor, allowed(i), raw[i],
+        queries.update((i, attend(lambda i=i: row_matrix(matrices.Q, i), None, values, divisor, allowed(i), raw[i],
                                   known)) for i in focus)
     return result
 

@@ -89,7 +89,9 @@ def _indented(value: Any, pad: str) -> str:
         inner = pad + " "
         texts = [write(item) if (write := _WRITE(type(item))) else _indented(item, inner) for item in value]
         return "[" + inner + ("," + inner).join(texts) + pad + "]"
-    # a scalar, an empty container, or one json writes in its own way (a tuple, a subclass)
+    if kind is dict or kind is list:  # empty: as json writes it, without its indenting encoder (a reference cycle)
+        return "{}" if kind is dict else "[]"
+    # a scalar, or a value json writes in its own way (a tuple, a subclass)
     return json.dumps(value, ensure_ascii=False, indent=1).replace("\n", pad)
 
 
