@@ -14,11 +14,6 @@ from typing import Any
 
 MAX_JOBS = 8
 MIN_ITEMS_PER_JOB = 20  # a fresh worker warms up first (caches, lazy imports): it needs work to pay for it
-# A batch makes many short-lived objects and few cycles. With the default thresholds the collector scanned every
-# object, the imported modules' too, about once in 100 versions: 2.4-4.1 ms of a version's ~25 ms. What exists when
-# the batch starts is frozen (never scanned; after a fork, shared), young objects are collected less often, and a
-# full collection waits for the batch's end: 0.7 ms a version.
-GC_THRESHOLDS = (10_000, 50, 1_000)
 
 
 def default_jobs() -> int:
@@ -56,18 +51,19 @@ def _forked_map(function: Callable[[Any], Any], jobs: int, size: int) -> Iterato
 
 @contextmanager
 def _batch_collection() -> Iterator[None]:
-    """The garbage collector tuned for a batch (GC_THRESHOLDS, with what exists now frozen), then as it was. What a
-    command froze before (cli._settle: its imports) stays frozen: gc.unfreeze would release that too."""
-    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    """A batch without the cyclic collector. A version makes no reference cycles (engine.Projections; a test
+    holds to it), so collecting would only scan what outlives it, the per-process caches: ~1 ms a version. What
+    exists when the batch starts is frozen (after a fork, shared); at its end, what it left is frozen too when a
+    command froze its imports before (cli._settle), else all is unfrozen again (build_exam called from Python)."""
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
-        if not frozen:
-            gc.unfreeze()
-
+        (gc.freeze if frozen else gc.unfreeze)()
+        if enabled:
+            gc.enable()
 
 def _ignore_interrupts() -> None:
     """Ctrl-C and SIGTERM are the parent's to handle: it ends the pool, without a traceback from every worker

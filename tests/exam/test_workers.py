@@ -87,3 +87,10 @@ def test_a_version_leaves_no_reference_cycles(kind, difficulty, tmp_path):
                for count in (2, 7, 14)]  # the first warms the caches and lazy imports
     assert garbage[1] == garbage[2]
 
+
+def test_a_batch_leaves_the_collector_as_it_found_it():
+    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    with ordered_map(square_and_pid, 1, 10) as run:
+        assert not gc.isenabled()
+        list(run(range(10)))
+    assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, frozen)
