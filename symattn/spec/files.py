@@ -62,7 +62,9 @@ def parse_section(data: Any, field: str) -> Section:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table (object) describing a section")
     kind = kind_of(require(data, "kind", field), f"{field}.kind")
-    check_keys(data, kind.keys | chain.SECTION_KEYS, field, keys_elsewhere(kind))
+    allowed = kind.keys | chain.SECTION_KEYS
+    if not allowed.issuperset(data):  # which other kinds take a key is asked only for the error's message
+        check_keys(data, allowed, field, keys_elsewhere(kind))
     section = kind.parse(data, field)
     if "heading" in data:  # any kind that takes the key: its own level-1 heading, string or table by language
         section = replace(section, heading=written(data["heading"], f"{field}.heading"))
