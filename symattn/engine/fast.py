@@ -95,10 +95,10 @@ def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> Immutable
               else ZZ if all(issubclass(t, Integer) for t in types) else QQ)
     if len(flat) != rows * cols or not all(issubclass(t, Expr) for t in types):  # SymPy's own errors, warnings
         return ImmutableMatrix(rows, cols, flat)
-    convert = domain.from_sympy
+    convert, rational = domain.from_sympy, domain is not EXRAW
     nonzero: dict[int, dict[int, object]] = {}
     for n, v in enumerate(flat):
-        if v != 0:
+        if (v if rational else v != 0):  # a Rational's truth is v != 0, without SymPy's comparison
             i, j = divmod(n, cols)
             nonzero.setdefault(i, {})[j] = v if domain is EXRAW else convert(v)
         else:

@@ -24,4 +24,4 @@ def any_symbolic(values: Iterable[Basic]) -> bool:
     """True when any of the values (a tuple, or a matrix's entries) contains a symbol."""
     if isinstance(values, ImmutableMatrix):  # its entries as it holds them: iterating converts each one
         values = flat_entries(values)
-    return any(is_symbolic(value) for value in values)
+    return any(not value.is_Number and is_symbolic(value) for value in values)  # (a number: no look-up)

@@ -96,10 +96,10 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
             return False
         for matrix in (X, source, attention.Q, attention.K, attention.V):
             rows = entries(matrix)
-            if any(all(v == 0 for v in row) for row in rows):
+            if any(all(map(_zero, row)) for row in rows):
                 return False
             computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V
-            if computed and any(all(v == 0 for v in column) for column in zip(*rows, strict=True)):
+            if computed and any(all(map(_zero, column)) for column in zip(*rows, strict=True)):
                 return False  # a zero column of Q, K or V makes an answer identically 0
         query = attention.queries[focus]
         if list(query.scores).count(max(query.scores)) > 1:
@@ -113,3 +113,8 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
         if len(weights) > 1 and weights[-1] - weights[-2] < Decimal(str(MIN_GAP)):
             return False
     return True
+
+
+def _zero(value: Any) -> bool:
+    """value == 0, for a rational without SymPy's comparison (which sympifies the 0 first): its truth."""
+    return not value if value.is_Rational else value == 0
