@@ -17,7 +17,7 @@ from .fast import flat_entries
 @lru_cache(maxsize=1 << 16)
 def is_symbolic(value: Basic) -> bool:
     """True when the expression contains a symbol (x_{11}, q_1, ...)."""
-    return bool(value.is_Symbol) or any(is_symbolic(arg) for arg in value.args)
+    return bool(value.is_Symbol) or any(not arg.is_Number and is_symbolic(arg) for arg in value.args)
 
 
 def any_symbolic(values: Iterable[Basic]) -> bool:
