@@ -45,11 +45,7 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     numbers of the result the value belongs to (else it is evaluated)."""
     value = value if isinstance(value, Basic) else sympify(value)
     if value.is_Rational:
-        p, q = int(value.p), int(value.q)
-        whole, rest = divmod(abs(p) * 10**digits, q)
-        if 2 * rest >= q:
-            whole += 1
-        return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
+        return rational_decimal(int(value.p), int(value.q), digits)
     if size is None or size >= -digits - 1:  # (a size given too small asks for 0, below)
         found = None if known is None else known.get(value)
         rounded = None if found is None else rounded_approximation(found, digits)
@@ -63,6 +59,15 @@ def to_decimal(value: Expr, digits: int, size: int | None = None, known: Numbers
     with context(figures + 10):
         result = approx.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     return result.copy_abs() if result.is_zero() else result
+
+
+@lru_cache(maxsize=1 << 14)  # an exam's few halves and quarters, in every version's blanks and key
+def rational_decimal(p: int, q: int, digits: int) -> Decimal:
+    """to_decimal() of the rational p/q (q > 0), in integers."""
+    whole, rest = divmod(abs(p) * 10**digits, q)
+    if 2 * rest >= q:
+        whole += 1
+    return Decimal(f"{'-' if p < 0 and whole else ''}{whole}E-{digits}")  # exact: no context rounding
 
 
 def rounded_approximation(x: mpmath.mpf, digits: int) -> Decimal | None:

@@ -105,7 +105,7 @@ def _section(section: Section, result: Any, steps: bool, stages: dict[str, int])
     kind = kind_of(section.kind)
     if not steps:
         return DerivedSection(section.kind, section, result, ())
-    steps = [_staged(s, stages) for s in kind.steps(section, result)]
+    steps = [_staged(s, stages) for s in kind.steps(section, result)] if stages else list(kind.steps(section, result))
     if section.carried:  # a chained section says where its rows came from, after its heading, and not "embeddings"
         steps = chain.reworded(steps, section)
         at = _after_heading(steps)

@@ -12,6 +12,8 @@ Private names relied on, and what is assumed of them:
   `_rows`, `_cols` and `_rep` set, its entries those `rep.to_sympy()` gives (built here from entries at hand);
   `_flat_list_to_DomainMatrix`: the storage `ImmutableMatrix(rows, cols, entries)` picks (ZZ, QQ or EXRAW); a
   sparse storage's `rep.rep` is an SDM, a dict of the nonzero rows (dicts of the nonzero entries).
+- SymPy `SDM.__init__(elements, shape, domain)`: a dict of the elements with `shape`, `rows`, `cols` and `domain`
+  set, then a check that every index is within the shape (skipped by `sparse`, whose callers index within it).
 - SymPy `sympy.core.add._addsort` and `Add._from_args`: sorting terms in place as `Add` orders them, and
   building the Add of already canonical terms without evaluation.
 - SymPy `sympy.core.mul._mulsort` and `Mul._from_args`: the same for the factors of a Mul.
@@ -85,25 +87,34 @@ def with_storage(rep: DomainMatrix, flat: tuple[Expr, ...]) -> ImmutableMatrix:
     return M
 
 
+def sparse(elements: dict[int, dict[int, object]], shape: tuple[int, int], domain) -> SDM:
+    """SDM(elements, shape, domain) without its index checks (a generator per row: most of its time)."""
+    rep = dict.__new__(SDM)
+    dict.__init__(rep, elements)
+    rep.shape = rep.rows, rep.cols = shape
+    rep.domain = domain
+    return rep
+
+
 def matrix_of_entries(rows: int, cols: int, values: Iterable[Expr]) -> ImmutableMatrix:
     """ImmutableMatrix(rows, cols, values): the same storage (ZZ when every entry is an Integer, QQ when each is
     Rational, else EXRAW; the nonzero entries) and entries, without its input checks and without converting every
     entry into the storage and out again."""
-    flat = [_sympify(v) for v in values]
+    flat = [v if isinstance(v, Basic) else _sympify(v) for v in values]  # (_sympify returns a Basic as it is)
     types = set(map(type, flat))
     domain = (EXRAW if not all(issubclass(t, Rational) for t in types)
               else ZZ if all(issubclass(t, Integer) for t in types) else QQ)
     if len(flat) != rows * cols or not all(issubclass(t, Expr) for t in types):  # SymPy's own errors, warnings
         return ImmutableMatrix(rows, cols, flat)
-    convert = domain.from_sympy
+    convert, rational = domain.from_sympy, domain is not EXRAW
     nonzero: dict[int, dict[int, object]] = {}
     for n, v in enumerate(flat):
-        if v != 0:
+        if (v if rational else v != 0):  # a Rational's truth is v != 0, without SymPy's comparison
             i, j = divmod(n, cols)
             nonzero.setdefault(i, {})[j] = v if domain is EXRAW else convert(v)
         else:
             flat[n] = S.Zero  # the storage drops zeros: to_sympy's 0
-    return with_storage(DomainMatrix.from_rep(SDM(nonzero, (rows, cols), domain)), tuple(flat))
+    return with_storage(DomainMatrix.from_rep(sparse(nonzero, (rows, cols), domain)), tuple(flat))
 
 
 def product(X: ImmutableMatrix, W: ImmutableMatrix) -> ImmutableMatrix:
@@ -128,7 +139,7 @@ def row_matrix(M: ImmutableMatrix, i: int) -> ImmutableMatrix:
     if rep.rep.fmt != "sparse":
         return M[i, :]
     nonzero = rep.rep.get(i)
-    return with_storage(DomainMatrix.from_rep(SDM({0: dict(nonzero)} if nonzero else {}, (1, cols), rep.domain)),
+    return with_storage(DomainMatrix.from_rep(sparse({0: dict(nonzero)} if nonzero else {}, (1, cols), rep.domain)),
                         flat_entries(M)[i * cols:(i + 1) * cols])
 
 

@@ -17,11 +17,11 @@ from .fast import flat_entries
 @lru_cache(maxsize=1 << 16)
 def is_symbolic(value: Basic) -> bool:
     """True when the expression contains a symbol (x_{11}, q_1, ...)."""
-    return bool(value.is_Symbol) or any(is_symbolic(arg) for arg in value.args)
+    return bool(value.is_Symbol) or any(not arg.is_Number and is_symbolic(arg) for arg in value.args)
 
 
 def any_symbolic(values: Iterable[Basic]) -> bool:
     """True when any of the values (a tuple, or a matrix's entries) contains a symbol."""
     if isinstance(values, ImmutableMatrix):  # its entries as it holds them: iterating converts each one
         values = flat_entries(values)
-    return any(is_symbolic(value) for value in values)
+    return any(not value.is_Number and is_symbolic(value) for value in values)  # (a number: no look-up)

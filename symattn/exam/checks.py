@@ -22,10 +22,18 @@ def _units(value: str, places: int) -> int:
     return int(Decimal(value).scaleb(places))
 
 
+@lru_cache(maxsize=256)
+def _places(value: str) -> int:
+    return len(value.partition(".")[2])
+
+
 def integer_matrices(matrices: list[list[list[str]]]) -> tuple[list[IntMatrix], int]:
-    """The drawn matrices as integer counts of 10^-places for one shared `places`: products stay exact integers."""
-    places = max(len(v.partition(".")[2]) for matrix in matrices for row in matrix for v in row)
-    return [[[_units(v, places) for v in row] for row in matrix] for matrix in matrices], places
+    """The drawn matrices as integer counts of 10^-places for one shared `places`: products stay exact integers.
+    (Each distinct string, a dozen of a value set, is converted once.)"""
+    texts = {v for matrix in matrices for row in matrix for v in row}
+    places = max(map(_places, texts))
+    units = {v: _units(v, places) for v in texts}.__getitem__
+    return [[list(map(units, row)) for row in matrix] for matrix in matrices], places
 
 
 def _product(left: IntMatrix, right: IntMatrix) -> IntMatrix:
@@ -42,15 +50,17 @@ def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, 
     if any(a[2:] == b[2:] for i, a in enumerate(runs) for b in runs[:i]):
         return False  # two heads with the same weights: the same head twice
     for queries, source, W_Q, W_K, W_V in runs:
-        if repeated(queries) or repeated(source):
+        # (integers: a row is all 0 when none is true) Each product is checked as soon as it is made, V first:
+        # most drawn problems fail here, most often for a zero row of V (one value column in multi-head exams).
+        if repeated(queries) or repeated(source) or not all(map(any, queries)) or not all(map(any, source)):
             return False
-        Q, K, V = _product(queries, W_Q), _product(source, W_K), _product(source, W_V)
-        for matrix in (queries, source, Q, K, V):
-            if any(all(v == 0 for v in row) for row in matrix):
+        made = []
+        for inputs, W in ((source, W_V), (queries, W_Q), (source, W_K)):
+            matrix = _product(inputs, W)
+            if not all(map(any, matrix)) or not all(map(any, zip(*matrix, strict=True))):
                 return False
-        for matrix in (Q, K, V):
-            if any(all(v == 0 for v in column) for column in zip(*matrix, strict=True)):
-                return False
+            made.append(matrix)
+        _, Q, K = made
         scores = [sum(map(mul, Q[focus], k)) for k in K]  # × 10^(4·places)
         if scores.count(max(scores)) > 1:
             return False
@@ -86,10 +96,10 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
             return False
         for matrix in (X, source, attention.Q, attention.K, attention.V):
             rows = entries(matrix)
-            if any(all(v == 0 for v in row) for row in rows):
+            if any(all(map(_zero, row)) for row in rows):
                 return False
             computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V
-            if computed and any(all(v == 0 for v in column) for column in zip(*rows, strict=True)):
+            if computed and any(all(map(_zero, column)) for column in zip(*rows, strict=True)):
                 return False  # a zero column of Q, K or V makes an answer identically 0
         query = attention.queries[focus]
         if list(query.scores).count(max(query.scores)) > 1:
@@ -103,3 +113,8 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
         if len(weights) > 1 and weights[-1] - weights[-2] < Decimal(str(MIN_GAP)):
             return False
     return True
+
+
+def _zero(value: Any) -> bool:
+    """value == 0, for a rational without SymPy's comparison (which sympifies the 0 first): its truth."""
+    return not value if value.is_Rational else value == 0

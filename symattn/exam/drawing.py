@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 import random
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from sympy import Rational
 
 from .exercise import Answer, Part, Work, tolerance
-from .levels import LEVELS, MAX_LOGIT, MIN_WEIGHT, VOCABULARY, Level
+from .levels import LEVELS, MAX_LOGIT, MIN_WEIGHT, VOCABULARY, Level, random_matrix
 
 # The fixed e^x table of easy papers: x from −3 to 3 in steps of 0.125, whatever the version asks.
 EXP_GRID = tuple(Rational(k, 8) for k in range(-24, 25))
@@ -29,9 +30,7 @@ def words(rng: random.Random, n: int, lang: str) -> list[str]:
     return [VOCABULARY[lang][i] for i in rng.sample(range(len(VOCABULARY["en"])), n)]
 
 
-def matrix(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
-    """A rows × cols matrix of `values` (exact strings)."""
-    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
+matrix = random_matrix  # a rows × cols matrix of `values` (exact strings)
 
 
 def distinct_rows(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
@@ -46,8 +45,13 @@ def distinct_rows(rng: random.Random, rows: int, cols: int, values: tuple[str, .
 
 def rows_distinct(rows: list[list[Any]]) -> bool:
     """No two rows with equal values and no all-zero row (strings compared as numbers: "0.5" = ".50")."""
-    numbers = [tuple(Rational(str(v)) for v in row) for row in rows]
+    numbers = [tuple(_rational(str(v)) for v in row) for row in rows]
     return len(set(numbers)) == len(numbers) and all(any(v != 0 for v in row) for row in numbers)
+
+
+@lru_cache(maxsize=1024)  # the value sets' strings and their sums: SymPy parses each in ~20 µs
+def _rational(text: str) -> Rational:
+    return Rational(text)
 
 
 def fractions(rows: list[list[str]]) -> list[list[Fraction]]:

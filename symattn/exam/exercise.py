@@ -49,8 +49,10 @@ def accepted(value: Expr, tolerance: str, digits: int, known=None) -> tuple[Deci
 
 
 def with_tolerances(parts: tuple[Part, ...], d_k: int, digits: int) -> tuple[Part, ...]:
-    """The parts with the tolerances of a problem with this d_k (part() assumes an integer √d_k)."""
-    return tuple(replace(p, tolerance=tolerance(digits, p.accuracy or p.key, d_k)) for p in parts)
+    """The parts with the tolerances of a problem with this d_k (part() assumes an integer √d_k; those that have
+    it already are kept)."""
+    return tuple(p if p.tolerance == (t := tolerance(digits, p.accuracy or p.key, d_k)) else replace(p, tolerance=t)
+                 for p in parts)
 
 
 def exp_rows(table: tuple[tuple[Expr, str], ...]) -> list[tuple[str, str]]:

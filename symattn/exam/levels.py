@@ -45,8 +45,21 @@ LEVELS = {
 
 
 def random_matrix(rng: random.Random, rows: int, cols: int, values: tuple[str, ...]) -> list[list[str]]:
-    """A rows × cols matrix of values drawn from `values` (exact strings)."""
-    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
+    """A rows × cols matrix of values drawn from `values` (exact strings), row by row, each as rng.choice(values)
+    draws it: its rejection sampling of getrandbits (Random._randbelow_with_getrandbits) written out, without the
+    two Python calls an entry that were most of an exam's drawing time (tests/exam/test_drawing.py compares)."""
+    n, getrandbits = len(values), rng.getrandbits
+    bits = n.bit_length()
+    matrix = []
+    for _ in range(rows):
+        row = []
+        for _ in range(cols):
+            r = getrandbits(bits)
+            while r >= n:
+                r = getrandbits(bits)
+            row.append(values[r])
+        matrix.append(row)
+    return matrix
 
 
 @dataclass(frozen=True)

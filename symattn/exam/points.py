@@ -38,10 +38,10 @@ def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tup
     for i, part in enumerate(parts):
         carry += part.work
         if i in asked:
-            chosen.append(replace(part, work=carry))
+            chosen.append((part, carry))
             carry = NO_WORK
-    points = _allocated(TOTAL_POINTS, tuple(p.work.operations for p in chosen))
-    return tuple(replace(p, points=n) for p, n in zip(chosen, points, strict=True))
+    points = _allocated(TOTAL_POINTS, tuple(work.operations for _, work in chosen))
+    return tuple(replace(part, work=work, points=n) for (part, work), n in zip(chosen, points, strict=True))
 
 
 def needed(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:

@@ -4,13 +4,14 @@ that is the square of a short decimal, so √σ², the normalised rows and the o
 from __future__ import annotations
 
 import random
+from fractions import Fraction
 from math import isqrt
 from typing import Any
 
 from sympy import ImmutableMatrix, Rational
 
 from ..engine.norm import NormResult
-from ..exam import drawing
+from ..exam import checks, drawing
 from ..exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable
 from ..exam.levels import Level
 from ..model import Name, Shown
@@ -31,11 +32,11 @@ NAMES = {key: Name(key) for key in ("x", "y", "u", "uh", "mu", "eps", "gamma", "
 NAMES["var"] = Name("var_layer")
 
 
-def short_square(variance: Rational) -> bool:
+def short_square(variance: Rational | Fraction) -> bool:
     """Whether σ² is the square of a terminating decimal (p/q with p, q squares, √p and √q of 2s and 5s only)."""
     if variance <= 0:
         return False
-    p, q = int(variance.p), int(variance.q)
+    p, q = int(variance.numerator), int(variance.denominator)
     if isqrt(p) ** 2 != p or isqrt(q) ** 2 != q:
         return False
     for root in (isqrt(p), isqrt(q)):  # σ and 1/σ terminating decimals: every division by σ ends
@@ -47,11 +48,18 @@ def short_square(variance: Rational) -> bool:
     return True
 
 
-def variance(row: list[str]) -> Rational:
-    """The biased variance of a row of exact strings."""
-    values = [Rational(v) for v in row]
-    mean = sum(values, Rational(0)) / len(values)
-    return sum(((v - mean) ** 2 for v in values), Rational(0)) / len(values)
+def sums(X: list[list[str]], Y: list[list[str]]) -> tuple[list[list[int]], int]:
+    """The rows of X + Y in integers of 10^-places (exam.checks.integer_matrices), and places: exact, and
+    cheaper than SymPy's or Python's fractions (the easy draw tries dozens of y rows a version)."""
+    (X, Y), places = checks.integer_matrices([X, Y])
+    return [[a + b for a, b in zip(x, y, strict=True)] for x, y in zip(X, Y, strict=True)], places
+
+
+def variance(row: list[int], places: int) -> Fraction:
+    """The biased variance of a row of integers of 10^-places: (n Σv² − (Σv)²) / n², exactly the mean square
+    deviation."""
+    n, total = len(row), sum(row)
+    return Fraction(n * sum(v * v for v in row) - total * total, n * n * 10 ** (2 * places))
 
 
 def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
@@ -61,8 +69,9 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
     for x in X:  # easy: each y drawn until σ² of x + y is a short square (bounded; plausible rejects a miss)
         for _ in range(drawing.MAX_TRIES):
             y = drawing.matrix(rng, 1, WIDTH, outputs)[0]
-            total = [str(Rational(a) + Rational(b)) for a, b in zip(x, y, strict=True)]
-            if short_square(variance(total)) or not easy and variance(total) > 0:
+            (u,), places = sums([x], [y])
+            spread = variance(u, places)
+            if short_square(spread) or not easy and spread > 0:
                 break
         Y.append(y)
     return {"kind": AddNormSpec.kind, "tokens": drawing.words(rng, TOKENS, lang), "X": X, "Y": Y, "norm": "layer",
@@ -71,17 +80,17 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
 
 
 def plausible(data: dict[str, Any]) -> bool:
-    sums = [[str(Rational(a) + Rational(b)) for a, b in zip(x, y, strict=True)] for x, y in zip(data["X"], data["Y"],
-                                                                                               strict=True)]
-    if not drawing.rows_distinct(data["X"]) or not drawing.rows_distinct(sums):
+    rows, places = sums(data["X"], data["Y"])
+    if not drawing.rows_distinct(data["X"]) or not drawing.rows_distinct(rows):
         return False
-    return all(short_square(variance(u)) if Rational(data["eps"]) == 0 else variance(u) > 0 for u in sums)
+    return all(short_square(variance(u, places)) if Rational(data["eps"]) == 0 else variance(u, places) > 0
+               for u in rows)
 
 
 def friendly(section: AddNormSpec, result: NormResult) -> bool:
     """Distinct rows and sums; with ε = 0 (easy) σ² of every sum a short square; otherwise σ² > 0."""
-    sums = [list(row.values) for row in result.rows]
-    if not drawing.rows_distinct([list(r) for r in section.X.values.tolist()]) or not drawing.rows_distinct(sums):
+    rows = [list(row.values) for row in result.rows]
+    if not drawing.rows_distinct([list(r) for r in section.X.values.tolist()]) or not drawing.rows_distinct(rows):
         return False
     return all(short_square(row.variance) if section.eps == 0 else row.variance > 0 for row in result.rows)
 

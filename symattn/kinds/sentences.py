@@ -22,6 +22,19 @@ NEARLY_EQUAL = Decimal("0.95")
 def groups(facts: Facts) -> tuple[tuple[str, ...], ...]:
     """The visible keys in groups of nearly equal weight, from the smallest weights to the largest: each group
     holds the keys within NEARLY_EQUAL of its largest weight."""
+    global _grouped
+    last = _grouped  # a query's sentences ask several times in a row (its facts are frozen: the same groups)
+    if last[0] is facts:
+        return last[1]
+    found = _groups(facts)
+    _grouped = (facts, found)
+    return found
+
+
+_grouped: tuple[Facts | None, tuple[tuple[str, ...], ...]] = (None, ())
+
+
+def _groups(facts: Facts) -> tuple[tuple[str, ...], ...]:
     if not facts.weights:
         return ()
     order = sorted(zip(facts.weights, facts.visible, strict=True), key=lambda pair: pair[0], reverse=True)

@@ -62,7 +62,9 @@ def parse_section(data: Any, field: str) -> Section:
     if not isinstance(data, dict):
         raise SpecError(field, "expected a table (object) describing a section")
     kind = kind_of(require(data, "kind", field), f"{field}.kind")
-    check_keys(data, kind.keys | chain.SECTION_KEYS, field, keys_elsewhere(kind))
+    allowed = kind.keys | chain.SECTION_KEYS
+    if not allowed.issuperset(data):  # which other kinds take a key is asked only for the error's message
+        check_keys(data, allowed, field, keys_elsewhere(kind))
     section = kind.parse(data, field)
     if "heading" in data:  # any kind that takes the key: its own level-1 heading, string or table by language
         section = replace(section, heading=written(data["heading"], f"{field}.heading"))
@@ -81,6 +83,8 @@ def keys_elsewhere(kind: Kind) -> dict[str, tuple[str, ...]]:
 def check_document(data: Any) -> None:
     """Every value of a parsed document, walked without recursion: SpecError naming the field for nesting deeper
     than MAX_DEPTH and for text with lone surrogates (JSON's "\\ud800": not a character, and not writable)."""
+    if _sound(data):
+        return
     pending: list[tuple[str, Any, int]] = [("", data, 0)]
     while pending:
         field, value, depth = pending.pop()
@@ -94,6 +98,28 @@ def check_document(data: Any) -> None:
             pending.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
         else:
             _check_text(value, field)
+
+
+def _sound(data: Any) -> bool:
+    """check_document's walk without naming fields (most of its time): whether it would find nothing; when it
+    would, the named walk runs to say where. Lone surrogates stay lone in a join: one search for all the text."""
+    texts: list[str] = []
+    pending: list[tuple[Any, int]] = [([data], -1)]  # (a container, its depth)
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            texts.extend(key for key in value if isinstance(key, str))
+            items = value.values()
+        else:
+            items = value
+        if items and depth >= MAX_DEPTH:
+            return False  # its items are nested deeper than MAX_DEPTH
+        for item in items:
+            if isinstance(item, str):
+                texts.append(item)
+            elif isinstance(item, dict | list):
+                pending.append((item, depth + 1))
+    return not _SURROGATE.search("".join(texts))
 
 
 def _check_text(value: Any, field: str) -> None:

@@ -7,9 +7,8 @@ from decimal import Decimal
 
 from sympy import QQ, Expr, ImmutableMatrix, Integer, Rational
 from sympy.polys.matrices import DomainMatrix
-from sympy.polys.matrices.sdm import SDM
 
-from ..engine.fast import with_storage
+from ..engine.fast import sparse, with_storage
 from ..errors import SpecError
 
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -106,6 +105,6 @@ def matrix_of(rows: list[list[Expr]]) -> ImmutableMatrix:
     if all(v.is_Rational for row in rows for v in row):
         nonzero = {i: entries for i, row in enumerate(rows)
                    if (entries := {j: QQ(int(v.p), int(v.q)) for j, v in enumerate(row) if v})}
-        storage = DomainMatrix.from_rep(SDM(nonzero, (len(rows), len(rows[0])), QQ))
+        storage = DomainMatrix.from_rep(sparse(nonzero, (len(rows), len(rows[0])), QQ))
         return with_storage(storage, tuple(v for row in rows for v in row))
     return ImmutableMatrix(rows)

@@ -123,6 +123,18 @@ def test_expr_new_keeps_the_args_as_given():
         assert type(node) is Node and node.args == parts and all(a is b for a, b in zip(node.args, parts, strict=True))
 
 
+def test_sparse_is_the_sdm_its_init_makes():
+    from sympy.polys.matrices.sdm import SDM
+
+    with assumption("SDM.__init__ setting the dict, shape, rows, cols and domain"):
+        elements = {0: {1: QQ(1, 2)}, 2: {0: QQ(-3)}}
+        made, plain = fast.sparse(elements, (3, 2), QQ), SDM(elements, (3, 2), QQ)
+        assert type(made) is SDM and made == plain
+        assert (made.shape, made.rows, made.cols, made.domain) == (plain.shape, plain.rows, plain.cols, plain.domain)
+        assert vars(made) == vars(plain)
+        assert DomainMatrix.from_rep(made) == DomainMatrix.from_rep(plain)
+
+
 def test_tuple_mhash_is_the_hash_cache():
     with assumption("Tuple._mhash being a writable slot, None until the hash is computed"):
         t = Tuple(Integer(1), Rational(2, 3), sqrt(5))
