@@ -3,18 +3,23 @@ sums, the matrix form. The format decides only how the lines are put on the page
 
 from __future__ import annotations
 
+from typing import Any
+
 from sympy import S
 
 from ..engine import any_symbolic, flat_entries, is_symbolic
 from ..exactfmt import exact_latex
+from ..memo import Memo
 from ..model import (
     Concat,
+    DefinitionTable,
     DotProducts,
     ExactMatrix,
     FlowFigure,
     HeadWeights,
     MatrixEquation,
     Name,
+    Result,
     RowTimesMatrix,
     Scaling,
     SoftmaxStep,
@@ -40,11 +45,21 @@ from .online import OnlinePrinters
 from .rope import RopePrinter
 from .vocab import VocabPrinters
 
+# Steps whose output depends only on the step (its decimals included) and the renderer's settings: they record no
+# checked lines and say no note once (the printers below). By exact class: a subclass may print more.
+PURE_STEPS = frozenset({DefinitionTable, MatrixEquation, Result, TokenTable, VectorEquation, VectorList})
+
 
 class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters, NormPrinter,
                          MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        # what the steps of PURE_STEPS were written as, by step: an exam's problem and answers show the inputs and
+        # results of its worked solution again
+        self._written: Memo[str] = Memo(1 << 8)
 
     def render(self, step: Step) -> str:
         # A flow figure depends on its step and the renderer's settings only: every version of an exam draws the
@@ -54,6 +69,9 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
             if step not in figures:
                 figures[step] = super().render(step)
             return figures[step]
+        if type(step) in PURE_STEPS:
+            found = self._written.find(step)
+            return found if found is not None else self._written.keep(step, super().render(step))
         return super().render(step)
 
     # ------------------------------------------------------------ the spec's own text (text blocks, headings)
