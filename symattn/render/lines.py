@@ -7,11 +7,12 @@ digit, and every digit shown is still the correctly rounded value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from math import isqrt
+from typing import Any
 
 import mpmath
 from sympy import Expr
@@ -254,6 +255,27 @@ def operand(value: Expr, default: Number, places: int, known: Numbers | None = N
     if default.exact:
         return Operand(default, value)
     return Operand(format_number(value, places, known=known), value)
+
+
+# settled()'s lines by the step and what decides their numbers, kept with the step (an id is not reused while it is
+# kept): an exam's paper and its Moodle feedback write the same lines, each with names of its own
+_SETTLED: Memo[tuple[Any, list[Line], Any]] = Memo(1 << 6)
+
+
+def settled(step: Any, settings: Hashable, whats: Callable[[], list[str]],
+            compute: Callable[[], tuple[list[Line], Any]]) -> tuple[list[Line], Any]:
+    """compute()'s lines of a step and what it found beside them, computed once for every renderer whose
+    `settings` (all that its lines' numbers depend on beside the step) are the same; each renderer's lines carry its
+    own `whats()`, in order."""
+    key = (id(step), settings)
+    found = _SETTLED.find(key)
+    if found is None:
+        lines, beside = compute()
+        _SETTLED.keep(key, (step, lines, beside))
+        return lines, beside
+    _, lines, beside = found
+    return [line if line.what == what else Line(what, line.result, line.terms, line.divisor)
+            for line, what in zip(lines, whats(), strict=True)], beside
 
 
 def settle(candidates: Iterable[Callable[[], list[Line]]]) -> list[Line]:
