@@ -39,6 +39,10 @@ class Operand:
     number: Number
     value: Expr
 
+    def __init__(self, number: Number, value: Expr) -> None:
+        # dataclass's, without a frozen class's object.__setattr__ for each field (an exam writes ~170 a version)
+        self.__dict__.update(number=number, value=value)
+
     @property
     def text(self) -> str:
         return self.number.text
@@ -58,6 +62,10 @@ class Line:
     result: Operand
     terms: tuple[tuple[Operand, ...], ...] = ()
     divisor: Operand | None = None
+
+    def __init__(self, what: str, result: Operand, terms: tuple[tuple[Operand, ...], ...] = (),
+                 divisor: Operand | None = None) -> None:
+        self.__dict__.update(what=what, result=result, terms=terms, divisor=divisor)  # (as Operand's)
 
     @property
     def operands(self) -> tuple[Operand, ...]:
