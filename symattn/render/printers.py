@@ -319,18 +319,20 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
             return [*(f"e^{{{a[t]}}}" for t in step.tokens), rf"{lz} = \sum_{{k}} e^{{{la}_{{k}}}}",
                     *(rf"{self.name(Name(weight, t))} &= \frac{{e^{{{a[t]}}}}}{{{lz}}}" for t in step.tokens)]
 
-        lines, _ = self.settled(step, whats, lambda: (settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates),
-                                                      None))
-        powers = [self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
-                  for line in lines[:len(step.tokens)]]
-        # each logit as its power needs it, with one count of decimals for all of them where that checks too
-        # (e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e^{0.8188} gives 2.26778)
-        exponents = [None if exact or self.exact or logit == S.NegativeInfinity
-                     else exponent_shown(logit, text, digits, known)
-                     for logit, (text, exact) in zip(sm.logits, powers, strict=True)]
-        common = max((decimals_shown(e.text) for e in exponents if e is not None), default=digits)
-        exponents = [e if e is None else exponent_shown(logit, text, common, known) or e
-                     for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)]
+        def settle_powers() -> tuple[list[Line], tuple[list[tuple[str, bool]], list[Number | None]]]:
+            lines = settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates)
+            powers = [self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
+                      for line in lines[:len(step.tokens)]]
+            # each logit as its power needs it, with one count of decimals for all of them where that checks too
+            # (e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e^{0.8188} gives 2.26778)
+            exponents = [None if exact or self.exact or logit == S.NegativeInfinity
+                         else exponent_shown(logit, text, digits, known)
+                         for logit, (text, exact) in zip(sm.logits, powers, strict=True)]
+            common = max((decimals_shown(e.text) for e in exponents if e is not None), default=digits)
+            return lines, (powers, [e if e is None else exponent_shown(logit, text, common, known) or e
+                                    for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)])
+
+        lines, (powers, exponents) = self.settled(step, whats, settle_powers)
         for logit, line, (text, exact), shown in zip(sm.logits, lines, powers, exponents, strict=False):
             # the power right of the alignment, where long logits have room: e^{a_t} &≈ e^{0.818830} ≈ 2.26784
             power = r"= e^{-\infty} " if logit == S.NegativeInfinity else ""
