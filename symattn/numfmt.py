@@ -128,18 +128,37 @@ def format_numbers(
         return [_fraction(v) if places is None and v.is_Rational
                 else format_number(v, digits, places or 0, fractions, known, exact_up_to)
                 for v, places in zip(values, written, strict=True)]
-    if uniform:
-        needed = [min_decimals]
-        for v in (values if whole is None else [sympify(w) for w in whole]):
-            if _infinite(v):
-                continue
-            places = decimal_places(v)
-            if places is not None and places <= max(digits, min_decimals, exact_up_to):
-                needed.append(places)
-            elif not (fractions and v.is_Rational):  # a fraction sets no decimals for the others
-                needed.append(digits)
-        min_decimals = max(needed)
+    if uniform and isinstance(whole, tuple):  # every row of a matrix asks for the matrix's decimals: kept by the
+        # tuple's identity, with the tuple (an id is not reused while it is kept)
+        key = (id(whole), digits, min_decimals, fractions, exact_up_to)
+        found = _WHOLE_DECIMALS.find(key)
+        if found is None:
+            found = _WHOLE_DECIMALS.keep(key, (whole, _shared_decimals([sympify(w) for w in whole], digits,
+                                                                       min_decimals, fractions, exact_up_to)))
+        min_decimals = found[1]
+    elif uniform:
+        min_decimals = _shared_decimals(values if whole is None else [sympify(w) for w in whole], digits,
+                                        min_decimals, fractions, exact_up_to)
     return [format_number(v, digits, min_decimals, fractions, known, exact_up_to) for v in values]
+
+
+# format_numbers' shared decimals of each `whole` tuple, with the tuple
+_WHOLE_DECIMALS: Memo[tuple[tuple, int]] = Memo(64)
+
+
+def _shared_decimals(values: list[Expr], digits: int, min_decimals: int, fractions: bool, exact_up_to: int) -> int:
+    """The decimals uniform values share: the most any of them needs to be exact within the budget, else
+    `digits`."""
+    needed = [min_decimals]
+    for v in values:
+        if _infinite(v):
+            continue
+        places = decimal_places(v)
+        if places is not None and places <= max(digits, min_decimals, exact_up_to):
+            needed.append(places)
+        elif not (fractions and v.is_Rational):  # a fraction sets no decimals for the others
+            needed.append(digits)
+    return max(needed)
 
 
 def shades(values: Iterable[Expr], scale: int = 100, known: Numbers | None = None) -> list[int]:

@@ -32,6 +32,7 @@ class Renderer:
             raise RenderError(f"unknown {self.format_name} renderer setting(s): {', '.join(sorted(unknown))}")
         self.settings: dict[str, Any] = {**self.default_settings, **settings}
         self._templates: dict[str, list[tuple[str, str | None]]] = {}
+        self._plain: dict[str, str] = {}  # the strings of no {params}, as text() writes them (half the calls)
         self._printers: dict[type, Any] = {}  # step class -> its _print_ method
 
     @property
@@ -62,6 +63,9 @@ class Renderer:
     def text(self, key: str, params: dict[str, Any] | None = None) -> str:
         """A language string with its literal parts escaped and its {params} rendered; in a language that quotes
         tokens (「が」), the spaces its literals set beside a token go, as the quotes bring their own."""
+        plain = self._plain.get(key)
+        if plain is not None:
+            return plain
         out = []
         quotes = self.lang in TOKEN_QUOTES
         after_token = False
@@ -93,6 +97,8 @@ class Renderer:
         if pieces is None:
             pieces = self._templates[key] = [(self.escape_text(literal), field) for literal, field, _spec, _conv
                                              in string.Formatter().parse(i18n.text(self.lang, key))]
+            if all(field is None for _, field in pieces):
+                self._plain[key] = "".join(literal for literal, _ in pieces)
         return pieces
 
     def param(self, value: Any) -> str:

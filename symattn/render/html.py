@@ -66,6 +66,7 @@ class HtmlRenderer(PagelessMixin, DerivationRenderer):
 
     format_name = "HTML"
     default_settings: ClassVar[dict[str, Any]] = {**DerivationRenderer.default_settings, **PAGELESS_SETTINGS}
+    pure_text = False  # math_text's placeholders
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)

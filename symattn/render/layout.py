@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..memo import Memo
 from ..model import Heatmap
 from ..numfmt import format_number, shades
 
@@ -57,15 +58,17 @@ _COMMAND = re.compile(r"\\[a-zA-Z]+")
 # a matrix as LaTeX writes it (bmatrix) or as the other formats do (an array of right-aligned columns)
 _MATRIX = re.compile(r"\\begin\{(?:bmatrix|array\}\{r+)\}(.*?)\\end\{(?:bmatrix|array)\}", re.S)
 _PLAIN_NUMBER = re.compile(r"-?[0-9.]+")
+_MARKUP = re.compile(r"[{}^_&]")  # what visible_width does not count
+_BRACES = re.compile(r"[{}]")
 
 
 @lru_cache(maxsize=1 << 14)  # the same vectors and names are measured in several steps
 def visible_width(latex: str) -> int:
     """A rough count of the characters a piece of math occupies on the page (wide scripts count double)."""
-    latex = _MATRIX.sub(lambda m: max(m.group(1).split("\\\\"), key=len).replace("&", "  "), latex)
-    plain = _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " "))
-    plain = re.sub(r"[{}^_&]", "", plain)
-    return sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
+    if "\\begin{" in latex:  # (a matrix begins so)
+        latex = _MATRIX.sub(lambda m: max(m.group(1).split("\\\\"), key=len).replace("&", "  "), latex)
+    plain = _MARKUP.sub("", _COMMAND.sub("x", latex.replace(r"\cdot", "*").replace(r"\,", "").replace(r"\ ", " ")))
+    return len(plain) if plain.isascii() else sum(2 if ord(ch) > 0x2E7F else 1 for ch in plain)
 
 
 def set_width(latex: str) -> int:
@@ -81,11 +84,13 @@ def set_width(latex: str) -> int:
 
 def _group(latex: str, at: int) -> tuple[str, int]:
     """The contents of the brace group opening at `at`, and where it ends."""
+    if at < len(latex) and latex[at] not in "{}":  # no group: nothing, up to the next character
+        return "", at + 1
     depth = 0
-    for i in range(at, len(latex)):
-        depth += {"{": 1, "}": -1}.get(latex[i], 0)
+    for brace in _BRACES.finditer(latex, at):
+        depth += 1 if brace.group() == "{" else -1
         if depth == 0:
-            return latex[at + 1:i], i + 1
+            return latex[at + 1:brace.start()], brace.end()
     return latex[at + 1:], len(latex)
 
 
@@ -105,7 +110,7 @@ def display_rows(lines: list[str]) -> int:
     """A rough count of the rows a derivation occupies on the page: a line holding a matrix is as tall as it, one
     holding a fraction two rows."""
     return sum(max((m.group(1).count("\\\\") + 1 for m in _MATRIX.finditer(line)), default=2 if r"\frac" in line else 1)
-               for line in lines)
+               if "\\begin{" in line else 2 if r"\frac" in line else 1 for line in lines)
 
 
 def entry_width(entry: str) -> float:
@@ -183,8 +188,21 @@ class HeatCells:
     largest: str
 
 
+# heat_cells() by the heatmap (kept with it: an id is not reused while it is kept), decimals and scale: an exam's paper
+# and its Moodle feedback shade the same cells
+_HEAT_CELLS: Memo[tuple[Heatmap, HeatCells]] = Memo(16)
+
+
 def heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:
-    """The cells of a heatmap whose largest weight gets the shade `scale`."""
+    """The cells of a heatmap whose largest weight gets the shade `scale` (to be read, not changed)."""
+    key = (id(step), digits, scale)
+    found = _HEAT_CELLS.find(key)
+    if found is None:
+        found = _HEAT_CELLS.keep(key, (step, _heat_cells(step, digits, scale)))
+    return found[1]
+
+
+def _heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:
     weights = [w for row in step.weights.tolist() for w in row]
     texts = [format_number(w, digits, known=step.known).text for w in weights]
     levels = shades(weights, scale, step.known)

@@ -7,11 +7,12 @@ digit, and every digit shown is still the correctly rounded value.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from math import isqrt
+from typing import Any
 
 import mpmath
 from sympy import Expr
@@ -24,6 +25,7 @@ from ..numfmt import Number, format_number
 # shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
 GUARD_CAP = 6
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
+_PLAIN = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")  # what plain_decimal reads (groups: sign, whole, fraction)
 # Line.checks by the line's numbers, and exponent_shown by its arguments: found once however many formats write
 # the line (an exam's paper and its Moodle feedback)
 _JUDGED: Memo[bool] = Memo(1 << 14)
@@ -36,6 +38,10 @@ class Operand:
 
     number: Number
     value: Expr
+
+    def __init__(self, number: Number, value: Expr) -> None:
+        # dataclass's, without a frozen class's object.__setattr__ for each field (an exam writes ~170 a version)
+        self.__dict__.update(number=number, value=value)
 
     @property
     def text(self) -> str:
@@ -56,6 +62,10 @@ class Line:
     result: Operand
     terms: tuple[tuple[Operand, ...], ...] = ()
     divisor: Operand | None = None
+
+    def __init__(self, what: str, result: Operand, terms: tuple[tuple[Operand, ...], ...] = (),
+                 divisor: Operand | None = None) -> None:
+        self.__dict__.update(what=what, result=result, terms=terms, divisor=divisor)  # (as Operand's)
 
     @property
     def operands(self) -> tuple[Operand, ...]:
@@ -100,6 +110,9 @@ class Line:
         return _JUDGED.get((terms, divisor, self.result.number.text, self.result.number.exact), self._judge)
 
     def _judge(self) -> bool:
+        judged = self._judged_in_integers()
+        if judged is not None:
+            return judged
         result = shown_value(self.result)
         if not self.terms or result is None:
             return True
@@ -118,6 +131,26 @@ class Line:
         # rounded operands (an exact result among them, as RoPE's score at m = n from rotated vectors): the result
         # is what they give rounded half-up to its decimals
         return round_half_up(recomputed, places) == result
+
+    def _judged_in_integers(self) -> bool | None:
+        """_judge() of a line whose texts are all plain decimals, in integers (its Fractions cost ~20 µs a line,
+        judged once a line per process); None for any other line."""
+        result, total = plain_decimal(self.result.text), decimal_sum(self.terms)
+        if result is None or total is None or not self.terms:
+            return None
+        numerator, denominator = total[0], 10 ** total[1]
+        if self.divisor is not None:
+            divisor = plain_decimal(self.divisor.text)
+            if divisor is None or divisor[0] == 0:
+                return None
+            numerator *= 10 ** divisor[1] * (-1 if divisor[0] < 0 else 1)
+            denominator *= abs(divisor[0])
+        shown, places = result
+        if self.result.exact and self.lead == "=":
+            return numerator * 10**places == shown * denominator
+        # round_half_up: floor(|x|·10^places + 1/2), with x's sign
+        whole = (2 * abs(numerator) * 10**places + denominator) // (2 * denominator)
+        return (-whole if numerator < 0 else whole) == shown
 
     def recomputed_numerator(self) -> Fraction | None:
         """recomputed() of the terms alone (a quotient's numerator)."""
@@ -167,6 +200,34 @@ def shown_value(operand: Operand) -> Fraction | None:
         return None
 
 
+def plain_decimal(text: str) -> tuple[int, int] | None:
+    """(m, p) of a plain decimal or integer text (m / 10^p, what shown_value gives it), else None."""
+    match = _PLAIN.fullmatch(text)
+    if match is None:
+        return None
+    sign, whole, fraction = match.groups(default="")
+    mantissa = int(whole + fraction)
+    return (-mantissa if sign else mantissa), len(fraction)
+
+
+def decimal_sum(terms: tuple[tuple[Operand, ...], ...]) -> tuple[int, int] | None:
+    """(m, p) of the sum of the products of the operands as shown (m / 10^p), when every one is a plain decimal;
+    else None."""
+    total, places = 0, 0
+    for term in terms:
+        product, shift = 1, 0
+        for o in term:
+            decimal = plain_decimal(o.number.text)
+            if decimal is None:
+                return None
+            product *= decimal[0]
+            shift += decimal[1]
+        if shift > places:
+            total, places = total * 10 ** (shift - places), shift
+        total += product * 10 ** (places - shift)
+    return total, places
+
+
 def surd_radicand(value: Expr) -> int | None:
     """m when the value is √m (an integer m), else None."""
     if value.is_Pow and value.base.is_Integer and value.exp == Fraction(1, 2):
@@ -202,6 +263,27 @@ def operand(value: Expr, default: Number, places: int, known: Numbers | None = N
     if default.exact:
         return Operand(default, value)
     return Operand(format_number(value, places, known=known), value)
+
+
+# settled()'s lines by the step and what decides their numbers, kept with the step (an id is not reused while it is
+# kept): an exam's paper and its Moodle feedback write the same lines, each with names of its own
+_SETTLED: Memo[tuple[Any, list[Line], Any]] = Memo(1 << 6)
+
+
+def settled(step: Any, settings: Hashable, whats: Callable[[], list[str]],
+            compute: Callable[[], tuple[list[Line], Any]]) -> tuple[list[Line], Any]:
+    """compute()'s lines of a step and what it found beside them, computed once for every renderer whose
+    `settings` (all that its lines' numbers depend on beside the step) are the same; each renderer's lines carry its
+    own `whats()`, in order."""
+    key = (id(step), settings)
+    found = _SETTLED.find(key)
+    if found is None:
+        lines, beside = compute()
+        _SETTLED.keep(key, (step, lines, beside))
+        return lines, beside
+    _, lines, beside = found
+    return [line if line.what == what else Line(what, line.result, line.terms, line.divisor)
+            for line, what in zip(lines, whats(), strict=True)], beside
 
 
 def settle(candidates: Iterable[Callable[[], list[Line]]]) -> list[Line]:

@@ -301,6 +301,8 @@ class MathRenderer(Renderer):
 
     def guard_note(self, lines: list[Line]) -> str:
         """The note on guard decimals, once, after the first display whose operands are rounded."""
+        if "numbers.guard" in self.notes_said:  # (said: nothing to look for)
+            return ""
         return self.note_once("numbers.guard") if any(not o.exact for ln in lines for o in ln.operands) else ""
 
     def relation(self, exact: bool) -> str:

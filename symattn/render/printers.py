@@ -3,18 +3,22 @@ sums, the matrix form. The format decides only how the lines are put on the page
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
 from sympy import S
 
 from ..engine import any_symbolic, flat_entries, is_symbolic
 from ..exactfmt import exact_latex
+from ..memo import Memo
 from ..model import (
-    Concat,
+    DefinitionTable,
     DotProducts,
     ExactMatrix,
     FlowFigure,
-    HeadWeights,
     MatrixEquation,
     Name,
+    Result,
     RowTimesMatrix,
     Scaling,
     SoftmaxStep,
@@ -32,7 +36,7 @@ from .escape import escape
 from .ffn import FeedForwardPrinters
 from .heads import HeadsPrinter
 from .layout import column_groups, set_width, visible_width, wrap
-from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle
+from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
 from .math import NOTATION, MathRenderer
 from .matrix_form import MatrixFormPrinter
 from .norm import NormPrinter
@@ -40,11 +44,25 @@ from .online import OnlinePrinters
 from .rope import RopePrinter
 from .vocab import VocabPrinters
 
+# Steps whose output depends only on the step (its decimals included) and the renderer's settings: they record no
+# checked lines and say no note once (the printers below). By exact class: a subclass may print more.
+PURE_STEPS = frozenset({DefinitionTable, MatrixEquation, Result, TokenTable, VectorEquation, VectorList})
+
 
 class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters, NormPrinter,
                          MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
     sibling subclasses, each adding the steps of text, tables and figures in its own form."""
+
+    # Whether math_text() writes user text without side effects. HtmlRenderer's placeholders number the texts in
+    # the order met, and the widths measured of its math count their digits: it writes every step in full.
+    pure_text: ClassVar[bool] = True
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        # what the steps of PURE_STEPS were written as, by step: an exam's problem and answers show the inputs and
+        # results of its worked solution again
+        self._written: Memo[str] = Memo(1 << 8)
 
     def render(self, step: Step) -> str:
         # A flow figure depends on its step and the renderer's settings only: every version of an exam draws the
@@ -54,7 +72,21 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
             if step not in figures:
                 figures[step] = super().render(step)
             return figures[step]
+        if self.pure_text and type(step) in PURE_STEPS:
+            found = self._written.find(step)
+            return found if found is not None else self._written.keep(step, super().render(step))
         return super().render(step)
+
+    def settled(self, step: Step, whats: Callable[[], list[str]], compute: Callable[[], tuple[list[Line], Any]]
+                ) -> tuple[list[Line], Any]:
+        """compute()'s lines of the step and what it found beside them, recorded (checked_lines). With pure_text,
+        found once for all renderers of the same decimals, exact mode and width, on which alone the lines' numbers
+        depend (numbers(), value(): lines.settled); `whats`: this renderer's `what` of each line, in order."""
+        if not self.pure_text:
+            lines, beside = compute()
+        else:
+            lines, beside = settled(step, (self.digits, self.exact_digits, self.exact, self.width), whats, compute)
+        return self.checked_lines(lines), beside
 
     # ------------------------------------------------------------ the spec's own text (text blocks, headings)
 
@@ -155,7 +187,8 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                                for i in kept[c]) + bias_terms[c])
                     for c in range(cols)]
 
-        lines = self.checked_lines(guarded(lines_at, self.digits))
+        lines, shown_row = self.settled(step, lambda: [self.name(step.result)] * cols,
+                                        lambda: (guarded(lines_at, self.digits), shown_row))
         lead_relation = self.relation(all(n.exact for n in (*shown_row, *matrix)))
         lead = f"{self.name(step.result)} &= {self.name(step.row_name)} \\cdot {self.name(step.matrix_name)}"
         lead += f" + {self.name(step.bias_name)}" if step.bias_name else ""
@@ -206,7 +239,9 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                                        for v, n in zip(key.entries, shown, strict=True)], strict=True)))
                     for key_name, key, shown, score in zip(step.key_names, step.keys, keys, step.scores, strict=True)]
 
-        lines = self.checked_lines(guarded(lines_at, self.digits))
+        lines, _ = self.settled(step, lambda: [f"{self.name(step.query_name)} \\cdot {self.name(key_name)}"
+                                               for key_name in step.key_names],
+                                lambda: (guarded(lines_at, self.digits), None))
         left = max(visible_width(line.what) for line in lines)
         out = []
         for line in lines:
@@ -233,7 +268,8 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
                                    places, step.known),),), divisor)
                     for t, s, a in visible]
 
-        lines = iter(self.checked_lines(guarded(lines_at, self.digits)))
+        lines = iter(self.settled(step, lambda: [self.name(Name("a", t)) for t, _, _ in visible],
+                                  lambda: (guarded(lines_at, self.digits), None))[0])
         for token, score, scaled in zip(step.tokens, step.scores, step.scaled, strict=True):
             if scaled == S.NegativeInfinity:  # masked: this key is not visible to the query
                 out.append(rf"{self.name(Name('a', token))} &= -\infty \qquad (M = 0)")
@@ -279,17 +315,24 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
 
         # one count of decimals for every e^{a} (and one for Z), the fewest with which every line checks
         candidates = [(p, q) for p in range(digits, digits + GUARD_CAP + 1) for q in range(digits, p + 1)]
-        lines = self.checked_lines(settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates))
-        powers = [self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
-                  for line in lines[:len(step.tokens)]]
-        # each logit as its power needs it, with one count of decimals for all of them where that checks too
-        # (e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e^{0.8188} gives 2.26778)
-        exponents = [None if exact or self.exact or logit == S.NegativeInfinity
-                     else exponent_shown(logit, text, digits, known)
-                     for logit, (text, exact) in zip(sm.logits, powers, strict=True)]
-        common = max((decimals_shown(e.text) for e in exponents if e is not None), default=digits)
-        exponents = [e if e is None else exponent_shown(logit, text, common, known) or e
-                     for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)]
+        def whats() -> list[str]:
+            return [*(f"e^{{{a[t]}}}" for t in step.tokens), rf"{lz} = \sum_{{k}} e^{{{la}_{{k}}}}",
+                    *(rf"{self.name(Name(weight, t))} &= \frac{{e^{{{a[t]}}}}}{{{lz}}}" for t in step.tokens)]
+
+        def settle_powers() -> tuple[list[Line], tuple[list[tuple[str, bool]], list[Number | None]]]:
+            lines = settle(lambda p=p, q=q: lines_at(p, q) for p, q in candidates)
+            powers = [self.value(line.result.value, known=known, digits=decimals_shown(line.result.text))
+                      for line in lines[:len(step.tokens)]]
+            # each logit as its power needs it, with one count of decimals for all of them where that checks too
+            # (e^{a_I} ≈ e^{0.818830} ≈ 2.26784: e^{0.8188} gives 2.26778)
+            exponents = [None if exact or self.exact or logit == S.NegativeInfinity
+                         else exponent_shown(logit, text, digits, known)
+                         for logit, (text, exact) in zip(sm.logits, powers, strict=True)]
+            common = max((decimals_shown(e.text) for e in exponents if e is not None), default=digits)
+            return lines, (powers, [e if e is None else exponent_shown(logit, text, common, known) or e
+                                    for e, logit, (text, _) in zip(exponents, sm.logits, powers, strict=True)])
+
+        lines, (powers, exponents) = self.settled(step, whats, settle_powers)
         for logit, line, (text, exact), shown in zip(sm.logits, lines, powers, exponents, strict=False):
             # the power right of the alignment, where long logits have room: e^{a_t} &≈ e^{0.818830} ≈ 2.26784
             power = r"= e^{-\infty} " if logit == S.NegativeInfinity else ""
@@ -333,7 +376,8 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
             return [Line(f"z_{{{c}}}", Operand(number, value), tuple((w[j], v[j][c]) for j in range(len(w))))
                     for c, (number, value) in enumerate(zip(result, output, strict=True))]
 
-        lines = self.checked_lines(guarded(lines_at, self.digits))
+        lines, _ = self.settled(step, lambda: [f"z_{{{c}}}" for c in range(len(output))],
+                                lambda: (guarded(lines_at, self.digits), None))
         out = []
         for j in range(len(step.weights)):
             lead = "&" if j == 0 else "&+ "
@@ -344,20 +388,3 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
         exact = all(line.relation == "=" for line in lines)
         out += self.continued(f"&{self.relation(exact)} ", self.vector_pieces(result), self.width - 4)
         return self.align(out) + self.guard_note(lines)
-
-    def _print_HeadWeights(self, step: HeadWeights) -> str:
-        lines = [rf"&\bigl(W_Q^{{({h})}},\ W_K^{{({h})}},\ W_V^{{({h})}}\bigr)" for h in range(1, step.count + 1)]
-        return self.align(lines)
-
-    def _print_Concat(self, step: Concat) -> str:
-        exact = all(n.exact for part in step.parts for n in self.numbers(part))
-        lead = f"{self.name(step.name)} &{self.relation(exact)} "
-        lines = []
-        for p, part in enumerate(step.parts):
-            prefix = lead if p == 0 else r"&\quad \Vert\ "
-            lines += self.continued(prefix, self.vector_pieces(self.numbers(part)), self.width - 14)
-        value = self.numbers(step.value)
-        lines += self.continued(f"&{self.relation(exact and all(n.exact for n in value))} ",
-                                self.vector_pieces(value), self.width - 4)
-        return self.align(lines)
-

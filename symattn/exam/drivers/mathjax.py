@@ -11,6 +11,7 @@ class MathJaxHtml(HtmlRenderer):
     """The derivation as HTML whose math MathJax typesets (an LMS's worked-solution feedback)."""
 
     format_name = "MathJax HTML"
+    pure_text = True  # (math_text below)
 
     def body(self, derivation) -> str:
         self.notes_said.clear()  # a note said once is said once per version's feedback
