@@ -174,3 +174,42 @@ def test_each_power_line_checks_with_a_calculator(specs, name, digits):
             context.prec = 60
             value = Decimal(str(N(exp(Rational(logit)), 60)))
             assert value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP) == Decimal(power), (logit, power)
+
+
+def test_line_judgements_agree_with_decimal_arithmetic():
+    # Line.checks judges lines of plain decimals in integers; here each is recomputed in Decimal arithmetic: the
+    # shown operands' sum of products (over the divisor), equal to the result when all is exact, else rounded
+    # half-up (ties away from zero) to the result's decimals. Results off by one in their last digit are mixed in.
+    import random
+
+    from sympy import S
+
+    from symattn.numfmt import Number
+    from symattn.render.lines import Line, Operand
+
+    rng = random.Random(19)
+
+    def decimal_text(places: int) -> str:
+        whole = rng.randint(-3 * 10**places, 3 * 10**places)
+        text = str(Decimal(whole).scaleb(-places))
+        return text if places else str(whole)
+
+    judged = {True: 0, False: 0}
+    for _ in range(3000):
+        terms = [[decimal_text(rng.randint(0, 4)) for _ in range(rng.randint(1, 2))] for _ in range(rng.randint(1, 4))]
+        divisor = rng.choice([None, None, "2", "4", "0.5", "-1.6", "3"])
+        exact = rng.random() < 0.3
+        with localcontext() as context:
+            context.prec = 100
+            value = sum(Decimal(a) * (Decimal(b[0]) if b else 1) for a, *b in terms)
+            value = value / Decimal(divisor) if divisor else value
+            places = rng.randint(0, 5)
+            rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+            shown = rounded + rng.choice([0, 0, 1, -1]) * Decimal(1).scaleb(-places)
+            expected = shown == value if exact else shown == rounded
+        operands = tuple(tuple(Operand(Number(t, True), S.Zero) for t in term) for term in terms)
+        line = Line("x", Operand(Number(f"{shown:f}", exact), S.Zero), operands,
+                    None if divisor is None else Operand(Number(divisor, True), S.Zero))
+        assert line.checks() == expected, (terms, divisor, f"{shown:f}", exact)
+        judged[expected] += 1
+    assert min(judged.values()) > 500  # both outcomes are tried
