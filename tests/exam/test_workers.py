@@ -89,8 +89,8 @@ def test_a_version_leaves_no_reference_cycles(kind, difficulty, tmp_path):
 
 
 def test_a_batch_leaves_the_collector_as_it_found_it():
-    enabled, frozen = gc.isenabled(), gc.get_freeze_count()
+    gc.unfreeze()  # as a build_exam called from Python finds it (a command run by an earlier test froze its imports)
     with ordered_map(square_and_pid, 1, 10) as run:
         assert not gc.isenabled()
         list(run(range(10)))
-    assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, frozen)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
