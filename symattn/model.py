@@ -40,11 +40,12 @@ class Shown:
     known: Numbers | None = field(default=None, compare=False)  # the numbers of the result the values come from
 
     def __hash__(self) -> int:
-        # the compared fields' hash, as dataclass would make it, kept: a Shown is looked up in every step that shows
-        # it, and a row's `whole` hashes each of its matrix's entries in Python
+        # the compared fields' hash, kept: a Shown is looked up in every step that shows it. A row's `whole` hashes
+        # each of its matrix's entries in Python (~14 µs for 36): its hash is found once for all rows (`rows`).
         found = self.__dict__.get("_hash")
         if found is None:
-            found = self.__dict__["_hash"] = hash((self.values, self.decimals, self.uniform, self.written, self.whole))
+            whole = self.__dict__["_whole_hash"] if "_whole_hash" in self.__dict__ else hash(self.whole)
+            found = self.__dict__["_hash"] = hash((self.values, self.decimals, self.uniform, self.written, whole))
         return found
 
     @classmethod
@@ -66,8 +67,12 @@ class Shown:
         cols, whole = self.values.cols, self.whole if self.whole is not None else self.entries
         # row_matrices slices the matrix's domain storage and shares its entries: a matrix built from the entries
         # would search a domain, and values[i, :] converts each entry out of the storage again
-        return tuple(Shown(values, self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
+        rows = tuple(Shown(values, self.decimals, self.uniform, self.written[i * cols:(i + 1) * cols], whole,
                            self.known) for i, values in enumerate(row_matrices(self.values)))
+        whole_hash = hash(whole)
+        for row in rows:
+            row.__dict__["_whole_hash"] = whole_hash
+        return rows
 
 
 @dataclass(frozen=True)
