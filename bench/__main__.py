@@ -247,7 +247,7 @@ def main() -> int:
         target = 5 if (count == 300 and "pdf" not in formats) else None
         command = [*symattn, "exam", "--count", str(count), "--seed", "1", "--format", formats,
                    "--out", str(work / f"exam-{count}")]
-        against_floor(f"exam --count {count} --format {formats}", command, target, 1 if target is None else 3)
+        against_floor(f"exam --count {count} --format {formats}", command, target, 1 if target is None else repeat)
 
     # symattn grade: 300 students, one version each (of a 300-version exam), a few mistakes each, feedback as
     # Markdown (the PDFs are one upLaTeX run per student, timed by TeX, not by the grading).
