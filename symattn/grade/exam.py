@@ -4,16 +4,22 @@ carrying an error forward needs (the divisor of each head's scores, W_O, the spe
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..spec.fields import parse_digits
 from .numbers import exact_decimal
 
 # The quantities an id's symbol names, by its letters (the head's digits and a label follow them).
 ROLES = {"Q": "Q", "K": "K", "V": "V", "q": "q", "s": "scores", "a": "scaled", "w": "weights", "z": "output"}
+MAX_POINTS = 1000  # a part's points as exam.json may give them (symattn's are 1-20): what grades add up
+MAX_INDEX = 10_000  # a blank's row, column or head
+# A number as exam.json writes it: a decimal in quotes ("-0.25", 30 significant digits), or a fraction ("1/3").
+_EXACT = re.compile(r"-?\d{1,40}(\.\d{1,40})?(/[1-9]\d{0,40})?")
 
 
 @dataclass(frozen=True)
@@ -107,27 +113,80 @@ def load_exam(path: Path) -> Exam:
     if not isinstance(data, dict) or not isinstance(data.get("versions"), list):
         raise SpecError(field, "expected the exam.json `symattn exam --format json` writes (a 'versions' list)")
     options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise SpecError(f"{field}: options", "expected a table (JSON object) as `symattn exam` writes it")
+    lang = options.get("lang", "en")
+    if lang not in ("ja", "en"):
+        raise SpecError(f"{field}: options.lang", f"expected ja or en, got {_brief(lang)}")
+    digits = parse_digits(options.get("digits", 4), f"{field}: options.digits")
     versions = {}
     for k, entry in enumerate(data["versions"]):
-        if "parts" not in entry:
-            raise SpecError(f"{field}: versions[{k}]", "has no 'parts' with blank ids: make the exam again with this "
-                                                       "symattn (`symattn exam ... --format json`)")
+        where = f"{field}: versions[{k}]"
+        if isinstance(entry, dict) and "parts" not in entry:
+            raise SpecError(where, "has no 'parts' with blank ids: make the exam again with this symattn "
+                                   "(`symattn exam ... --format json`)")
+        parts = tuple(_part(part, f"{where}.parts[{i}]")
+                      for i, part in enumerate(_required(entry, "parts", where, list, "a list of parts")))
         try:
-            version = _version(entry)
+            version = _version(entry, parts)
         except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
-            raise SpecError(f"{field}: versions[{k}]", f"not a version as `symattn exam` writes it ({exc!r})") from None
+            what = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) else "a value of another type or form"
+            raise SpecError(where, f"not a version as `symattn exam` writes it ({what})") from None
         versions[version.label] = version
     students = tuple((str(s["id"]), str(s["name"]), str(s["version"])) for s in data.get("students") or ()
                      if isinstance(s, dict) and {"id", "name", "version"} <= set(s))
-    return Exam(options.get("lang", "en"), int(options.get("digits", 4)), versions, students)
+    return Exam(lang, digits, versions, students)
 
 
-def _version(entry: dict[str, Any]) -> GradedVersion:
+def _required(data: Any, key: str, where: str, kind: type | tuple[type, ...], what: str) -> Any:
+    """data[key], which must be of `kind`; else a one-line SpecError naming the field and `what` was expected."""
+    if not isinstance(data, dict):
+        raise SpecError(where, "expected a table (JSON object) as `symattn exam` writes it")
+    if key not in data:
+        raise SpecError(f"{where}.{key}", f"missing: expected {what}")
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise SpecError(f"{where}.{key}", f"expected {what}, got {_brief(value)}")
+    return value
+
+
+def _whole(data: Any, key: str, where: str, low: int, high: int, what: str) -> int:
+    value = _required(data, key, where, int, f"{what} (a whole number from {low} to {high})")
+    if not low <= value <= high:
+        raise SpecError(f"{where}.{key}", f"expected {what} (a whole number from {low} to {high}), got {value}")
+    return value
+
+
+def _exact(data: Any, key: str, where: str, what: str) -> Decimal:
+    """A number exam.json writes in quotes, read exactly."""
+    text = _required(data, key, where, str, f"{what} in quotes, as `symattn exam` writes it (\"0.00005\")")
+    if not _EXACT.fullmatch(text):
+        raise SpecError(f"{where}.{key}", f"expected {what}: a decimal or a fraction such as \"0.25\" or \"1/3\", "
+                                          f"got {_brief(text)}")
+    return exact_decimal(text)
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _part(data: Any, where: str) -> GradedPart:
+    """One of a version's parts, each field checked: its points and tolerance decide every grade."""
+    letter = _required(data, "part", where, str, "the part's letter")
+    tolerance = _exact(data, "tolerance", where, "the tolerance")
+    if tolerance < 0:
+        raise SpecError(f"{where}.tolerance", f"expected a tolerance of 0 or more, got {_brief(data['tolerance'])}")
+    blanks = _required(data, "blanks", where, list, "a list of blanks")
+    return GradedPart(letter, _required(data, "key", where, str, "the part's key"),
+                      _whole(data, "points", where, 0, MAX_POINTS, "the part's points"), tolerance,
+                      tuple(_blank(letter, blank, f"{where}.blanks[{i}]") for i, blank in enumerate(blanks)))
+
+
+def _version(entry: dict[str, Any], parts: tuple[GradedPart, ...]) -> GradedVersion:
     section = entry["spec"]["sections"][0]
     answers = entry["answers"]["sections"][0]
     kind = section["kind"]
-    parts = tuple(GradedPart(p["part"], p["key"], int(p["points"]), Decimal(p["tolerance"]),
-                             tuple(_blank(p["part"], b) for b in p["blanks"])) for p in entry["parts"])
     asked_q = any(b.role == "q" for p in parts for b in p.blanks)
     if "heads" in section:  # several heads: each with its own d_k and scale
         details = {h: {"d_k": len(d["Q"][0]), **section["heads"][h - 1], **d}
@@ -152,12 +211,15 @@ def _divisor(answers: dict[str, Any]) -> Decimal:
     return Decimal(1) if scale == "none" else exact_decimal(scale)
 
 
-def _blank(part: str, data: dict[str, Any]) -> GradedBlank:
-    symbol = data["symbol"]
+def _blank(part: str, data: Any, where: str) -> GradedBlank:
+    symbol = _required(data, "symbol", where, str, "the blank's symbol (Q, w, z_concat, ...)")
     name, _, label = symbol.partition("_")
     base = name.rstrip("0123456789")
     # a letter and a head; multi-head's z_concat and z_final; anything else (another label, a K/V group: Kg1) is
     # a quantity the grader does not carry
     role = ROLES.get(base) if not label else label if base == "z" and label in ("concat", "final") else None
-    return GradedBlank(data["id"], part, role, data.get("head"), int(data["row"]), int(data["column"]),
-                       exact_decimal(data["answer"]))
+    head = None if data.get("head") is None else _whole(data, "head", where, 1, MAX_INDEX, "the blank's head")
+    return GradedBlank(_required(data, "id", where, str, "the blank's id"), part, role, head,
+                       _whole(data, "row", where, 1, MAX_INDEX, "the blank's row"),
+                       _whole(data, "column", where, 1, MAX_INDEX, "the blank's column"),
+                       _exact(data, "answer", where, "the blank's answer"))

@@ -261,3 +261,48 @@ def test_exam_json_s_own_30_figure_answer_is_a_number():
 
     assert parse_answer("0.500000000000000000000000000000") == Decimal("0.5")
     assert parse_answer("1" * 31) is None
+
+
+def _tamper(key: str, value):
+    """An edit of exam.json's first version (or its options): `key` a path of names and indices."""
+    def edit(data):
+        *path, last = key.split(".")
+        target = data
+        for name in path:
+            target = target[int(name)] if name.isdigit() else target[name]
+        if value is _DROP:
+            del target[last]
+        else:
+            target[int(last) if last.isdigit() else last] = value
+    return edit
+
+
+_DROP = object()
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("versions.0.parts.0.tolerance", "-0.001", "versions[0].parts[0].tolerance: expected a tolerance of 0 or more"),
+    ("versions.0.parts.0.points", 1e308, "versions[0].parts[0].points: expected the part's points (a whole number "
+                                         "from 0 to 1000), got 1e+308"),
+    ("versions.0.parts.0.points", 10**9, "versions[0].parts[0].points: expected the part's points"),
+    ("versions.0.parts.0.points", "14", "versions[0].parts[0].points: expected the part's points"),
+    ("versions.0.parts.0.blanks.0.answer", "NaN", "versions[0].parts[0].blanks[0].answer: expected the blank's "
+                                                  "answer: a decimal or a fraction"),
+    ("versions.0.parts.0.blanks.0.answer", 0.5, "versions[0].parts[0].blanks[0].answer: expected the blank's answer "
+                                                "in quotes"),
+    ("versions.0.parts.0.blanks.0.row", 0, "versions[0].parts[0].blanks[0].row: expected the blank's row"),
+    ("versions.0.parts.0.blanks.0.id", _DROP, "versions[0].parts[0].blanks[0].id: missing: expected the blank's id"),
+    ("versions.0.spec", _DROP, "versions[0]: not a version as `symattn exam` writes it (no 'spec')"),
+    ("versions.0.parts", "abc", "versions[0].parts: expected a list of parts"),
+    ("options.digits", "abc", "options.digits: expected a whole number of decimals"),
+    ("options.lang", "fr", "options.lang: expected ja or en"),
+])
+def test_a_tampered_exam_json_is_a_one_line_error(tmp_path, key, value, message):
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01"))])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    _tamper(key, value)(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
