@@ -306,3 +306,22 @@ def test_a_tampered_exam_json_is_a_one_line_error(tmp_path, key, value, message)
     result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_row_that_ends_early_leaves_its_last_blanks_unanswered(tmp_path):
+    """A spreadsheet may write a row without its empty last cells: those blanks are unanswered, not an error."""
+    path = write_exam(tmp_path, [HAND])
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", correct(path, "01")),
+                                                     ("Bob", "01", correct(path, "01"))])
+    rows = list(csv.reader(responses.open(encoding="utf-8")))
+    rows[2] = rows[2][:-2]  # Bob's last two blanks (part e)
+    with responses.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    grades = {g["student"]: g for g in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
+    assert grades["Ann"]["e"] != "0" and grades["Bob"]["e"] == "0"
+    same = ("version", "a", "b", "c", "d")
+    assert [grades["Bob"][k] for k in same] == [grades["Ann"][k] for k in same]
+    feedback = next((tmp_path / "out" / "feedback").glob("002-*.md")).read_text(encoding="utf-8")
+    assert feedback.count("not answered") == 2
