@@ -176,7 +176,7 @@ class LatexRenderer(DerivationRenderer):
         unbroken_words). body() puts the room it needs before it (\\headingroom)."""
         title = unbroken_words(text)
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
-            return rf"\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}"
+            return rf"\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}\nopagebreak"
         return rf"\{_SECTIONING[level]}*{{\headingwords {title}}}"
 
     def heading_room(self, level: int) -> int:
@@ -263,11 +263,10 @@ class LatexRenderer(DerivationRenderer):
         lines.append(r"\end{picture}}\flowfit")
         picture = "{" + "\n".join(lines) + "}"
         under = rf"\figurecaption{{{caption(self, step)}}}"
-        if self.settings["compact_headings"]:  # an exam's solution, cut at page breaks: the caption may go on
-            return "\n".join([r"\par\medskip{\centering", picture + r"\par}\nopagebreak", under, r"\medskip"])
-        # One unbreakable box, in place: under its section's heading (which TeX keeps with it); a float would drift
-        # to the next page's top.
-        return "\n".join([r"\par\noindent\begin{minipage}{\linewidth}\centering", picture, under,
+        # One unbreakable box with its caption, in place: under its section's heading (which TeX keeps with it; an
+        # exam's run-in heading says \nopagebreak); a float would drift to the next page's top.
+        return "\n".join([r"\par" + (r"\medskip" if self.settings["compact_headings"] else "")
+                          + r"\noindent\begin{minipage}{\linewidth}\centering", picture, under,
                           r"\end{minipage}\par\medskip"])
 
     def _print_RopeFigure(self, step: RopeFigure) -> str:

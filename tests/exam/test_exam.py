@@ -210,8 +210,15 @@ def test_worked_solutions_run_past_no_page_foot(tmp_path):
     kinds = {examiner_of(v["spec"]["sections"][0]).name
              for v in json.loads((tmp_path / "exam.json").read_text())["versions"]}
     assert kinds == set(exam_kinds())
-    _, log = compile_with_log((tmp_path / "key.tex").read_text(encoding="utf-8"), jobname="key")
+    pdf, log = compile_with_log((tmp_path / "key.tex").read_text(encoding="utf-8"), jobname="key")
     assert overfull_boxes(log) == []
+    # a flow figure's caption is kept whole, with its figure: one starting near a page's foot went on overleaf
+    (tmp_path / "key.pdf").write_bytes(pdf)
+    pages = subprocess.run(["pdftotext", "-layout", str(tmp_path / "key.pdf"), "-"], capture_output=True, text=True,
+                           check=True).stdout.split("\f")
+    captions = [caption for page in pages for caption in re.findall(r"^ *図 \d+：(?:.+\n)*", page, re.M)]
+    expected = (tmp_path / "key.tex").read_text(encoding="utf-8").count("\\figurecaption{図")  # (flow figures)
+    assert len(captions) == expected > 0 and all(c.rstrip().endswith("。") for c in captions), captions
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "standard"])
