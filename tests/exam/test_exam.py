@@ -219,6 +219,10 @@ def test_worked_solutions_run_past_no_page_foot(tmp_path):
     captions = [caption for page in pages for caption in re.findall(r"^ *図 \d+：(?:.+\n)*", page, re.M)]
     expected = (tmp_path / "key.tex").read_text(encoding="utf-8").count("\\figurecaption{図")  # (flow figures)
     assert len(captions) == expected > 0 and all(c.rstrip().endswith("。") for c in captions), captions
+    # nor is a heading (the worked solution's title, a step's) left at a page's foot, its text overleaf
+    last = [next((line.strip() for line in reversed(page.splitlines()) if line.strip()
+                  and not re.search(r"ページ$", line.strip())), "") for page in pages]
+    assert not [line for line in last if re.fullmatch(r"詳しい解き方|Step \d+:.*", line)], last
 
 
 @pytest.mark.parametrize("difficulty", ["easy", "standard"])
