@@ -81,7 +81,10 @@ class Lines:
             return " + ".join(f"{num(a)}·{num(row[c - 1])}" for a, row in zip(w, V, strict=True))
         if blank.role == "final" and v.W_O is not None:
             z = self.true.vector("concat", None)
-            if z is None:
-                z = [x for h in sorted(v.divisors) for x in self.true.vector("output", h) or []]
+            if z is None:  # the heads' outputs (grouped-query versions have no heads table: their output blanks')
+                heads = sorted(v.divisors) or sorted({b.head for b in v.blanks if b.role == "output" and b.head})
+                z = [x for h in heads for x in self.true.vector("output", h) or []]
+            if len(z) != len(v.W_O):  # a head's output not at hand: no worked line rather than a wrong one
+                return None
             return " + ".join(f"{num(a)}·{num(row[c - 1])}" for a, row in zip(z, v.W_O, strict=True))
         return None

@@ -325,3 +325,19 @@ def test_a_row_that_ends_early_leaves_its_last_blanks_unanswered(tmp_path):
     assert [grades["Bob"][k] for k in same] == [grades["Ann"][k] for k in same]
     feedback = next((tmp_path / "out" / "feedback").glob("002-*.md")).read_text(encoding="utf-8")
     assert feedback.count("not answered") == 2
+
+
+def test_a_wrong_final_output_of_grouped_query_attention_is_marked(tmp_path):
+    """Grouped-query versions have no `heads` table: the worked line of z_final is left out when the concatenation is
+    not at hand (it raised a traceback)."""
+    from .exams import generated
+
+    path = generated(tmp_path, 2, "grouped_query")
+    answers = correct(path, "01")
+    final = next(i for i in answers if ".z_final." in i)
+    answers[final] = "9"
+    responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", answers)])
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    feedback = next((tmp_path / "out" / "feedback").glob("001-*.md")).read_text(encoding="utf-8")
+    assert "you wrote `9`" in feedback
