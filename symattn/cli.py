@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    collecting = gc.isenabled()
+    collecting, frozen = gc.isenabled(), gc.get_freeze_count()
     gc.disable()  # a command's imports make long-lived objects only (~0.1 s of collection): _settle() resumes it
     try:
         with _sigterm_raises():
@@ -210,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         (gc.enable if collecting else gc.disable)()  # as the caller had it (main() also runs inside tests)
+        if not frozen:  # nothing left frozen that it froze (_settle): a later batch's leftovers stay collectable
+            gc.unfreeze()
 
 
 def parse_formats(text: str, allowed: tuple[str, ...], option: str = "--format") -> tuple[str, ...]:

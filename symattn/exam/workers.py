@@ -65,6 +65,7 @@ def _batch_collection() -> Iterator[None]:
         if enabled:
             gc.enable()
 
+
 def _ignore_interrupts() -> None:
     """Ctrl-C and SIGTERM are the parent's to handle: it ends the pool, without a traceback from every worker
     (a forked worker would otherwise inherit the command line's SIGTERM handler)."""

@@ -67,6 +67,7 @@ def test_default_jobs_is_at_least_one():
 
 def cyclic_garbage(options: ExamOptions, out: Path) -> int:
     """The objects in reference cycles an exam leaves behind (found by one collection after it)."""
+    gc.unfreeze()  # as build_exam from Python finds it: a batch after a command's freeze keeps its cycles frozen
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
@@ -94,3 +95,25 @@ def test_a_batch_leaves_the_collector_as_it_found_it():
         assert not gc.isenabled()
         list(run(range(10)))
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_batch_inside_a_command_freezes_what_it_leaves():
+    gc.unfreeze()
+    gc.freeze()  # as cli._settle does with a command's imports
+    try:
+        before = gc.get_freeze_count()
+        kept = [[x] for x in range(100)]  # objects the batch leaves behind
+        with ordered_map(square_and_pid, 1, 10) as run:
+            list(run(range(10)))
+            kept.append([kept])
+        assert gc.isenabled() and gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+
+
+def test_a_command_leaves_nothing_frozen(tmp_path):
+    from symattn.cli import main
+
+    gc.unfreeze()
+    assert main(["exam", "--count", "2", "--seed", "1", "--format", "json", "--out", str(tmp_path)]) == 0
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
