@@ -49,6 +49,8 @@ def random_matrix(rng: random.Random, rows: int, cols: int, values: tuple[str, .
     draws it: its rejection sampling of getrandbits (Random._randbelow_with_getrandbits) written out, without the
     two Python calls an entry that were most of an exam's drawing time (tests/exam/test_drawing.py compares)."""
     n, getrandbits = len(values), rng.getrandbits
+    if not n:  # (rng.choice's IndexError: nothing to draw from)
+        raise IndexError("cannot draw from no values")
     bits = n.bit_length()
     matrix = []
     for _ in range(rows):

@@ -315,6 +315,7 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
 
         # one count of decimals for every e^{a} (and one for Z), the fewest with which every line checks
         candidates = [(p, q) for p in range(digits, digits + GUARD_CAP + 1) for q in range(digits, p + 1)]
+
         def whats() -> list[str]:
             return [*(f"e^{{{a[t]}}}" for t in step.tokens), rf"{lz} = \sum_{{k}} e^{{{la}_{{k}}}}",
                     *(rf"{self.name(Name(weight, t))} &= \frac{{e^{{{a[t]}}}}}{{{lz}}}" for t in step.tokens)]
