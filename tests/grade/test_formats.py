@@ -340,4 +340,6 @@ def test_a_wrong_final_output_of_grouped_query_attention_is_marked(tmp_path):
     result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 0, result.stderr
     feedback = next((tmp_path / "out" / "feedback").glob("001-*.md")).read_text(encoding="utf-8")
-    assert "you wrote `9`" in feedback
+    line = next(item for item in feedback.split("\n- ") if "you wrote `9`" in item)
+    answer = re.search(r"the answer is ≈ (\S+) ", line).group(1)
+    assert re.search(r"Worked line: z\\_final\\\[\d\\\] = .+ ≈ " + re.escape(answer), line), line
