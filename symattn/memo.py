@@ -33,3 +33,26 @@ class Memo(Generic[T]):
             return self.values[key]
         except KeyError:
             return self.keep(key, compute())
+
+
+class ByIdentity(Generic[T]):
+    """(owner, key) -> value, computed once, the owner found by identity: for owners whose equality is slow to decide
+    (a matrix's entries, a derivation step) or that are made anew for each use. Each owner is kept with its value, so
+    that its id is not taken by another object while the entry lasts; emptied when it holds `most` keys."""
+
+    def __init__(self, most: int) -> None:
+        self.memo: Memo[tuple[object, T]] = Memo(most)
+
+    def find(self, owner: object, key: Hashable = ()) -> T | None:
+        """The value kept for the owner and key, or None (for values that are never None)."""
+        found = self.memo.find((id(owner), key))
+        return None if found is None else found[1]
+
+    def keep(self, owner: object, key: Hashable, value: T) -> T:
+        self.memo.keep((id(owner), key), (owner, value))
+        return value
+
+    def get(self, owner: object, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value kept for the owner and key, else compute()'s, kept."""
+        found = self.memo.find((id(owner), key))
+        return found[1] if found is not None else self.keep(owner, key, compute())

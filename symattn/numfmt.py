@@ -14,7 +14,7 @@ from .decimals import GUARD_DIGITS, context, decimal_places, evaluate, leading_d
 from .decimals import approximation as approximation_of
 from .engine import Numbers, is_symbolic
 from .exactfmt import exact_latex
-from .memo import Memo
+from .memo import ByIdentity, Memo
 
 DEFAULT_DIGITS = 4
 # A rounded number on the page of 10^15 or more (to 15 significant digits) is written as its mantissa times a power
@@ -128,22 +128,17 @@ def format_numbers(
         return [_fraction(v) if places is None and v.is_Rational
                 else format_number(v, digits, places or 0, fractions, known, exact_up_to)
                 for v, places in zip(values, written, strict=True)]
-    if uniform and isinstance(whole, tuple):  # every row of a matrix asks for the matrix's decimals: kept by the
-        # tuple's identity, with the tuple (an id is not reused while it is kept)
-        key = (id(whole), digits, min_decimals, fractions, exact_up_to)
-        found = _WHOLE_DECIMALS.find(key)
-        if found is None:
-            found = _WHOLE_DECIMALS.keep(key, (whole, _shared_decimals([sympify(w) for w in whole], digits,
-                                                                       min_decimals, fractions, exact_up_to)))
-        min_decimals = found[1]
+    if uniform and isinstance(whole, tuple):  # every row of a matrix asks for the matrix's decimals
+        min_decimals = _WHOLE_DECIMALS.get(whole, (digits, min_decimals, fractions, exact_up_to), lambda: (
+            _shared_decimals([sympify(w) for w in whole], digits, min_decimals, fractions, exact_up_to)))
     elif uniform:
         min_decimals = _shared_decimals(values if whole is None else [sympify(w) for w in whole], digits,
                                         min_decimals, fractions, exact_up_to)
     return [format_number(v, digits, min_decimals, fractions, known, exact_up_to) for v in values]
 
 
-# format_numbers' shared decimals of each `whole` tuple, with the tuple
-_WHOLE_DECIMALS: Memo[tuple[tuple, int]] = Memo(64)
+# format_numbers' shared decimals of each `whole` tuple, by the tuple's identity
+_WHOLE_DECIMALS: ByIdentity[int] = ByIdentity(64)
 
 
 def _shared_decimals(values: list[Expr], digits: int, min_decimals: int, fractions: bool, exact_up_to: int) -> int:

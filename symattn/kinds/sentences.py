@@ -12,6 +12,7 @@ import mpmath
 
 from .. import engine
 from ..engine import any_symbolic
+from ..memo import ByIdentity
 from ..model import Facts, Heading, Paragraph, Phrase, Phrases, Token, Tokens
 
 # Two weights are "nearly equal" when the smaller is at least this share of the larger (0.2453 and 0.2558: 96 %):
@@ -22,16 +23,11 @@ NEARLY_EQUAL = Decimal("0.95")
 def groups(facts: Facts) -> tuple[tuple[str, ...], ...]:
     """The visible keys in groups of nearly equal weight, from the smallest weights to the largest: each group
     holds the keys within NEARLY_EQUAL of its largest weight."""
-    global _grouped
-    last = _grouped  # a query's sentences ask several times in a row (its facts are frozen: the same groups)
-    if last[0] is facts:
-        return last[1]
-    found = _groups(facts)
-    _grouped = (facts, found)
-    return found
+    return _GROUPED.get(facts, (), lambda: _groups(facts))
 
 
-_grouped: tuple[Facts | None, tuple[tuple[str, ...], ...]] = (None, ())
+# groups() of the last facts: a query's sentences ask several times in a row (its facts are frozen: the same groups)
+_GROUPED: ByIdentity[tuple[tuple[str, ...], ...]] = ByIdentity(1)
 
 
 def _groups(facts: Facts) -> tuple[tuple[str, ...], ...]:

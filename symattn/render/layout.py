@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..memo import Memo
+from ..memo import ByIdentity
 from ..model import Heatmap
 from ..numfmt import format_number, shades
 
@@ -188,18 +188,13 @@ class HeatCells:
     largest: str
 
 
-# heat_cells() by the heatmap (kept with it: an id is not reused while it is kept), decimals and scale: an exam's paper
-# and its Moodle feedback shade the same cells
-_HEAT_CELLS: Memo[tuple[Heatmap, HeatCells]] = Memo(16)
+# heat_cells() by the heatmap, decimals and scale: an exam's paper and its Moodle feedback shade the same cells
+_HEAT_CELLS: ByIdentity[HeatCells] = ByIdentity(16)
 
 
 def heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:
     """The cells of a heatmap whose largest weight gets the shade `scale` (to be read, not changed)."""
-    key = (id(step), digits, scale)
-    found = _HEAT_CELLS.find(key)
-    if found is None:
-        found = _HEAT_CELLS.keep(key, (step, _heat_cells(step, digits, scale)))
-    return found[1]
+    return _HEAT_CELLS.get(step, (digits, scale), lambda: _heat_cells(step, digits, scale))
 
 
 def _heat_cells(step: Heatmap, digits: int, scale: int) -> HeatCells:

@@ -18,7 +18,7 @@ import mpmath
 from sympy import Expr
 
 from ..engine import Numbers
-from ..memo import Memo
+from ..memo import ByIdentity, Memo
 from ..numfmt import Number, format_number
 
 # The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
@@ -265,9 +265,9 @@ def operand(value: Expr, default: Number, places: int, known: Numbers | None = N
     return Operand(format_number(value, places, known=known), value)
 
 
-# settled()'s lines by the step and what decides their numbers, kept with the step (an id is not reused while it is
-# kept): an exam's paper and its Moodle feedback write the same lines, each with names of its own
-_SETTLED: Memo[tuple[Any, list[Line], Any]] = Memo(1 << 6)
+# settled()'s lines by the step and what decides their numbers: an exam's paper and its Moodle feedback write the
+# same lines, each with names of its own
+_SETTLED: ByIdentity[tuple[list[Line], Any]] = ByIdentity(1 << 6)
 
 
 def settled(step: Any, settings: Hashable, whats: Callable[[], list[str]],
@@ -275,13 +275,10 @@ def settled(step: Any, settings: Hashable, whats: Callable[[], list[str]],
     """compute()'s lines of a step and what it found beside them, computed once for every renderer whose
     `settings` (all that its lines' numbers depend on beside the step) are the same; each renderer's lines carry its
     own `whats()`, in order."""
-    key = (id(step), settings)
-    found = _SETTLED.find(key)
+    found = _SETTLED.find(step, settings)
     if found is None:
-        lines, beside = compute()
-        _SETTLED.keep(key, (step, lines, beside))
-        return lines, beside
-    _, lines, beside = found
+        return _SETTLED.keep(step, settings, compute())
+    lines, beside = found
     return [line if line.what == what else Line(what, line.result, line.terms, line.divisor)
             for line, what in zip(lines, whats(), strict=True)], beside
 

@@ -60,19 +60,13 @@ class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinter
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
-        # what the steps of PURE_STEPS were written as, by step: an exam's problem and answers show the inputs and
-        # results of its worked solution again
+        # what a flow figure and the steps of PURE_STEPS were written as, by step: every version of an exam draws the
+        # same figure, and its problem and answers show the inputs and results of its worked solution again
         self._written: Memo[str] = Memo(1 << 8)
 
     def render(self, step: Step) -> str:
-        # A flow figure depends on its step and the renderer's settings only: every version of an exam draws the
-        # same one, and a renderer writes it once.
-        if isinstance(step, FlowFigure):
-            figures = self.__dict__.setdefault("figures_written", {})
-            if step not in figures:
-                figures[step] = super().render(step)
-            return figures[step]
-        if self.pure_text and type(step) in PURE_STEPS:
+        # A flow figure depends on its step and the renderer's settings only, in every format
+        if isinstance(step, FlowFigure) or (self.pure_text and type(step) in PURE_STEPS):
             found = self._written.find(step)
             return found if found is not None else self._written.keep(step, super().render(step))
         return super().render(step)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from ...memo import Memo
+from ...memo import ByIdentity
 from ..exercise import Exercise
 from ..options import ExamOptions
 
@@ -43,13 +43,10 @@ class ByTable:
 
     def __init__(self, write: Callable[[tuple | None, str], str]) -> None:
         self.write = write
-        self.texts: Memo[tuple[tuple | None, str]] = Memo(16)  # tables made anew per version: a few kept
+        self.texts: ByIdentity[str] = ByIdentity(16)  # tables made anew per version: a few kept
 
     def __call__(self, values: tuple | None, strings: str) -> str:
-        found = self.texts.find((id(values), strings))
-        if found is None or found[0] is not values:  # (an id may be reused by a table made later)
-            found = self.texts.keep((id(values), strings), (values, self.write(values, strings)))
-        return found[1]
+        return self.texts.get(values, strings, lambda: self.write(values, strings))
 
 
 EXP_TABLE_COLUMNS = 4  # the e^x table's pairs of columns side by side (49 rows of easy: 13 lines)
