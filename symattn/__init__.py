@@ -13,9 +13,9 @@ __version__ = "0.1.0"
 # Each public name, and where it lives: "module" (same name there) or "module:name".
 _EXPORTS = {
     # derivations
-    "derive": "symattn.derivation",
-    "derive_spec": "symattn.derivation",
-    "Derivation": "symattn.model",
+    "derive": "symattn.pipeline.derive",
+    "derive_spec": "symattn.pipeline.derive",
+    "Derivation": "symattn.document.steps",
     # specs
     "load_spec": "symattn.spec.files",
     "load_example": "symattn.spec.files",
@@ -49,7 +49,7 @@ __all__ = sorted(_EXPORTS)
 
 
 # Exports that make or are Derivations: Jupyter's display methods are attached to Derivation when they are first
-# asked for (model.py imports no renderer).
+# asked for (document/steps.py imports no renderer).
 _DISPLAYED = {"derive", "derive_spec", "Derivation"}
 
 

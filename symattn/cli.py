@@ -267,7 +267,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.points import parse_parts
     from .exam.students import read_students
     from .exam.workers import default_jobs
-    from .numfmt import DEFAULT_DIGITS
+    from .numbers.display import DEFAULT_DIGITS
     from .spec.fields import parse_digits
 
     _settle()
@@ -342,7 +342,7 @@ def _settle() -> None:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    from .derivation import derive_spec
+    from .pipeline.derive import derive_spec
     from .render.answers import render_json
 
     _settle()
@@ -352,7 +352,7 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
-        from .build import FORMATS, build
+        from .render.build import FORMATS, build
         from .spec.fields import parse_digits
 
         _settle()

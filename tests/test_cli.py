@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from symattn import build as build_module
 from symattn.cli import main
+from symattn.render import build as build_module
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

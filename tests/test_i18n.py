@@ -3,9 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from symattn import i18n
+import symattn
+from symattn.infra import i18n
 
-LOCALES = Path(i18n.__file__).parent / "locales"
+LOCALES = Path(symattn.__file__).parent / "locales"
 
 
 def test_languages_have_the_same_keys():

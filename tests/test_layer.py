@@ -1,6 +1,6 @@
 """The `layer` example (issue 18): the article's sentence through an encoder layer and one decoder step to the next
 token, checked against an independent float implementation of the same Transformer, and the block figures of
-chained sections (symattn.blocks): drawn for a run of two or more chained sections, with the right stages."""
+chained sections (symattn.pipeline.blocks): drawn for a run of two or more chained sections, with the right stages."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import symattn
+from symattn.document.steps import FlowFigure
 from symattn.examples import source
-from symattn.model import FlowFigure
 
 
 def _matrix(rows) -> np.ndarray:

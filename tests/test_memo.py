@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from symattn.memo import ByIdentity, Memo
+from symattn.infra.memo import ByIdentity, Memo
 
 
 def test_a_memo_computes_once_and_empties_when_full():

@@ -3,9 +3,9 @@ import random
 import pytest
 from sympy import E, Rational, exp, sqrt
 
-from symattn.decimals import decimal_places, to_decimal
-from symattn.figures import significant
-from symattn.numfmt import format_number, format_numbers
+from symattn.numbers.decimals import decimal_places, to_decimal
+from symattn.numbers.display import format_number, format_numbers
+from symattn.numbers.significant import significant
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
 
     import mpmath
 
-    from symattn.figures import significant_approximation
+    from symattn.numbers.significant import significant_approximation
 
     def reference(x: mpmath.mpf, figures: int = 30) -> str:
         number = Decimal(mpmath.nstr(x, figures + 50, strip_zeros=False))
@@ -118,7 +118,7 @@ def test_significant_approximation_spells_numbers_as_the_decimal_route_does():
 
 def test_fraction_exponential_latex_is_sympys_latex_of_the_exponential():
     from symattn.engine import exponential
-    from symattn.exactfmt import exact_latex, fraction_exponential_latex
+    from symattn.numbers.exact_latex import exact_latex, fraction_exponential_latex
 
     for value in (Rational(0), Rational(1), Rational(-1), Rational(5), Rational(-3, 4), Rational(7, 2),
                   Rational(-123457, 80000)):
@@ -132,7 +132,7 @@ def test_softmax_latex_from_signed_coefficients_is_the_joined_sum():
     coefficients and terms that hold a "+" of their own or start with "-" (written out as before)."""
     import random
 
-    from symattn.exactfmt import Coefficients, softmax_latex
+    from symattn.numbers.exact_latex import Coefficients, softmax_latex
 
     def joined(terms):  # a + b - c, as the sums were written before the coefficients were kept
         return " + ".join(terms).replace("+ -", "- ")
@@ -163,7 +163,7 @@ def test_surd_latex_is_sympys_latex():
     """(p/q)·√m written from its integers, as SymPy prints it: signs, unit coefficients, integers, zero."""
     from sympy import latex
 
-    from symattn.exactfmt import exponential_latex, surd_exponential_latex, surd_latex
+    from symattn.numbers.exact_latex import exponential_latex, surd_exponential_latex, surd_latex
 
     rng = random.Random(11)
     for m in (1, 2, 3, 5, 6, 7, 10, 30):  # m = 1: the rational itself
@@ -191,7 +191,7 @@ def test_significant_surd_is_the_correctly_rounded_value_of_a_times_root_m():
     """(p/q)·√m to 30 significant digits from integers: equal to mpmath at 200 digits rounded once, at every size."""
     import mpmath
 
-    from symattn.figures import significant_surd
+    from symattn.numbers.significant import significant_surd
 
     rng = random.Random(17)
     for _ in range(3000):
@@ -215,9 +215,9 @@ def test_rounded_approximation_is_the_decimal_route():
 
     import mpmath
 
-    from symattn.decimals import binary_magnitude, context, rounded_approximation
     from symattn.engine import WORKING_DIGITS
     from symattn.engine import decimal as approx_decimal
+    from symattn.numbers.decimals import binary_magnitude, context, rounded_approximation
 
     def reference(x: mpmath.mpf, digits: int) -> Decimal:
         size = approx_decimal(x, 15).adjusted()

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from symattn import build as build_module
-from symattn.build import build
 from symattn.cli import main
 from symattn.errors import LatexError, SpecError
-from symattn.output import TEMP_PREFIX
+from symattn.infra.output import TEMP_PREFIX
+from symattn.render import build as build_module
+from symattn.render.build import build
 from symattn.spec.files import load_example
 
 ROOT = Path(__file__).parent.parent
@@ -320,7 +320,7 @@ def test_a_full_disk_keeps_the_old_set_and_leaves_no_temporary_file(tmp_path, ca
 def test_a_failed_rename_puts_the_earlier_files_of_the_set_back(tmp_path, monkeypatch):
     """If the second of three renames fails (a disk error at the last moment), the first target gets its old file
     back and the third, new, is not left: the old set stays whole, with no temporary file."""
-    from symattn.output import write_set
+    from symattn.infra.output import write_set
 
     old = {"a.tex": "old a", "b.md": "old b"}
     for name, text in old.items():

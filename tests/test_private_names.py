@@ -81,9 +81,9 @@ def test_the_checker_finds_private_names():
     source = """
 import symattn.render.latex
 import symattn.engine as eng
-from symattn import numfmt
+from symattn.numbers import display as numfmt
 from symattn.engine import fast
-from symattn.numfmt import _joined, format_number
+from symattn.numbers.display import _joined, format_number
 from symattn.render import latex as lx
 symattn.render.latex._private
 eng._cache
@@ -95,9 +95,9 @@ derivation._repr_html_()
 symattn.__version__, numfmt.__file__
 """
     assert sorted(line.split(": ", 1)[1] for line in offences(source)) == sorted([
-        "from symattn.numfmt import _joined", "symattn.render.latex._private", "symattn.engine._cache",
-        "symattn.numfmt._joined", "symattn.engine.fast._hidden", "symattn.render.latex._x",
-        "setattr(symattn.numfmt, '_joined')",
+        "from symattn.numbers.display import _joined", "symattn.render.latex._private", "symattn.engine._cache",
+        "symattn.numbers.display._joined", "symattn.engine.fast._hidden", "symattn.render.latex._x",
+        "setattr(symattn.numbers.display, '_joined')",
     ])
 
 

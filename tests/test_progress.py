@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from symattn.progress import Counter, Progress
+from symattn.infra.progress import Counter, Progress
 
 
 class Terminal(io.StringIO):

@@ -72,7 +72,7 @@ def _section_index(claim: Claim) -> Any:
 
 def answers_of(spec: Any) -> dict[str, Any]:
     """solve's answers of a spec, as plain data."""
-    from ..derivation import derive_spec
+    from ..pipeline.derive import derive_spec
     from ..render.answers import answers
 
     return answers(derive_spec(spec, steps=False))
@@ -80,7 +80,7 @@ def answers_of(spec: Any) -> dict[str, Any]:
 
 def answered(spec: Any) -> list[Any]:
     """The sections that have answers (all but text blocks), in order: sections[i] of the answers is the i-th."""
-    from ..kinds.text import TextSpec
+    from ..kinds.text.kind import TextSpec
 
     return [section for section in spec.sections if not isinstance(section, TextSpec)]
 

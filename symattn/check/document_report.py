@@ -20,7 +20,7 @@ REPORT_FORMATS = ("md", "pdf", "tex", "html")
 def report_spec(spec: Any, checked: Checked) -> Any:
     """A spec of the report: the findings' block, then the sections with a wrong number (with chained sections,
     every section up to the last of them, so that the chain still holds), the author's own blocks left out."""
-    from ..kinds.text import TextSpec
+    from ..kinds.text.kind import TextSpec
     from ..spec.files import parse_section
 
     answered = answered_sections(spec)
@@ -62,7 +62,7 @@ def write(spec: Any, checked: Checked, formats: tuple[str, ...], out: Path, keep
           ) -> list[Path]:
     """Write the report in the formats asked (of REPORT_FORMATS); the paths written. A file in `keep` (the spec,
     the claims, the --from document) is never overwritten: a one-line error naming --out."""
-    from ..build import build
+    from ..render.build import build
 
     try:
         result = build(report_spec(spec, checked), out, formats, lang="en", keep=keep)

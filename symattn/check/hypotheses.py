@@ -54,8 +54,8 @@ def _floats(matrix) -> Matrix:
 def section_of(spec: Any) -> Section | None:
     """The float inputs of a section the hypotheses can recompute (self- or cross-attention, computed or given,
     without RoPE or a KV cache, numeric); None for any other."""
-    from ..kinds.cross_attention import CrossAttentionSpec, GivenCrossAttentionSpec
-    from ..kinds.self_attention import GivenSelfAttentionSpec, SelfAttentionSpec
+    from ..kinds.cross_attention.kind import CrossAttentionSpec, GivenCrossAttentionSpec
+    from ..kinds.self_attention.kind import GivenSelfAttentionSpec, SelfAttentionSpec
 
     own = isinstance(spec, (SelfAttentionSpec, GivenSelfAttentionSpec))  # self-attention: keys from X itself
     if not (own or isinstance(spec, (CrossAttentionSpec, GivenCrossAttentionSpec))) \

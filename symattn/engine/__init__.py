@@ -10,23 +10,13 @@ Modules, each with one job, each importing only those above it:
     values     the value matrix read once for all queries
     softmax    Softmax, a row's numbers evaluated once, the weighted sum
     pipeline   scores, scaling, attend, attention() and attention_of(), masks, encodings, matrix form, multi-head
-    online     FlashAttention's online softmax: blocks, running maximum, sum and partial output
-    rope       rotary position embeddings: pairs, frequencies, rotations, scores in m − n, rotary attention
-    cache      a decoding step with a KV cache: the cached keys and values first, the new queries only, and the
-               whole sequence recomputed to check it
-    grouped    grouped-query and multi-query attention: K/V heads shared by groups of query heads
-    heads      multi-head attention of several queries: their rows stacked into matrices
-    vocab      next-token prediction: logits over a vocabulary, temperature, softmax, ranking, top-k
 Other modules import from this package, not from its modules.
 """
 
 from __future__ import annotations
 
-from . import cache, online, rope, vocab
 from .canonical import exp_sum, exponential
 from .fast import binary_parts, matrix_of_entries, row_matrices, with_storage
-from .grouped import GroupedQuery, grouped_attention, head_mapping
-from .heads import MultiHeadRows, multi_head_rows
 from .matrices import Fraction, entries, flat_entries, project
 from .numbers import WORKING_DIGITS, Numbers, decimal, decimal_digits
 from .pipeline import (
@@ -54,10 +44,8 @@ __all__ = [
     "Attention",
     "Fraction",
     "FractionRow",
-    "GroupedQuery",
     "MatrixForm",
     "MultiHead",
-    "MultiHeadRows",
     "Numbers",
     "QueryAttention",
     "Softmax",
@@ -68,7 +56,6 @@ __all__ = [
     "attention",
     "attention_of",
     "binary_parts",
-    "cache",
     "concat",
     "decimal",
     "decimal_digits",
@@ -77,18 +64,12 @@ __all__ = [
     "exp_sum",
     "exponential",
     "flat_entries",
-    "grouped_attention",
-    "head_mapping",
     "is_symbolic",
     "matrix_form",
     "matrix_of_entries",
     "multi_head",
-    "multi_head_rows",
     "project",
     "row_matrices",
-    "online",
-    "rope",
-    "vocab",
     "scores",
     "weighted_sum",
     "with_storage",

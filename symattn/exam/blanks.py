@@ -18,9 +18,9 @@ from string import ascii_lowercase
 
 from sympy import Expr
 
+from ..document.phrases import Name
 from ..engine import Numbers
 from ..engine import entries as rows_of
-from ..phrases import Name
 from .exercise import AnswerTable, Exercise, Part
 
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 
-from .. import i18n
-from ..derivation import derive_spec
-from ..output import check_targets, write_set
-from ..progress import Progress
+from ..infra import i18n
+from ..infra.output import check_targets, write_set
+from ..infra.progress import Progress
+from ..pipeline.derive import derive_spec
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from ..spec.model import integer_sqrt
 from .drivers import DRIVERS, Driver, Share

@@ -1,5 +1,5 @@
 """Which exam kind draws, checks and asks a section: the kind of section itself (its Kind's exam hooks), or an
-exam kind that draws a variant of one (`rope`: a self-attention section with RoPE, kinds/rope_exam.py)."""
+exam kind that draws a variant of one (`rope`: a self-attention section with RoPE, features/rope/exam.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..kinds import examinable, kind_of
 @cache
 def variants() -> dict[str, Any]:
     """The exam kinds that are variants of a kind of section, by name."""
-    from ..kinds.rope_exam import ROPE_EXAM
+    from ..features.rope.exam import ROPE_EXAM
 
     return {ROPE_EXAM.name: ROPE_EXAM}
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from sympy import Expr, ImmutableMatrix, cos, sin
 
-from ..decimals import to_decimal
+from ..document.steps import Derivation, Name, Shown, Token
 from ..engine import matrix_of_entries
-from ..model import Derivation, Name, Shown, Token
-from ..numfmt import format_number
+from ..numbers.decimals import to_decimal
+from ..numbers.display import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
 # The writing space of a part on the paper: room for the working (mm), and a line (LINE mm) per vector asked, a table

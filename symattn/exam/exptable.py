@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from sympy import Expr, Rational, exp
 
-from ..numfmt import format_number
+from ..numbers.display import format_number
 from .levels import LEVELS, MAX_LOGIT
 
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
-from ..derivation import compute
 from ..errors import SpecError
-from ..numfmt import DEFAULT_DIGITS
+from ..numbers.display import DEFAULT_DIGITS
+from ..pipeline.derive import compute
 from ..spec.files import parse_spec
 from ..spec.model import Spec
 from .examiners import exam_kinds, examiner, examiner_of

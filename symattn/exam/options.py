@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..numfmt import DEFAULT_DIGITS
+from ..numbers.display import DEFAULT_DIGITS
 from .students import Student
 
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..output import check_targets, write_set
+from ..infra.output import check_targets, write_set
 from ..render.pdf import LatexRuns
 from .exam import Exam, load_exam
 from .feedback import Feedback, points_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from ..i18n import text
+from ..infra.i18n import text
 from ..render.escape import escape, escape_markdown, markdown_code
 from ..render.templates import class_options, language_preamble, read_template
 from .mark import Graded

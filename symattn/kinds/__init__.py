@@ -1,25 +1,67 @@
-"""The kinds of section, by name: the one table that names them all. Adding a kind is a module that defines it,
-its language strings and an example, and a line here; a kind defined elsewhere registers itself (register), with
-its strings in Kind.strings."""
+"""The kinds of section, by name: the one table that names them all. A kind of the package is a folder
+kinds/<name>/ and a line in BUILT_IN, loaded when first asked for; a kind defined elsewhere registers itself
+(register), with its strings in Kind.strings."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from importlib import import_module
 from typing import Any
 
-from .. import i18n
 from ..errors import SpecError
+from ..infra import i18n
 from ..spec.fields import suggest
 from .base import Kind
-from .cross_attention import CROSS_ATTENTION
-from .feed_forward import FEED_FORWARD
-from .grouped_query import GROUPED_QUERY
-from .multi_head import MULTI_HEAD
-from .next_token import NEXT_TOKEN
-from .norm import ADD_NORM, NORM
-from .self_attention import SELF_ATTENTION
-from .text import TEXT
 
-KINDS: dict[str, Kind] = {}
+# The package's kinds, in the order `--kind mixed` takes the examinable ones: name -> "module:attribute" of the
+# instance, imported only when a spec, an exam or a listing asks for that kind.
+BUILT_IN = {
+    "self_attention": "symattn.kinds.self_attention.kind:SELF_ATTENTION",
+    "cross_attention": "symattn.kinds.cross_attention.kind:CROSS_ATTENTION",
+    "multi_head": "symattn.kinds.multi_head.kind:MULTI_HEAD",
+    "text": "symattn.kinds.text.kind:TEXT",
+    "grouped_query": "symattn.kinds.grouped_query.kind:GROUPED_QUERY",
+    "next_token": "symattn.kinds.next_token.kind:NEXT_TOKEN",
+    "feed_forward": "symattn.kinds.feed_forward.kind:FEED_FORWARD",
+    "add_norm": "symattn.kinds.norm.kind:ADD_NORM",
+    "norm": "symattn.kinds.norm.kind:NORM",
+}
+
+
+class Registry(Mapping[str, Kind]):
+    """The kinds by name, in registration order; a built-in kind's module is imported when the kind is first
+    looked up (its name is known before)."""
+
+    def __init__(self, where: dict[str, str]) -> None:
+        self._where = dict(where)  # name -> "module:attribute", until loaded
+        self._kinds: dict[str, Kind | None] = dict.fromkeys(where)
+
+    def __getitem__(self, name: str) -> Kind:
+        kind = self._kinds[name]
+        if kind is None:
+            module, _, attribute = self._where.pop(name).partition(":")
+            kind = self._kinds[name] = getattr(import_module(module), attribute)
+        return kind
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._kinds
+
+    def add(self, kind: Kind) -> None:
+        self._kinds[kind.name] = kind
+
+    def pop(self, name: str) -> Kind:
+        kind = self[name]
+        del self._kinds[name]
+        return kind
+
+
+KINDS = Registry(BUILT_IN)
 
 
 def register(kind: Kind) -> Kind:
@@ -28,13 +70,13 @@ def register(kind: Kind) -> Kind:
     with the same keys, or that would change an existing string."""
     if not kind.name:
         raise ValueError(f"{type(kind).__name__} has no name")
-    if KINDS.get(kind.name, kind) is not kind:
+    if kind.name in KINDS and KINDS[kind.name] is not kind:
         raise ValueError(f"a kind named {kind.name!r} is registered already")
     if kind.strings:
         i18n.check_languages(kind.strings, f"kind {kind.name!r}")
         for lang, new in kind.strings.items():
             i18n.add(lang, new)
-    KINDS[kind.name] = kind
+    KINDS.add(kind)
     return kind
 
 
@@ -51,17 +93,11 @@ def kind_of(name: Any, field: str = "kind") -> Kind:
     """The kind of that name; SpecError naming `field` for an unknown one."""
     if not isinstance(name, str):  # a list or a table (unhashable) is no name
         raise SpecError(field, f"expected the name of a section kind ({', '.join(KINDS)}), got {name!r}")
-    kind = KINDS.get(name)
-    if kind is None:
+    if name not in KINDS:
         raise SpecError(field, f"unknown section kind {name!r}{suggest(name, KINDS)}")
-    return kind
+    return KINDS[name]
 
 
 def examinable() -> tuple[str, ...]:
     """The kinds an exam can draw, in the order `--kind mixed` takes them."""
     return tuple(name for name, kind in KINDS.items() if kind.examinable)
-
-
-for _kind in (SELF_ATTENTION, CROSS_ATTENTION, MULTI_HEAD, TEXT, GROUPED_QUERY, NEXT_TOKEN, FEED_FORWARD, ADD_NORM,
-              NORM):
-    register(_kind)

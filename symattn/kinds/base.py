@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from sympy import ImmutableMatrix
 
-from ..model import FlowFigure, Step
+from ..document.steps import FlowFigure, Step
 from ..spec.model import Section
 
 # The largest document `render` writes (measured: README "Large inputs"): queries derived one by one × keys × d,
@@ -23,9 +23,9 @@ STEPS_PER_PAGE = 45
 ENTRIES_PER_PAGE = 64
 
 if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
-    from ..certify import Bound
     from ..exam.exercise import Asked
     from ..exam.levels import Level
+    from ..pipeline.certify import Bound
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Kind:
     keys: frozenset[str] = frozenset()  # the section keys it accepts, "kind" included
     examinable: bool = False  # whether `symattn exam --kind NAME` can draw problems of it
     # Its language strings, {lang: {dotted key: text}}, for a kind defined outside the package: registering it adds
-    # them to symattn.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.
+    # them to symattn.infra.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.
     strings: ClassVar[dict[str, dict[str, str]]] = {}
 
     def parse(self, data: dict[str, Any], field: str) -> Section:
@@ -106,7 +106,7 @@ class Kind:
 
     def outputs(self, section: Section, result: Any) -> Carried | None:
         """What a later section's `"from:NAME"` reads: the section's tokens and its output rows, one per token,
-        exact (symattn.chain rounds them as the spec's `carry` says). None: the kind passes nothing on."""
+        exact (symattn.pipeline.chain rounds them as the spec's `carry` says). None: the kind passes nothing on."""
         return None
 
     def inputs(self, section: Section, result: Any) -> Carried | None:
@@ -116,7 +116,7 @@ class Kind:
 
     def error_bound(self, section: Section, result: Any, errors: dict[str, float]) -> Bound:
         """How far the values the section prints may be from the true chain's, when each carried matrix (by field:
-        X, Y, memory) is within `errors` of it, entry by entry (symattn.certify). A kind whose X may be carried
+        X, Y, memory) is within `errors` of it, entry by entry (symattn.pipeline.certify). A kind whose X may be carried
         defines it."""
         raise NotImplementedError(f"the {self.name} kind takes no carried rows")
 
@@ -126,13 +126,15 @@ class Kind:
         return Size()
 
     # ------------------------------------------------------------ exams (examinable kinds only)
-    # A kind may keep its exam hooks in a module of its own, `exam_module` (a module of symattn.kinds defining the
-    # functions draw, plausible, friendly and exercise as below), loaded only when an exam asks.
+    # A kind may keep its exam hooks in a module of its own, `exam_module` (a module beside the kind's own, in its
+    # folder: "exam" for kinds/<name>/exam.py, defining the functions draw, plausible, friendly and exercise as
+    # below), loaded only when an exam asks.
     exam_module: str = ""
 
     def exam_hooks(self) -> Any:
         """The module of the kind's exam hooks (exam_module)."""
-        return importlib.import_module(f"{__package__}.{self.exam_module}")
+        folder = type(self).__module__.rpartition(".")[0]
+        return importlib.import_module(f"{folder}.{self.exam_module}")
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
         """A random section's data (exact strings) at a difficulty level."""

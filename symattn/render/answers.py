@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 from .. import __version__
-from ..certify import EXTRA_FIGURES, certified_answers
-from ..figures import FIGURES, more_figures
+from ..document.steps import Derivation
 from ..kinds import kind_of
-from ..model import Derivation
+from ..numbers.significant import FIGURES, more_figures
+from ..pipeline.certify import EXTRA_FIGURES, certified_answers
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of anything else stays on one line)
@@ -17,7 +17,7 @@ _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of
 
 def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents). A section a full carry
-    reaches gives only the significant figures its bound certifies (symattn.certify)."""
+    reaches gives only the significant figures its bound certifies (symattn.pipeline.certify)."""
     sections = []
     for section in derivation.sections:
         kind, bound = kind_of(section.kind), section.bound
@@ -34,7 +34,7 @@ def answers(derivation: Derivation) -> dict[str, Any]:
 
 
 def _named(spec: Any, answer: dict[str, Any]) -> dict[str, Any]:
-    """A section's answers with its `name` after its kind, when it has one (chained sections: symattn.chain)."""
+    """A section's answers with its `name` after its kind, when it has one (chained sections: pipeline.chain)."""
     if spec.name is None:
         return answer
     items = list(answer.items())

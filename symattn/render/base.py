@@ -9,10 +9,10 @@ from __future__ import annotations
 import string
 from typing import Any, ClassVar
 
-from .. import i18n
+from ..document.steps import Derivation, Phrase, Phrases, Step, Token, Tokens
 from ..errors import RenderError
-from ..model import Derivation, Phrase, Phrases, Step, Token, Tokens
-from ..numfmt import DEFAULT_DIGITS
+from ..infra import i18n
+from ..numbers.display import DEFAULT_DIGITS
 
 # How a token is quoted in a sentence of a language (Japanese: 「が」 is a token, not the particle); tables and
 # subscripts show tokens unquoted.

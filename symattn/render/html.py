@@ -11,15 +11,15 @@ from typing import Any, ClassVar
 
 from sympy import Rational
 
-from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
-from ..model_rope import RopeFigure
-from ..numfmt import format_number
+from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..features.rope.figure import html_figure
+from ..features.rope.steps import RopeFigure
+from ..numbers.display import format_number
 from .escape import escape_attribute, escape_html
-from .flow import caption, layout
+from .figures.flow import caption, layout
+from .figures.svg import flow_svg
 from .layout import heat_cells, visible_width
 from .printers import DerivationRenderer
-from .rope_figure import html_figure
-from .svg import flow_svg
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
 # Fonts that exist on common systems, Japanese ones by their names on Linux, macOS and Windows, then the generic

@@ -11,11 +11,13 @@ from typing import Any, ClassVar
 from pylatex import Document, NoEscape
 from sympy import Rational
 
-from ..model import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
-from ..model_rope import RopeFigure
-from ..numfmt import format_number
+from ..document.steps import DefinitionTable, Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..features.rope.figure import latex_figure
+from ..features.rope.steps import RopeFigure
+from ..numbers.display import format_number
 from .escape import escape
-from .flow import caption, geometry, layout
+from .figures.flow import caption, geometry, layout
+from .figures.tex_lengths import TexDims
 from .layout import (
     FONT_SIZE,
     MATRIX_ROWS,
@@ -29,9 +31,7 @@ from .layout import (
     visible_width,
 )
 from .printers import DerivationRenderer
-from .rope_figure import latex_figure
 from .templates import class_options, language_preamble, read_template
-from .tex_lengths import TexDims
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
@@ -233,7 +233,7 @@ class LatexRenderer(DerivationRenderer):
         ])
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        """A flow figure in picture mode, as render/flow.py lays it out, measured by TeX (the macros of
+        """A flow figure in picture mode, as render/figures/flow.py lays it out, measured by TeX (the macros of
         preamble-common.tex), with its caption."""
         figure = layout(self, step)
         dims = TexDims()

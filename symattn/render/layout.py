@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..memo import ByIdentity
-from ..model import Heatmap
-from ..numfmt import format_number, shades
+from ..document.steps import Heatmap
+from ..infra.memo import ByIdentity
+from ..numbers.display import format_number, shades
 
 # ------------------------------------------------------------ the page, defined once
 # The preamble's \usepackage[...]{geometry} is written from these (see geometry_options); every width below is in

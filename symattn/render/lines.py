@@ -18,8 +18,8 @@ import mpmath
 from sympy import Expr
 
 from ..engine import Numbers
-from ..memo import ByIdentity, Memo
-from ..numfmt import Number, format_number
+from ..infra.memo import ByIdentity, Memo
+from ..numbers.display import Number, format_number
 
 # The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
 # shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from .. import i18n
-from ..decimals import to_decimal
-from ..model import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, Paragraph, References, TextTable
+from ..infra import i18n
+from ..numbers.decimals import to_decimal
 from ..spec.model import Math, Written
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
-from .flow import caption, grouped_chain, layout
-from .flow_block import block_chain
+from .figures.blocks import block_chain
+from .figures.flow import caption, grouped_chain, layout
 from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin

@@ -13,11 +13,11 @@ from typing import Any, ClassVar
 
 from sympy import Expr
 
+from ..document.steps import Display, Eq, Formula, Name, Num, Paragraph, Shown, SqrtDk, Step
 from ..engine import Numbers
 from ..errors import RenderError
-from ..exactfmt import exact_latex
-from ..model import Display, Eq, Formula, Name, Num, Paragraph, Shown, SqrtDk, Step
-from ..numfmt import Number, format_number, format_numbers
+from ..numbers.display import Number, format_number, format_numbers
+from ..numbers.exact_latex import exact_latex
 from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
 from .layout import (
@@ -41,10 +41,10 @@ NOTATION = {
     "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
     "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
     "p": "p",  # a KV cache's count of cached positions
-    # RoPE's rotated queries and keys (kinds/rope.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
+    # RoPE's rotated queries and keys (features/rope/feature.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
     "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
     "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
-    # next-token prediction (kinds/next_token.py): logits ℓ_j, probabilities p_j, top-k's renormalised p̃_j and Z̃,
+    # next-token prediction (kinds/next_token/kind.py): logits ℓ_j, probabilities p_j, top-k's renormalised p̃_j and Z̃,
     # W_vocab with columns w_j (tied: the embeddings E with rows E_j), the bias b, the temperature T
     "l": r"\ell", "pt": r"\tilde{p}", "Zt": r"\tilde{Z}", "W_vocab": r"W_{\mathrm{vocab}}", "E": "E", "b": "b",
     "T": "T",
@@ -65,7 +65,7 @@ FORMULAS = {
     "x_plus_p": r"$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
-    # FlashAttention's online softmax (kinds/online.py)
+    # FlashAttention's online softmax (features/online_softmax/feature.py)
     "online_nn": r"n \times n",
     "online_m": r"m^{(b)}",
     "online_l": r"\ell^{(b)}",
@@ -79,7 +79,7 @@ FORMULAS = {
     # a KV cache: new token t at absolute position p + t sees positions 0 … p + t
     "cache_position": "p + t",
     "cache_seen": r"0, \ldots, p + t",
-    # RoPE (kinds/rope.py)
+    # RoPE (features/rope/feature.py)
     "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
     "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
     "rope_angle": r"\varphi_{i} = m\,\theta_{i}",

@@ -4,9 +4,9 @@ entry checkable."""
 
 from __future__ import annotations
 
+from ..document.steps import MatrixFormStep, Shown
 from ..engine import any_symbolic
-from ..model import MatrixFormStep, Shown
-from .heads import matrix_form_names, score_product
+from ..kinds.multi_head.printers import matrix_form_names, score_product
 from .layout import visible_width
 from .lines import Line, Operand, guarded, operand
 from .math import MathRenderer

@@ -1,12 +1,12 @@
 """Jupyter's display of a Derivation: the worked solution as HTML or Markdown, and the outputs as LaTeX.
 
-model.py knows nothing about rendering, so the display methods are attached to Derivation from here by register(),
+document.steps knows nothing about rendering, so the display methods are attached to Derivation from here by register(),
 which symattn's lazy exports call when a derivation can first be made (symattn.derive, symattn.Derivation ...).
 """
 
 from __future__ import annotations
 
-from ..model import Derivation, Result
+from ..document.steps import Derivation, Result
 from .html import HtmlRenderer
 from .markdown import MarkdownRenderer, render_markdown
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import LatexError, TexNotFoundError
-from ..output import process_alive
+from ..infra.output import process_alive
 
 # upLaTeX typesets (Japanese natively, in C: several times faster than LuaLaTeX + luatexja); dvipdfmx turns its DVI
 # into the PDF, embedding the fonts.

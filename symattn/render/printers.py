@@ -8,10 +8,7 @@ from typing import Any, ClassVar
 
 from sympy import S
 
-from ..engine import any_symbolic, flat_entries, is_symbolic
-from ..exactfmt import exact_latex
-from ..memo import Memo
-from ..model import (
+from ..document.steps import (
     DefinitionTable,
     DotProducts,
     ExactMatrix,
@@ -30,19 +27,22 @@ from ..model import (
     WeightedSum,
     WrittenHeading,
 )
-from ..numfmt import Number, format_number, format_numbers
+from ..engine import any_symbolic, flat_entries, is_symbolic
+from ..features.online_softmax.printers import OnlinePrinters
+from ..features.rope.printers import RopePrinter
+from ..infra.memo import Memo
+from ..kinds.feed_forward.printers import FeedForwardPrinters
+from ..kinds.multi_head.printers import HeadsPrinter
+from ..kinds.next_token.printers import VocabPrinters
+from ..kinds.norm.printers import NormPrinter
+from ..numbers.display import Number, format_number, format_numbers
+from ..numbers.exact_latex import exact_latex
 from ..spec.model import Math, Written
 from .escape import escape
-from .ffn import FeedForwardPrinters
-from .heads import HeadsPrinter
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
 from .math import NOTATION, MathRenderer
 from .matrix_form import MatrixFormPrinter
-from .norm import NormPrinter
-from .online import OnlinePrinters
-from .rope import RopePrinter
-from .vocab import VocabPrinters
 
 # Steps whose output depends only on the step (its decimals included) and the renderer's settings: they record no
 # checked lines and say no note once (the printers below). By exact class: a subclass may print more.

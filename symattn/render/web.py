@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import DefinitionTable
+from ..document.steps import DefinitionTable
 
 # Their settings beside DerivationRenderer's defaults.
 PAGELESS_SETTINGS: dict[str, Any] = {"mathrm_words": False, "matrix_rows": None}

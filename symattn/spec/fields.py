@@ -360,7 +360,7 @@ def symbolic_matrix(base: str, rows: int, cols: int) -> GivenMatrix:
 
 def matrix(value: Any, field: str) -> GivenMatrix:
     """A numeric matrix (entries may be names such as a, b1); each entry keeps how it was written. A GivenMatrix
-    is one already (the rows a chained section carries: symattn.chain)."""
+    is one already (the rows a chained section carries: symattn.pipeline.chain)."""
     if isinstance(value, GivenMatrix):
         return value
     if value == "symbolic":

@@ -11,10 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .. import chain, examples
+from .. import examples
 from ..errors import SpecError
 from ..kinds import KINDS, kind_of
 from ..kinds.base import Kind
+from ..pipeline import chain
 from .fields import check_keys, key_field, parse_digit_stages, parse_lang, require, suggest
 from .fields import name as parse_name
 from .model import Section, Spec
@@ -32,7 +33,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = None) -> Spec:
     """Validate a parsed spec document and build the exact Spec; `digits` (--digits) overrides the spec's for
-    the values chained sections carry as shown (symattn.chain)."""
+    the values chained sections carry as shown (symattn.pipeline.chain)."""
     if not isinstance(data, dict):
         raise SpecError("spec", f"expected a table (object) at the top level, got {type(data).__name__}")
     check_document(data)

@@ -169,7 +169,7 @@ class Written:
 
 @dataclass(frozen=True)
 class Carry:
-    """Where one of a section's matrices came from (symattn.chain): `field` (X, Y, memory) is `what` ("from": the
+    """Where one of a section's matrices came from (pipeline.chain): `field` (X, Y, memory) is `what` ("from": the
     output rows, "input": the input rows) of the earlier section `source`, carried as `mode` says ("shown": as
     that section's document shows them, to `digits` decimals; "full": at the working precision); `exact`: every
     carried value is the exact one (nothing was rounded); `columns`: how wide the rows are; `size`: their largest
@@ -189,7 +189,7 @@ class Carry:
 class Section:
     """Base of every kind's section type; `kind` names its kind in the registry (symattn.kinds). `heading` is the
     level-1 heading the spec wrote for it, if its kind takes one (spec.files reads it for every kind); `name` the
-    name later sections refer to it by, and `carried` where its referenced matrices came from (symattn.chain)."""
+    name later sections refer to it by, and `carried` where its referenced matrices came from (pipeline.chain)."""
 
     kind: ClassVar[str]
     heading: Written | None = field(default=None, kw_only=True)
@@ -207,7 +207,7 @@ class Spec:
     digits: int | None = None
     name: str = "spec"
     stage_digits: tuple[tuple[str, int], ...] = ()  # (stage, decimals) for the stages with their own (scores, result)
-    # A chained spec (symattn.chain): its parsed document, to carry again at other digits (--digits), and the
+    # A chained spec (symattn.pipeline.chain): its parsed document, to carry again at other digits (--digits), and the
     # results computed while parsing it, as (section, result) pairs, so that nothing is computed twice.
     source: Any = field(default=None, compare=False, repr=False)
     computed: tuple[tuple[Section, Any], ...] = field(default=(), compare=False, repr=False)

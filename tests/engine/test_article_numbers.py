@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from symattn import engine
-from symattn.numfmt import format_numbers
+from symattn.numbers.display import format_numbers
 from symattn.spec.model import Scale
 
 

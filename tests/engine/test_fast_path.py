@@ -15,7 +15,7 @@ from sympy import Add, ImmutableMatrix, N, Rational, latex
 
 from symattn import engine
 from symattn.engine import WeightedAverage, fast
-from symattn.figures import significant
+from symattn.numbers.significant import significant
 from symattn.spec.model import Mask, Scale
 
 
@@ -138,8 +138,8 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     """The answer key reads a row's weights and outputs from the engine's numbers (that it need not build the SymPy
     forms is measured by the benchmark of `solve`); the texts equal those of the forms once built (√6 scaling:
     irrational logits; a zero value column; a causal mask; equal scores, whose weights are rational)."""
-    from symattn.figures import FIGURES
-    from symattn.kinds.answers import softmax_texts
+    from symattn.kinds.attention.answers import softmax_texts
+    from symattn.numbers.significant import FIGURES
 
     texts = random_problem(6, seed=11)
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # W_V's first column zero: V's first column zero
@@ -189,8 +189,8 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     path evaluates a row in arb, the SymPy path in mpmath."""
     from sympy import Integer, sqrt
 
-    from symattn.exactfmt import fraction_coefficients_latex
-    from symattn.kinds.answers import query_answers
+    from symattn.kinds.attention.answers import query_answers
+    from symattn.numbers.exact_latex import fraction_coefficients_latex
 
     texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it
     texts[3] = [["0", *row[1:]] for row in texts[3]]  # a zero value column

@@ -231,9 +231,9 @@ def test_quick_pre_check_agrees_with_the_exact_check(difficulty):
     accepts (that would change which versions a seed gives); on these candidates it decides exactly alike."""
     import random
 
-    from symattn.derivation import compute
     from symattn.exam.examiners import exam_kinds, examiner_of
     from symattn.exam.generate import draw, plausible
+    from symattn.pipeline.derive import compute
 
     rng = random.Random(f"pre-check:{difficulty}")
     decisions = []

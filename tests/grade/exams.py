@@ -7,12 +7,12 @@ import csv
 import json
 from pathlib import Path
 
-from symattn.derivation import compute
 from symattn.exam.build import exercise
 from symattn.exam.drivers.answers_json import JsonDriver
 from symattn.exam.drivers.base import Share
 from symattn.exam.generate import Version, generate
 from symattn.exam.options import ExamOptions
+from symattn.pipeline.derive import compute
 from symattn.spec.files import parse_spec
 
 # Self-attention over A, B with X = I: Q, K, V are the weight matrices' rows. q_A = [1, 1, 0, 0],

@@ -25,8 +25,8 @@ from sympy import Rational
 import symattn
 from symattn import SpecError, answers, derive_spec, kind_of, parse_spec
 from symattn.cli import main
-from symattn.model import Paragraph
-from symattn.render.checked import displayed_lines
+from symattn.document.steps import Paragraph
+from symattn.render.displayed import displayed_lines
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "swiglu")
 

@@ -25,9 +25,9 @@ from symattn import (
     render_latex,
     render_markdown,
 )
-from symattn.kinds.sentences import CONDITIONS
-from symattn.model import Heading, Paragraph
-from symattn.render.checked import displayed_lines
+from symattn.document.sentences import CONDITIONS
+from symattn.document.steps import Heading, Paragraph
+from symattn.render.displayed import displayed_lines
 from tests.render.test_displayed_lines import check
 from tests.render.test_html_page import fonts, measure  # noqa: F401 (fonts: a fixture)
 

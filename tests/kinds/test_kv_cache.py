@@ -17,7 +17,7 @@ from sympy import ImmutableMatrix, Integer, Rational, cos, sin, sqrt
 
 from symattn import answers, derive, parse_spec, render_markdown
 from symattn.cli import main
-from symattn.engine import cache as engine_cache
+from symattn.features.kv_cache import engine as engine_cache
 from symattn.spec.model import Mask, Rope
 
 # ------------------------------------------------------------ an independent float implementation

@@ -268,7 +268,7 @@ def test_the_size_limit_counts_every_token(tmp_path, capsys):
 @pytest.mark.parametrize("digits", [None, 3])
 @pytest.mark.parametrize("focus", ["all", "matrix", ["t2", "t0"]])
 def test_every_displayed_line_checks(focus, digits):
-    from symattn.render.checked import displayed_lines
+    from symattn.render.displayed import displayed_lines
     from tests.render.test_displayed_lines import check
 
     data = random_spec(random.Random(12), focus, n=3, mask="causal")
@@ -281,8 +281,8 @@ def test_every_displayed_line_checks(focus, digits):
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 def test_every_conditional_sentence_is_true(lang):
-    from symattn.kinds.sentences import CONDITIONS
-    from symattn.model import Heading, Paragraph
+    from symattn.document.sentences import CONDITIONS
+    from symattn.document.steps import Heading, Paragraph
 
     said = set()
     for focus in ("all", "matrix", ["t2", "t1"]):

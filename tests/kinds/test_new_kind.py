@@ -11,9 +11,10 @@ import pytest
 from sympy import ImmutableMatrix, Rational
 
 import symattn
-from symattn import Kind, i18n, register_kind, unregister_kind
+from symattn import Kind, register_kind, unregister_kind
 from symattn.cli import main
-from symattn.model import DotProducts, Heading, Name, Num, Paragraph, Shown, Step, VectorEquation
+from symattn.document.steps import DotProducts, Heading, Name, Num, Paragraph, Shown, Step, VectorEquation
+from symattn.infra import i18n
 from symattn.spec.fields import matrix, require
 from symattn.spec.model import Section
 from symattn.spec.numbers import parse_number

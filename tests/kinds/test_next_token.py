@@ -22,7 +22,7 @@ from sympy import E, Rational, exp, simplify
 
 import symattn
 from symattn.cli import main
-from symattn.render.checked import displayed_lines
+from symattn.render.displayed import displayed_lines
 
 SMALL = {"title": "Tied", "lang": "en", "sections": [{
     "kind": "next_token", "tokens": ["I", "love"], "X": [[1, 0], ["0.5", "0.5"]],

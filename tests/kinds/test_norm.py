@@ -22,13 +22,13 @@ from sympy import Rational, sqrt
 
 import symattn
 from symattn.cli import main
+from symattn.document.sentences import CONDITIONS
+from symattn.document.steps import Heading, Paragraph
 from symattn.kinds import kind_of
-from symattn.kinds.sentences import CONDITIONS
-from symattn.model import Heading, Paragraph
-from symattn.model_norm import NormAffine
-from symattn.numfmt import Number
-from symattn.render.checked import displayed_lines
-from symattn.render.norm import root_checks
+from symattn.kinds.norm.printers import root_checks
+from symattn.kinds.norm.steps import NormAffine
+from symattn.numbers.display import Number
+from symattn.render.displayed import displayed_lines
 
 # ------------------------------------------------------------ the float reference (PyTorch's conventions)
 

@@ -12,11 +12,12 @@ import pytest
 from sympy import Add, S, exp
 from sympy import expand_mul as expand
 
-from symattn import answers, derive_spec, engine, parse_spec, render_html, render_json, render_markdown
+from symattn import answers, derive_spec, parse_spec, render_html, render_json, render_markdown
 from symattn.cli import main
-from symattn.model import Paragraph
-from symattn.model_variants import OnlineBlock, OnlineResult
-from symattn.render.checked import displayed_lines
+from symattn.document.steps import Paragraph
+from symattn.features.online_softmax import engine as online_engine
+from symattn.features.online_softmax.steps import OnlineBlock, OnlineResult
+from symattn.render.displayed import displayed_lines
 
 
 def flash_numpy(q, K, V, block, visible):
@@ -207,8 +208,8 @@ def test_the_engine_proves_the_equality_for_other_scores(extra):
     result = derivation.sections[0].result
     rows = [tuple(result.V[j, :]) for j in range(result.V.rows)]
     for query in result.queries.values():
-        online = engine.online.online_softmax(query.scaled, rows, 2, result.known)
-        assert engine.online.matches_direct(online, rows)
+        online = online_engine.online_softmax(query.scaled, rows, 2, result.known)
+        assert online_engine.matches_direct(online, rows)
     assert all(line.checks() for line in displayed_lines(derivation))
     render_markdown(derivation)
 

@@ -30,11 +30,11 @@ from symattn import (
     render_markdown,
 )
 from symattn.cli import main
+from symattn.document.sentences import CONDITIONS
+from symattn.document.steps import Heading, Paragraph
 from symattn.engine import dot
-from symattn.engine import rope as engine_rope
-from symattn.kinds.sentences import CONDITIONS
-from symattn.model import Heading, Paragraph
-from symattn.render.checked import displayed_lines
+from symattn.features.rope import engine as engine_rope
+from symattn.render.displayed import displayed_lines
 from symattn.spec.model import Rope
 from tests.render.test_displayed_lines import check
 from tests.render.test_html_page import fonts, measure  # noqa: F401 (fonts: a fixture)
@@ -286,7 +286,7 @@ def test_trig_sums_are_written_as_sympy_writes_them():
     from sympy import Add, Integer, cos, latex, sin, sqrt
 
     from symattn.engine import exponential
-    from symattn.exactfmt import exponential_latex, trig_sum_latex
+    from symattn.numbers.exact_latex import exponential_latex, trig_sum_latex
 
     rng = random.Random(2)
     angles = [Rational(1, 50), sqrt(10) / 10, 10 ** Rational(2, 3) / 100, Integer(7),

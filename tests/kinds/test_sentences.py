@@ -11,8 +11,8 @@ from decimal import Decimal
 import pytest
 
 from symattn import derive, derive_spec, parse_spec, render_markdown
-from symattn.kinds.sentences import CONDITIONS, NEARLY_EQUAL, groups, query_facts, section_facts, weight_sentences
-from symattn.model import Facts, Heading, Paragraph
+from symattn.document.sentences import CONDITIONS, NEARLY_EQUAL, groups, query_facts, section_facts, weight_sentences
+from symattn.document.steps import Facts, Heading, Paragraph
 
 EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
 

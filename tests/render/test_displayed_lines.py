@@ -11,7 +11,7 @@ import pytest
 from sympy import N, Rational, exp, sqrt
 
 from symattn import derive
-from symattn.render.checked import displayed_lines
+from symattn.render.displayed import displayed_lines
 
 CAUSAL_D4 = """
 title = "causal, d_k = 4"
@@ -184,7 +184,7 @@ def test_line_judgements_agree_with_decimal_arithmetic():
 
     from sympy import S
 
-    from symattn.numfmt import Number
+    from symattn.numbers.display import Number
     from symattn.render.lines import Line, Operand
 
     rng = random.Random(19)

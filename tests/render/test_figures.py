@@ -9,7 +9,7 @@ import pytest
 
 from symattn import derive, render_markdown
 from symattn.cli import main
-from symattn.model import FlowFigure
+from symattn.document.steps import FlowFigure
 from symattn.render.html import render_html
 from symattn.render.latex import render_latex
 
@@ -94,7 +94,7 @@ def test_html_draws_each_figure_as_inline_svg():
 
 def test_each_box_is_true_for_its_section():
     """No scaling box without scaling, ÷ c for a given scale, X + P with positional encodings, ⋮ beyond four heads."""
-    from symattn.render.flow import flow
+    from symattn.render.figures.flow import flow
     from symattn.spec.model import Scale
 
     def names(step):

@@ -31,7 +31,7 @@ def test_markdown_reads_like_the_article():
 
 
 def test_markdown_escapes_user_text():
-    from symattn.derivation import derive_spec
+    from symattn.pipeline.derive import derive_spec
     from symattn.spec.files import parse_spec
 
     spec = parse_spec({"title": "*bold* <b>x</b> $5", "sections": [{
@@ -138,8 +138,8 @@ def test_the_model_imports_no_renderer():
     import ast
     from pathlib import Path
 
-    import symattn.model
+    import symattn.document.steps
 
-    tree = ast.parse(Path(symattn.model.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(symattn.document.steps.__file__).read_text(encoding="utf-8"))
     modules = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
     assert not any("render" in module for module in modules)

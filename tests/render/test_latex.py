@@ -9,8 +9,8 @@ import pytest
 from sympy import E, Rational, simplify, sqrt
 
 from symattn import RenderError, derive, derive_spec, parse_spec
-from symattn.model import Name, Step
-from symattn.numfmt import format_numbers
+from symattn.document.steps import Name, Step
+from symattn.numbers.display import format_numbers
 from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
@@ -123,7 +123,7 @@ def test_matrices_taller_than_a_page_are_shown_in_labelled_bands_of_rows():
     HTML have no page foot and keep it whole."""
     from sympy import ImmutableMatrix
 
-    from symattn.model import Shown
+    from symattn.document.steps import Shown
 
     latex = LatexRenderer(lang="en")
     assert latex.settings["matrix_rows"] == 22
@@ -393,7 +393,7 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
     character and the gap as 1 let a 16-column score matrix of entries like -154 run 37 pt into the margin."""
     from sympy import ImmutableMatrix
 
-    from symattn.model import Shown
+    from symattn.document.steps import Shown
 
     assert column_width(["-17.86", "2.5", "7"]) == pytest.approx(1.45 + 4 * 0.93 + 0.52 + 1.86)
     assert column_width([r"-\tfrac{1}{3}", "2"]) == pytest.approx(4 + 0.5 + 1.86)

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symattn import LatexError, derive_spec, parse_spec, render_latex
-from symattn import build as build_module
 from symattn.cli import main
+from symattn.render import build as build_module
 from symattn.render.pdf import LatexRun, compile_pdf, log_excerpt
 
 pytestmark = pytest.mark.pdf
@@ -176,7 +176,7 @@ def test_random_specs_compile(tmp_path, data, lang, exact):
                                                          ("matrix", "ja", True), ("symbolic", "en", False),
                                                          ("decoder", "ja", True)])
 def test_nothing_runs_off_the_page(example, lang, exact):
-    from symattn.derivation import derive
+    from symattn.pipeline.derive import derive
     from symattn.render.pdf import compile_with_log, overfull_boxes
 
     _, log = compile_with_log(render_latex(derive(example, lang=lang), exact=exact), jobname=example)
@@ -187,7 +187,7 @@ def test_nothing_runs_off_the_page(example, lang, exact):
 def test_thirty_digits_with_exact_forms_stay_on_the_page(lang):
     """--example decoder --digits 30 --exact ran 117 pt off the page: quotients and weights put their results on
     lines of their own, long products break after a dot, powers e^{x} stand right of the alignment."""
-    from symattn.derivation import derive
+    from symattn.pipeline.derive import derive
     from symattn.render.pdf import compile_with_log, overfull_boxes
 
     _, log = compile_with_log(render_latex(derive("decoder", lang=lang, digits=30), exact=True), jobname="d30")
@@ -264,7 +264,7 @@ def test_a_16_token_handout_stays_on_the_page():
     into labelled column blocks and its heatmap is scaled down, and nothing runs off the page."""
     import random
 
-    from symattn.model import DotProducts, MatrixFormStep, RowTimesMatrix
+    from symattn.document.steps import DotProducts, MatrixFormStep, RowTimesMatrix
     from symattn.render.answers import answers
     from symattn.render.pdf import compile_with_log, overfull_boxes
 

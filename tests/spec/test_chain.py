@@ -1,4 +1,4 @@
-"""Chained sections (symattn.chain): names, "from:NAME" / "input:NAME" references and how values carry, checked
+"""Chained sections (symattn.pipeline.chain): names, "from:NAME" / "input:NAME" references and how values carry, checked
 against an independent numpy attention (PyTorch's convention: softmax(Q Kᵀ / √d_k) V row by row, Q = X W_Q,
 K = X W_K, V = X W_V, no biases; multi-head: the heads' outputs concatenated, times W_O) and mpmath."""
 
@@ -90,7 +90,7 @@ def test_the_first_section_is_shown_as_without_the_chain():
     """The same steps, but for the chain's block figure before them (and so the flow figure's number)."""
     from dataclasses import replace
 
-    from symattn.model import FlowFigure
+    from symattn.document.steps import FlowFigure
 
     def without_block(steps):
         return [replace(s, number=0) if isinstance(s, FlowFigure) else s for s in steps
@@ -108,7 +108,7 @@ def test_the_page_shows_what_is_carried():
         derivation = symattn.derive_spec(spec(), lang=lang)
         page = symattn.render_markdown(derivation)
         assert "0.8933" in page and "0.9295" in page
-        for line in symattn.render.checked.displayed_lines(derivation):
+        for line in symattn.render.displayed.displayed_lines(derivation):
             check(line)
 
 
@@ -153,7 +153,7 @@ def test_full_carries_the_working_precision():
                 assert abs(mpmath.mpf(carried.p) / carried.q - z[c]) < mpmath.mpf(10) ** -85
     page = symattn.render_markdown(symattn.derive_spec(s, lang="en"))
     assert "carried at the working precision (90 significant digits)" in page
-    for line in symattn.render.checked.displayed_lines(symattn.derive_spec(s, lang="en")):
+    for line in symattn.render.displayed.displayed_lines(symattn.derive_spec(s, lang="en")):
         check(line)
 
 
@@ -440,7 +440,7 @@ def test_full_carry_answers_are_the_true_chains_to_30_digits():
 def test_every_line_of_an_input_chain_checks():
     for first in ("", 'carry = "full"'):
         derivation = symattn.derive_spec(spec(text=POSITIONS, first=first), lang="en")
-        lines = symattn.render.checked.displayed_lines(derivation)
+        lines = symattn.render.displayed.displayed_lines(derivation)
         assert len(lines) > 10
         for line in lines:
             check(line)
@@ -499,8 +499,8 @@ def test_a_vector_s_error_names_its_entry():
 def test_a_document_of_too_many_sections_is_refused_before_any_work(tmp_path, capsys):
     """Each section within its own bounds, but together past MAX_PAGES (a chain of 1,500 norms made 19,500 pages
     and rendered for 100 s): one line naming the sections, exit 2, nothing written; solve is not limited."""
-    from symattn.build import MAX_PAGES
     from symattn.cli import main
+    from symattn.render.build import MAX_PAGES
 
     sections = [{"kind": "norm", "name": "s0", "tokens": ["a", "b"], "X": [["1", "0.5"], ["0.2", "1"]]}]
     sections += [{"kind": "norm", "name": f"s{i}", "X": f"from:s{i - 1}"} for i in range(1, 400)]

@@ -10,7 +10,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from ... import __version__
-from ...figures import significant
+from ...numbers.significant import significant
 from ...render.answers import answers
 from ..blanks import letter, part_blanks
 from ..exercise import Exercise

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from ...memo import ByIdentity
+from ...infra.memo import ByIdentity
 from ..exercise import Exercise
 from ..options import ExamOptions
 

@@ -3,7 +3,7 @@ Part) and its rounding convention, as LaTeX."""
 
 from __future__ import annotations
 
-from ...model import Name
+from ...document.steps import Name
 from ...render.latex import LatexRenderer
 from ...spec.model import integer_sqrt
 from ..exercise import Exercise, Part

@@ -9,11 +9,11 @@ from decimal import Decimal
 
 from sympy import Expr
 
-from ...decimals import decimal_places, to_decimal
+from ...document.steps import Name, SqrtDk, Token
 from ...engine import Numbers
 from ...engine import entries as rows_of
-from ...model import Name, SqrtDk, Token
-from ...numfmt import format_numbers
+from ...numbers.decimals import decimal_places, to_decimal
+from ...numbers.display import format_numbers
 from ...render.escape import escape_html, safe
 from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions

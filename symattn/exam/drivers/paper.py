@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from pylatex import Document, NoEscape
 
-from ...model import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
+from ...document.steps import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template

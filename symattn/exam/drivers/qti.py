@@ -11,9 +11,9 @@ import io
 import zipfile
 from typing import Any
 
+from ...document.steps import Name, SqrtDk, Token
 from ...engine import entries as rows_of
 from ...errors import SpecError
-from ...model import Name, SqrtDk, Token
 from ...render.markdown import MarkdownRenderer
 from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, angle_rows, exp_rows
 from ..options import ExamOptions

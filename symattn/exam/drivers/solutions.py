@@ -8,10 +8,10 @@ from decimal import Decimal
 from pylatex import Document, NoEscape
 from sympy import Expr
 
-from ...decimals import decimal_places
+from ...document.steps import Name
 from ...engine import entries as rows_of
-from ...model import Name
-from ...numfmt import format_number
+from ...numbers.decimals import decimal_places
+from ...numbers.display import format_number
 from ...render.escape import escape
 from ...render.latex import DOCUMENT_CLASS, LatexRenderer, shared_preamble
 from ...render.layout import PAPER

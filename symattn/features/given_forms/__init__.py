@@ -1,0 +1,1 @@
+"""given forms."""

@@ -1,0 +1,133 @@
+"""From a spec to files on disk: derive, render, compile, write atomically."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import SpecError, TexNotFoundError
+from ..infra.output import check_targets, write_set
+from ..infra.progress import Counter
+from ..kinds import kind_of
+from ..kinds.base import MAX_MATRIX, MAX_STEPS
+from ..pipeline.derive import derive_spec
+from ..spec.model import Spec
+from .pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
+
+FORMATS = ("tex", "pdf", "json", "md", "html")
+LONG_DOCUMENT = 40  # pages from which build says what it is doing (the mt handout has 8)
+# The most pages a whole document may take: a few of the largest sections (64 tokens at d = 8 made 1,192 pages).
+MAX_PAGES = 4000
+# Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported
+# only when its format is asked for (a `render --format tex` need not load the HTML and MathML code).
+TEXT_RENDERERS: dict[str, tuple[str, str]] = {
+    "tex": ("symattn.render.latex", "render_latex"), "md": ("symattn.render.markdown", "render_markdown"),
+    "html": ("symattn.render.html", "render_html"), "json": ("symattn.render.answers", "render_json"),
+}
+
+
+def text_renderer(fmt: str) -> Callable[..., str]:
+    """The function that renders a derivation as `fmt` text (keyword `exact` for all but json)."""
+    module, name = TEXT_RENDERERS[fmt]
+    function = getattr(importlib.import_module(module), name)
+    return (lambda derivation, exact: function(derivation)) if fmt == "json" else function
+
+
+def output_stem(name: str) -> str:
+    """The file name (without suffix) the outputs get: the spec's name, unless that could leave the output
+    folder or name nothing (empty, '.', '..', a path separator, a leading dot), then 'spec'."""
+    separators = {os.sep, os.altsep or os.sep, "/", "\\"}
+    if not name.strip() or name.startswith(".") or any(sep in name for sep in separators) or "\0" in name:
+        return "spec"
+    return name
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build wrote, and what it could not do (a one-line warning), if anything."""
+
+    written: tuple[Path, ...]
+    warning: str | None = None
+
+
+def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
+          digits: int | None = None, exact: bool = False, pdf_required: bool = True,
+          notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None,
+          keep: Iterable[Path] = ()) -> BuildResult:
+    """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
+
+    Everything is computed and compiled before anything is written, then the set is written at once
+    (write_set); a file in `keep` (the input spec) is never overwritten. Without TeX, a PDF that was not
+    required is skipped with a warning; a required one raises TexNotFoundError and nothing is written. `latex`
+    is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
+    """
+    keep = tuple(keep)
+    pages = 0
+    if any(fmt != "json" for fmt in formats):  # a document with pages: refused before any work when too large
+        pages = check_size(spec)
+    # A long document says what it is doing, phase by phase: its derivation and each text take seconds.
+    tell = notify if pages >= LONG_DOCUMENT else (lambda message: None)
+    sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
+    stem = output_stem(spec.name)
+    paths = {fmt: out_dir / f"{stem}.{fmt}" for fmt in FORMATS}
+    check_targets([paths[fmt] for fmt in formats], keep)  # before the work: an --out that cannot be written fails
+    warning = None
+    if "pdf" in formats and not tex_available():
+        if pdf_required:
+            raise TexNotFoundError(_no_tex_message())
+        warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if fmt != "pdf")
+    tell(f"deriving a document of about {pages} pages...")
+    derivation = derive_spec(spec, lang=lang, digits=digits)
+    outputs: dict[Path, str | bytes] = {}
+    for fmt in formats:
+        if fmt in TEXT_RENDERERS:
+            tell(f"writing {paths[fmt].name}...")
+            outputs[paths[fmt]] = text_renderer(fmt)(derivation, exact=exact)
+    if "pdf" in formats:
+        if paths["tex"] not in outputs:
+            tell(f"writing the LaTeX of {paths['pdf'].name}...")
+        tex = outputs.get(paths["tex"]) or text_renderer("tex")(derivation, exact=exact)
+        notify("compiling the PDF with upLaTeX...")
+        with Counter("PDF pages written") as pages:
+            pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
+                   else compile_pdf(tex, stem, on_page=pages.update))
+        outputs[paths["pdf"]] = pdf
+    write_set(outputs, keep)
+    return BuildResult(tuple(outputs), warning)
+
+
+def check_size(spec: Spec) -> int:
+    """SpecError naming a section's focus (a multi-head's heads) when its document would pass MAX_STEPS (queries
+    derived one by one × keys × d) or MAX_MATRIX (entries of the matrix form): TeX would run for minutes or stop.
+    Only the spec is read; `solve` and JSON are not limited by it. Else the pages the document takes, about."""
+    pages = 0
+    for i, section in enumerate(spec.sections):
+        size = kind_of(section.kind).size(section)
+        pages += size.pages
+        field = f"sections[{i}].{size.field}"
+        matrix_fits = size.field == "focus" and 0 < size.matrix <= MAX_MATRIX
+        if size.steps > MAX_STEPS:
+            default = "heads with their own weights" if size.field == "heads" else "tokens derived one by one"
+            what = size.what or default
+            instead = ('use focus = "matrix" for the matrix form alone, or symattn solve for the answers'
+                       if matrix_fits else "use symattn solve or --format json for the answers")
+            over = size.over or f"over {size.keys} keys (d = {size.d})"
+            raise SpecError(field, f"{size.stepwise} {what} {over} make a document of "
+                                   f"about {size.pages} pages; at most {MAX_STEPS // (size.keys * size.d)} are "
+                                   f"written out ({instead})")
+        if size.matrix > MAX_MATRIX:
+            raise SpecError(field, f"a matrix form of {size.matrix} entries makes a document of about {size.pages} "
+                                   f"pages; at most {MAX_MATRIX} are written out (use symattn solve or --format json "
+                                   "for the answers)")
+    if pages > MAX_PAGES:  # many sections each within bounds (a chain of 1,500 norms: 19,500 pages, minutes)
+        raise SpecError("sections", f"the {len(spec.sections)} sections make a document of about {pages} pages; at "
+                                    f"most {MAX_PAGES} are written out (use symattn solve or --format json for the "
+                                    "answers)")
+    return pages
+
+
+def _no_tex_message() -> str:
+    return tex_missing(", so no PDF")
