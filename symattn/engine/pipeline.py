@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import mpmath
-from sympy import QQ, Add, Expr, ImmutableMatrix, S, expand
+from sympy import QQ, Add, Expr, ImmutableMatrix, Rational, S, expand
 from sympy.polys.matrices import DomainMatrix
 
 from .fast import flat_entries, row_matrices, row_matrix
@@ -168,10 +168,13 @@ def scores(query: ImmutableMatrix, K: ImmutableMatrix) -> tuple[Expr, ...]:
 
 def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableMatrix | None,
            V: ImmutableMatrix | Values | None, divisor: Expr, allowed: tuple[bool, ...] | None = None,
-           raw: tuple[Expr, ...] | None = None, known: Numbers | None = None) -> QueryAttention:
+           raw: tuple[Expr, ...] | None = None, known: Numbers | None = None,
+           bias: tuple[Expr, ...] | None = None) -> QueryAttention:
     """One query against all keys and values: scores, division by `divisor` (√d_k, 1, ...), softmax, weighted sum.
 
     `allowed` masks keys: a masked score becomes −∞ before the softmax (causal attention), so its weight is 0.
+    `bias`, one exact value per key, is added to the scaled scores before the softmax (ALiBi's −m(i − j)); a
+    masked key's logit stays −∞.
     `query` may be a function giving the query vector when it is asked for, and K None, when `raw` is given;
     V None: no values (the weights are the end, the output None).
     The numbers of irrational values are filed in `known` (a new table if none is given).
@@ -180,15 +183,17 @@ def attend(query: ImmutableMatrix | Callable[[], ImmutableMatrix], K: ImmutableM
     row = query if callable(query) else lambda: query
     raw = scores(row(), K) if raw is None else raw
     V = Values.of(V, known) if isinstance(V, ImmutableMatrix) else V
-    scaled = tuple(s / divisor if allowed is None or allowed[j] else S.NegativeInfinity for j, s in enumerate(raw))
-    filed = [(a, known.get(s)) for s, a in zip(raw, scaled, strict=True)
+    added = (S.Zero,) * len(raw) if bias is None else bias
+    scaled = tuple(S.NegativeInfinity if allowed is not None and not allowed[j] else s / divisor if bias is None
+                   else s / divisor + b for j, (s, b) in enumerate(zip(raw, added, strict=True)))
+    filed = [(a, known.get(s), b) for s, a, b in zip(raw, scaled, added, strict=True)
              if a is not S.NegativeInfinity and not a.is_Rational]
-    if any(number is not None for _, number in filed):  # a score whose number is filed: its scaled score's too
+    if any(number is not None for _, number, _ in filed):  # a score whose number is filed: its scaled score's too
         with mpmath.workdps(WORKING_DIGITS + 10):
             divisor_number = to_mpf(divisor)
-            for a, number in filed:
+            for a, number, b in filed:
                 if number is not None:
-                    known.file(a, number / divisor_number)
+                    known.file(a, number / divisor_number + (to_mpf(b) if b else 0))
     return QueryAttention(row, raw, divisor, Softmax(known, scaled, row_numbers(scaled, V, known)), V)
 
 
@@ -226,6 +231,7 @@ def attention_of(
     inputs: tuple[ImmutableMatrix, ...] | None = None,
     raw: dict[int, tuple[Expr, ...]] | None = None,
     known: Numbers | None = None,
+    bias: ImmutableMatrix | None = None,
 ) -> Attention:
     """Attention of given projections `stored` ("Q", "K", "V": SymPy matrices, rational ones possibly as
     DomainMatrices over QQ): what attention() does once X is projected, and what a section that gives Q, K and V
@@ -235,7 +241,8 @@ def attention_of(
     sines) be evaluated from the inputs once. `raw` gives the raw scores of the focus queries (then Q and K are
     not multiplied: scores given, or written in m − n as RoPE's are); without it they are q_i · k_j. Without
     "V" in `stored` (scores given alone) the queries end at their weights: their outputs are None. `known`: the
-    numbers of irrational values filed already (RoPE's rotated entries and scores), else a new table.
+    numbers of irrational values filed already (RoPE's rotated entries and scores), else a new table. `bias`
+    (queries × keys, exact) is added to the scaled scores before the softmax (attend's), masked keys staying −∞.
     """
     queries: dict[int, QueryAttention] = {}
     known = Numbers() if known is None else known
@@ -245,11 +252,15 @@ def attention_of(
     def allowed(i: int) -> tuple[bool, ...] | None:
         return None if mask is None else tuple(bool(mask[i, j]) for j in range(mask.cols))
 
+    def added(i: int) -> tuple[Expr, ...] | None:
+        return None if bias is None else tuple(bias[i, j] for j in range(bias.cols))
+
     left, right = (None, None) if raw is not None else (rational_storage(stored[name]) for name in "QK")
     rational = left is not None and right is not None
     # Rational scores: the logits are c·√m for a rational or surd divisor, kept as fractions c and the radicand m.
     logit = _reciprocal(divisor) if rational else None
-    kept = logit is not None
+    # kept as fractions with a bias too when the logits stay rational: a rational divisor and bias
+    kept = logit is not None and (bias is None or (logit[1] == 1 and all(b.is_Rational for b in bias)))
     if rational:  # all raw scores at once: QKᵀ, one exact product
         products = left * right.transpose()
         if kept:
@@ -265,13 +276,13 @@ def attention_of(
     values = (None if "V" not in stored else Values.of(result.V, known) if value_fractions is None
               else Values.of_fractions(value_fractions, lambda: matrices.V))
     if kept:  # every focus row's numbers at once
-        logits = {i: _masked(scaled[i], allowed(i)) for i in focus}
+        logits = {i: _masked(scaled[i] if bias is None else _plus(scaled[i], added(i)), allowed(i)) for i in focus}
         numbers = dict(zip(focus, rational_rows_numbers(list(logits.values()), values, logit[1]), strict=True))
         queries.update((i, attend_fractions(lambda i=i: row_matrix(matrices.Q, i), values, divisor, tuple(raw[i]),
                                             logits[i], known, logit[1], numbers[i])) for i in focus)
     else:
         queries.update((i, attend(lambda i=i: row_matrix(matrices.Q, i), None, values, divisor, allowed(i), raw[i],
-                                  known)) for i in focus)
+                                  known, added(i))) for i in focus)
     return result
 
 
@@ -285,6 +296,15 @@ def _reciprocal(divisor: Expr) -> tuple[Expr, int] | None:
         return None
     r, m = surd
     return 1 / (r * m), m
+
+
+def _plus(logits: list[Fraction], bias: tuple[Expr, ...]) -> list[Fraction]:
+    """Rational logits as fractions plus a rational bias, each in lowest terms."""
+    out = []
+    for (p, q), b in zip(logits, bias, strict=True):
+        total = Rational(p, q) + b
+        out.append((int(total.p), int(total.q)))
+    return out
 
 
 def _masked(logits: list[Fraction], allowed: tuple[bool, ...] | None) -> FractionRow:
