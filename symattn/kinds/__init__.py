@@ -25,6 +25,7 @@ BUILT_IN = {
     "feed_forward": "symattn.kinds.feed_forward.kind:FEED_FORWARD",
     "add_norm": "symattn.kinds.norm.kind:ADD_NORM",
     "norm": "symattn.kinds.norm.kind:NORM",
+    "alibi": "symattn.kinds.alibi.kind:ALIBI",
 }
 
 

@@ -1,0 +1,1 @@
+"""alibi: attention with linear biases (Press et al., 2021)."""

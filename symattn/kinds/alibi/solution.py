@@ -1,0 +1,3 @@
+"""placeholder"""
+def steps(section, result):
+    return []
