@@ -10,6 +10,7 @@ from ...document.steps import FlowFigure, Step
 from ..base import Kind, Size
 from . import answers as answer_data
 from . import engine, solution
+from . import figure as flow
 from . import spec as specs
 from .spec import AlibiSpec
 
@@ -34,7 +35,10 @@ class AlibiKind(Kind):
         return answer_data.answers(section, result)
 
     def figure(self, section: AlibiSpec) -> FlowFigure | None:
-        return None
+        return flow.figure(section)
+
+    def stage(self, section: AlibiSpec) -> str | None:
+        return "masked"  # in a chain's block figure: causal (masked) self-attention
 
     def size(self, section: AlibiSpec) -> Size:
         n = len(section.tokens)

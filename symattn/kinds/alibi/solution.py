@@ -16,6 +16,7 @@ from ...document.steps import (
     Facts,
     Formula,
     Heading,
+    MatrixEquation,
     Name,
     Num,
     Paragraph,
@@ -109,7 +110,7 @@ def head_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, x: Shown, h:
         out += [Paragraph(key, {"m": m, "h": head.number, "H": spec.of, "formula": Formula("alibi_geometric")}),
                 Slopes((head.slope,), spec.of, None, (head.number or 0,))]
         if not head.slope.is_Rational:
-            out.append(Paragraph("alibi.slope_irrational", {"H": spec.of}, note=True))
+            out.append(Paragraph("alibi.slope_irrational", {"H": spec.of, "eight_h": 8 * head.number}, note=True))
     else:
         out += [Paragraph("alibi.slope_of_head", {"m": m, "h": h}), Slopes((head.slope,), spec.of, (h,),
                                                                           (head.number or 0,))]
@@ -128,6 +129,8 @@ def head_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, x: Shown, h:
                               ImmutableMatrix([list(q.softmax.weights) for q in form]),
                               ImmutableMatrix.vstack(*[q.output for q in form]), spec.scale, head.d_k, found.divisor,
                               h, attention.known)]
+    if h is not None:  # a list of heads: no heatmap per head
+        return out
     rows = tuple(spec.tokens.index(t) for t in spec.focus.tokens)
     return out + common.heatmap(spec.focus.tokens, spec.tokens, attention, rows)
 
@@ -142,7 +145,8 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
     suffix = "" if h is None else "_head"
     q, m = Name("q", token), Name("m", head=h)
     n = len(spec.tokens)
-    sees = "alibi.sees_itself" if i == 0 else "alibi.sees_all" if i == n - 1 else "alibi.sees_earlier"
+    sees = ("alibi.sees_itself" if i == 0 else "alibi.sees_all" if i == n - 1
+            else "alibi.sees_earlier_one" if i == n - 2 else "alibi.sees_earlier")
     scale_key = {"sqrt_d_k": "alibi.biased_sqrt", "number": "alibi.biased_number", "none": "alibi.biased_none"}
     out: list[Step] = [
         heading(2, f"alibi.step_scores{suffix}", facts, {"token": Token(token), "n": number.next(), "h": h}),
@@ -186,6 +190,7 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
     out += [Heading(2, "alibi.output_heading", {"n": number.next(), "W_O": Name("W_O")}),
             Paragraph("alibi.output_W_O", {"W_O": Name("W_O")})]
     W_O = Shown.input(spec.W_O)
+    out.append(MatrixEquation(Name("W_O"), W_O))
     for i in result.focus:
         token = spec.tokens[i]
         row = result.rows[i]
