@@ -4,6 +4,7 @@ nothing written); the example renders to every format in both languages; every l
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 from sympy import Rational
 
 import symattn
+from symattn.cli import main
+from symattn.render.displayed import displayed_lines
 
 # ------------------------------------------------------------ ALiBi in floats, from the paper
 
@@ -118,3 +121,212 @@ def test_the_first_query_sees_only_itself_with_weight_exactly_one():
     answers = symattn.answers(symattn.derive_spec(symattn.parse_spec({"sections": [section]})))["sections"][0]
     first = (answers if "queries" in answers else answers["heads"][0])["queries"][section["tokens"][0]]
     assert first["exact"]["weights"][0] == "1" and set(first["exact"]["weights"][1:]) <= {"0"}
+
+
+# ------------------------------------------------------------ the paper's geometric slopes, exactly
+
+
+def one_head(**keys):
+    return {"kind": "alibi", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]], "W_Q": [["1", "0"], ["0", "1"]],
+            "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1", "0"], ["0", "1"]], **keys}
+
+
+def several(count, **keys):
+    """A section of `count` heads, each with one_head's weights."""
+    weights = {k: v for k, v in one_head().items() if k.startswith("W_")}
+    rest = {k: v for k, v in one_head().items() if not k.startswith("W_")}
+    return {**rest, "heads": [weights] * count, **keys}
+
+
+def slopes_of(section):
+    return symattn.parse_spec({"sections": [section]}).sections[0].heads
+
+
+def test_geometric_slopes_for_eight_heads_are_halves_down_to_one_256th():
+    from symattn.kinds.alibi.spec import geometric_slope
+
+    assert [geometric_slope(h, 8) for h in range(1, 9)] == [Rational(1, 2**h) for h in range(1, 9)]
+    heads = slopes_of(several(8))
+    assert [h.slope for h in heads] == [Rational(1, 2**h) for h in range(1, 9)]
+    assert all(h.slope.is_Rational for h in heads)
+    # one head of eight: head 3's slope is 1/8
+    assert slopes_of(one_head(heads=8, head=3))[0].slope == Rational(1, 8)
+
+
+def test_geometric_slopes_for_three_heads_are_exact_powers_of_two():
+    from sympy import Integer
+
+    heads = slopes_of(several(3))
+    want = [Integer(2) ** Rational(-8, 3), Integer(2) ** Rational(-16, 3), Rational(1, 256)]
+    assert [h.slope for h in heads] == want
+    assert [h.slope.is_Rational for h in heads] == [False, False, True]
+    assert heads[0].slope ** 3 == Rational(1, 256)  # 2^(-8/3), cubed, is 2^(-8) exactly
+    answers = symattn.answers(symattn.derive_spec(symattn.parse_spec(
+        {"sections": [one_head(heads=3, head=1)]})))["sections"][0]
+    assert answers["geometric_heads"] == 3
+    assert answers["slopes"][0].startswith("0.157490131236")  # 2^(-8/3) = 0.15749013123685915...
+    assert answers["exact"]["slope"] == r"\frac{\sqrt[3]{2}}{8}"
+
+
+def test_a_given_slope_is_exact():
+    heads = slopes_of(one_head(slope="1/3"))
+    assert heads[0].slope == Rational(1, 3)
+    answers = symattn.answers(symattn.derive_spec(symattn.parse_spec({"sections": [one_head(slope="1/3")]})))
+    section = answers["sections"][0]
+    assert section["exact"]["bias"] == [["0", r"-\infty"], [r"- \frac{1}{3}", "0"]]
+    assert section["bias"][1][0].startswith("-0.33333333333")
+
+
+# ------------------------------------------------------------ bad input: one line naming the field, exit 2
+
+
+BAD = [
+    (one_head(slope="0"), "sections[0].slope", "above 0"),
+    (one_head(slope="-0.5"), "sections[0].slope", "above 0"),
+    (one_head(slope="half"), "sections[0].slope", "expected a number"),
+    (one_head(), "sections[0].slope", "missing"),
+    (one_head(slope="0.5", heads=8, head=1), "sections[0].heads", "not both"),
+    (one_head(heads=8), "sections[0].head", "missing"),
+    (one_head(heads=8, head=9), "sections[0].head", "up to 8"),
+    (one_head(head=2), "sections[0].heads", "needs heads"),
+    (one_head(heads=0, head=1), "sections[0].heads", "positive whole number"),
+    ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
+      "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
+      "slopes": ["0.5"]}, "sections[0].slopes", "1 slopes, but there are 2 heads"),
+    ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
+      "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
+      "slopes": ["0.5", "x"]}, "sections[0].slopes[1]", "expected a number"),
+    ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
+      "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
+      "slopes": "0.5"}, "sections[0].slopes", "expected a list"),
+    ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
+      "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]], "slope": "1"}]},
+     "sections[0].heads[0].slope", "unknown key"),
+    ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
+      "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
+      "W_O": [["1"]]}, "sections[0].W_O", "1 rows, but there are 2"),
+    (one_head(slope="0.5", slopes=["0.5"]), "sections[0].slopes", "applies to a list of heads"),
+    (one_head(slope="0.5", X=[["1", "0"]]), "sections[0].X", "1 rows, but there are 2 tokens"),
+    (one_head(slope="0.5", X=[["a", "0"], ["0", "1"]]), "sections[0].X", "no symbols"),
+    (one_head(slope="0.5", focus="z"), "sections[0].focus", "no token 'z'"),
+]
+
+
+@pytest.mark.parametrize("section, field, problem", BAD, ids=[f"{b[1]}:{b[2]}" for b in BAD])
+def test_bad_input_is_one_line_naming_its_field(section, field, problem):
+    with pytest.raises(symattn.SpecError) as error:
+        symattn.parse_spec({"sections": [section]})
+    assert error.value.field == field, str(error.value)
+    assert problem in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("section, field, problem", BAD[:4], ids=[b[1] + ":" + b[2] for b in BAD[:4]])
+def test_the_command_line_exits_2_and_writes_nothing(section, field, problem, tmp_path, capsys):
+    spec = tmp_path / "bad.json"
+    spec.write_text(json.dumps({"sections": [section]}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["render", str(spec), "--format", "tex,md,html,json", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field in err and problem in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+# ------------------------------------------------------------ the example in every format; what the page shows
+
+FORMATS = ("tex", "md", "html", "json")
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_example_renders_to_every_text_format(lang, tmp_path):
+    assert main(["render", "--example", "alibi", "--lang", lang, "--format", ",".join(FORMATS),
+                 "--out", str(tmp_path)]) == 0
+    heading = {"ja": "ALiBi：線形バイアス付きアテンション", "en": "ALiBi: Attention with Linear Biases"}[lang]
+    for fmt in ("tex", "md", "html"):
+        text = (tmp_path / f"alibi.{fmt}").read_text(encoding="utf-8")
+        assert heading in text or fmt == "tex"  # (LaTeX keeps katakana words together: \\mbox{バイアス})
+        assert "ALiBi" in text
+        assert "0.4075" in text and "0.8625" in text
+        if fmt != "html":  # (HTML writes the math as MathML)
+            assert "0.9075 - 0.5 = 0.4075" in text  # a_私は of 猫が: 1.815/2 − 0.5, exactly
+            assert "+ 0 = 0.8625" in text  # 私は's own score: B_ii = 0
+    answers = json.loads((tmp_path / "alibi.json").read_text(encoding="utf-8"))["sections"][0]
+    assert answers["kind"] == "alibi" and answers["slopes"][0].startswith("0.5000")
+    assert answers["exact"]["bias"][2] == ["-1", r"- \frac{1}{2}", "0"]
+    assert answers["queries"]["猫が"]["exact"]["biased_scores"] == [r"\frac{163}{400}", r"\frac{2729}{2000}",
+                                                                  r"-\infty"]
+
+
+@pytest.mark.pdf
+@pytest.mark.parametrize("lang", ["ja", "en"])
+def test_the_example_compiles_to_pdf(lang, tmp_path):
+    assert main(["render", "--example", "alibi", "--lang", lang, "--format", "tex,md,html,json,pdf",
+                 "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "alibi.pdf").read_bytes().startswith(b"%PDF")
+
+
+GEOMETRIC = several(3, tokens=["a", "b", "c"], X=[["1.0", "0.5"], ["0.2", "1.5"], ["0.7", "0.3"]],
+                    W_O=[["0.5", "0"], ["0", "0.5"], ["0.25", "0"], ["0", "0.25"], ["0.5", "0"], ["0", "0.5"]],
+                    focus="all")
+SPECS = {
+    "example": "alibi",
+    "one_of_three": {"sections": [{**one_head(heads=3, head=1), "tokens": ["a", "b", "c"],
+                                   "X": [["1.0", "0.5"], ["0.2", "1.5"], ["0.7", "0.3"]], "focus": ["b", "c"]}]},
+    "third": {"sections": [{**one_head(slope="1/3", scale="0.5"), "X": [["0.3", "1.2"], ["0.9", "0.4"]]}]},
+    "unscaled": {"sections": [{**one_head(slope="0.25", scale=False), "X": [["0.3", "1.2"], ["0.9", "0.4"]]}]},
+    "geometric_heads": {"sections": [GEOMETRIC]},
+    "given_slopes": {"sections": [{**GEOMETRIC, "slopes": ["1/2", "1/3", "0.125"], "focus": "c"}]},
+}
+
+
+def derivation(name, lang="en", digits=None):
+    spec = SPECS[name]
+    if isinstance(spec, str):
+        return symattn.derive(spec, lang=lang, digits=digits)
+    return symattn.derive_spec(symattn.parse_spec({"lang": lang, **spec, **({"digits": digits} if digits else {})}))
+
+
+@pytest.mark.parametrize("lang", ["ja", "en"])
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_spec_renders_in_every_format(name, lang):
+    found = derivation(name, lang)
+    for text in (symattn.render_latex(found), symattn.render_markdown(found)):
+        assert "B_{ij}" in text and "-\\infty" in text and "ALiBi" in text
+    html = symattn.render_html(found)
+    assert "ALiBi" in html and "<math" in html and "<svg" in html  # MathML, and the flow figure drawn in SVG
+    assert json.loads(symattn.render_json(found))["sections"][0]["kind"] == "alibi"
+
+
+@pytest.mark.parametrize("digits", [None, 3])
+@pytest.mark.parametrize("name", list(SPECS))
+def test_every_displayed_line_checks(name, digits):
+    from tests.render.test_displayed_lines import check
+
+    lines = displayed_lines(derivation(name, digits=digits))
+    assert len(lines) > 10
+    for line in lines:
+        check(line)
+        assert line.checks()
+
+
+def test_the_biased_score_lines_are_on_the_page():
+    """Each visible key of a query has its line a_j = s_j / √d_k + B_ij, the diagonal's with B_ii = 0; the first
+    query's weight is exactly 1, said so once, and only of it."""
+    found = derivation("example", lang="ja")
+    lines = displayed_lines(found)
+    whats = [line.what for line in lines]
+    # the focus queries 私は, 猫が, 好き see 1, 2 and 3 keys: 1 + 3 + 5 lines (each off-diagonal key: scaling, bias)
+    biased = [w for w in whats if w.startswith(r"\frac{s}") or w.startswith("{a}_")]
+    assert len(biased) == 1 + 3 + 5
+    first = [line for line in lines if line.what.startswith(r"{w}_{\cjksub{私は}}")]
+    assert first[0].result.text == "1" and first[0].relation == "="
+    text = symattn.render_markdown(found)
+    assert text.count("その重みはちょうど 1 である") == 1
+
+
+def test_an_irrational_slope_is_shown_rounded_with_approximately():
+    text = symattn.render_markdown(derivation("one_of_three"))
+    assert r"m &= 2^{-8 \cdot 1/3} = 2^{-8/3} = \frac{\sqrt[3]{2}}{8} \approx 0.1575" in text
+    assert r"B &\approx" in text
+    assert "3 does not divide 8" in text
+    text = symattn.render_markdown(derivation("example"))
+    assert "m &= 0.5" in text and "B &= " in text and "does not divide" not in text

@@ -135,7 +135,8 @@ class AlibiPrinters(MathRenderer):
 
     def _print_AlibiMatrices(self, step: AlibiMatrices) -> str:
         fraction = self._alibi_fraction(step.scale, "S", step.divisor, step.d_k)
-        rows = [(f"{_head('S', step.head)} = {_head('Q', step.head)} {_head('K', step.head)}^{{\\top}}", step.scores),
+        transposed = f"{{{_head('K', step.head)}}}^{{\\top}}"  # {K^{(h)}}^⊤: one superscript each
+        rows = [(f"{_head('S', step.head)} = {_head('Q', step.head)} {transposed}", step.scores),
                 (f"{fraction} + {_head('B', step.head)}", step.logits),
                 (rf"{_head('A', step.head)} = \operatorname{{softmax}}", step.weights),
                 (f"{_head('Z', step.head)} = {_head('A', step.head)} {_head('V', step.head)}", step.output)]
