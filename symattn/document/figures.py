@@ -28,7 +28,7 @@ def text(key: str, **params: Any) -> Line:
 
 
 def words(key: str, **params: Any) -> Line:
-    """A line of any language string, by its whole key (a kind's own: "alibi.figure_bias")."""
+    """A line of any language string, by its whole key (a kind's own: "<kind>.box_score")."""
     return Line("text", key, params)
 
 
