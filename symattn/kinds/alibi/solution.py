@@ -48,7 +48,6 @@ class Counter:
 
 def steps(spec: AlibiSpec, result: AlibiResult) -> list[Step]:
     x = Shown.input(spec.X)
-    first = spec.focus.tokens[0]
     number = Counter()
     out: list[Step] = [
         common.part_heading(spec, "alibi.heading"),
@@ -56,8 +55,7 @@ def steps(spec: AlibiSpec, result: AlibiResult) -> list[Step]:
         Paragraph("alibi.rule", {"i": Formula("i"), "j": Formula("j")}),
         AlibiRule(spec.scale, spec.scale.divisor(spec.heads[0].d_k)),
         Paragraph("alibi.causal", {"i": Formula("i"), "j": Formula("alibi_past"), "future": Formula("alibi_future")}),
-        Paragraph("matrix.only", note=True) if spec.focus.mode == "matrix"
-        else Paragraph("alibi.goal", {"token": Token(first)}),
+        _goal(spec),
         Heading(2, "alibi.step_embeddings", {"n": number.next()}),
         TokenTable(("table.token", "table.embedding"), spec.tokens, (x,)),
         Paragraph("note.dummy_embeddings", note=True),
@@ -200,3 +198,13 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
                                Shown(row.output, known=row.known))]
     return out
 
+
+
+def _goal(spec: AlibiSpec) -> Paragraph:
+    """What the section derives: the matrix form alone, every token in order, or its focus tokens from the first."""
+    if spec.focus.mode == "matrix":
+        return Paragraph("matrix.only", note=True)
+    if spec.focus.mode == "all" and len(spec.tokens) > 1:
+        return Paragraph("alibi.goal_all")
+    first = spec.focus.tokens[0]
+    return Paragraph("alibi.goal_first" if spec.tokens.index(first) == 0 else "alibi.goal", {"token": Token(first)})
