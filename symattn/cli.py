@@ -254,7 +254,7 @@ def _load(args: argparse.Namespace):
 
     if (args.spec is None) == (args.example is None):
         raise SpecError(args.command, "give either a SPEC file or --example NAME (see `symattn examples`)")
-    from .spec.files import load_example, load_spec
+    from .pipeline.parse import load_example, load_spec
 
     return load_example(args.example) if args.example else load_spec(args.spec)
 

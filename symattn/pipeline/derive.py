@@ -20,10 +20,9 @@ from ..document.steps import (
     WeightedSum,
 )
 from ..kinds import kind_of
-from ..numbers.display import DEFAULT_DIGITS
+from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP
 from ..numbers.significant import more_figures
-from ..render.lines import GUARD_CAP
-from ..spec.files import load, parse_spec
+from .parse import load, parse_spec
 from ..spec.model import Section, Spec
 from . import certify, chain
 from .blocks import block_figures

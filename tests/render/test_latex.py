@@ -11,11 +11,11 @@ from sympy import E, Rational, simplify, sqrt
 from symattn import RenderError, derive, derive_spec, parse_spec
 from symattn.document.steps import Name, Step
 from symattn.numbers.display import format_numbers
+from symattn.pipeline.parse import load_example
 from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
-from symattn.spec.files import load_example
 
 
 @pytest.fixture(scope="module")
