@@ -330,3 +330,18 @@ def test_an_irrational_slope_is_shown_rounded_with_approximately():
     assert "3 does not divide 8" in text
     text = symattn.render_markdown(derivation("example"))
     assert "m &= 0.5" in text and "B &= " in text and "does not divide" not in text
+
+
+def test_chained_rows_are_refused_with_one_line_for_now(tmp_path, capsys):
+    """An alibi section neither takes an earlier section's rows (its sentences call X embeddings) nor passes its
+    own on: both are refused, naming the field, rather than worded falsely."""
+    first = {"name": "first", "kind": "self_attention", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]],
+             "W_Q": [["1", "0"], ["0", "1"]], "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1", "0"], ["0", "1"]],
+             "focus": "a"}
+    with pytest.raises(symattn.SpecError) as error:
+        symattn.parse_spec({"sections": [first, {**one_head(slope="0.5"), "X": "from:first"}]})
+    assert error.value.field == "sections[1].X" and "not supported yet" in str(error.value)
+    with pytest.raises(symattn.SpecError) as error:
+        symattn.parse_spec({"sections": [{**one_head(slope="0.5"), "name": "third"},
+                                         {**first, "name": "next", "X": "from:third"}]})
+    assert error.value.field == "sections[1].X" and "passes no output rows on" in str(error.value)

@@ -68,6 +68,9 @@ class AlibiSpec(Section):
 
 
 def parse(data: dict[str, Any], field: str) -> AlibiSpec:
+    if isinstance(data.get("X"), GivenMatrix):  # rows an earlier section passed on (pipeline.chain)
+        raise SpecError(f"{field}.X", "an alibi section takes its embeddings as numbers; \"from:\" and \"input:\" "
+                                      "references are not supported yet")
     tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")
     X = _numeric(fields.matrix(fields.require(data, "X", field), f"{field}.X"), f"{field}.X")
     fields.rows_match(X, len(tokens), f"{field}.X", "tokens")
