@@ -11,13 +11,14 @@ from ...numbers.display import Number, format_number, format_numbers
 from ...numbers.exact_latex import exact_latex
 from ...render.layout import visible_width
 from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
-from ...render.math import FORMULAS, NOTATION, MathRenderer
+from ...render.math import MathRenderer, contribute
 from ...spec.model import Scale
 from .steps import AlibiMatrices, AlibiRule, BiasedScores, BiasMatrix, Slopes
 
-NOTATION.update({"B": "B"})  # the bias matrix (B^(h) of head h)
-FORMULAS.update({"alibi_past": r"j \le i", "alibi_future": r"j > i", "alibi_distance": r"i - j",
-                 "alibi_geometric": r"m_{h} = 2^{-8h/H}"})
+# the symbols this folder's steps and sentences name, added to render/math.py's tables: the bias matrix B (B^(h) of
+# head h); the positions i and j, the visible and the future keys, the paper's geometric slopes
+contribute(notation={"B": "B"}, formulas={"i": "i", "j": "j", "alibi_past": r"j \le i", "alibi_future": r"j > i",
+                                          "alibi_geometric": r"m_{h} = 2^{-8h/H}"})
 
 
 def _head(base: str, head: int | None) -> str:

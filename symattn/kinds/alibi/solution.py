@@ -7,7 +7,7 @@ from __future__ import annotations
 from sympy import ImmutableMatrix
 
 from ...document import sentences
-from ...document.sentences import heading
+from ...document.sentences import heading, say
 from ...document.steps import (
     Concat,
     DefinitionTable,
@@ -33,6 +33,16 @@ from ..attention import solution as common
 from .engine import AlibiResult, HeadResult
 from .spec import AlibiHead, AlibiSpec
 from .steps import AlibiMatrices, AlibiRule, BiasedScores, BiasMatrix, Slopes
+
+# the conditional sentences this folder says, and what must be true of a query's facts (document/sentences.py): what
+# the causal mask lets it see, and the bias's effect, said only where a key lies before the query
+sentences.contribute({
+    "alibi.sees_itself": lambda f: len(f.visible) == 1,
+    "alibi.sees_all": lambda f: len(f.visible) > 1 and f.visible == f.keys,
+    "alibi.sees_earlier_one": lambda f: len(f.visible) > 1 and len(f.keys) - len(f.visible) == 1,
+    "alibi.sees_earlier": lambda f: len(f.visible) > 1 and len(f.keys) - len(f.visible) > 1,
+    "alibi.bias_effect": lambda f: len(f.visible) > 1,
+})
 
 
 class Counter:
@@ -142,13 +152,12 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
     visible = spec.tokens[:i + 1]
     suffix = "" if h is None else "_head"
     q, m = Name("q", token), Name("m", head=h)
-    n = len(spec.tokens)
-    sees = ("alibi.sees_itself" if i == 0 else "alibi.sees_all" if i == n - 1
-            else "alibi.sees_earlier_one" if i == n - 2 else "alibi.sees_earlier")
+    sees = sentences.first_true(facts, "alibi.sees_itself", "alibi.sees_all", "alibi.sees_earlier_one",
+                                "alibi.sees_earlier")
     scale_key = {"sqrt_d_k": "alibi.biased_sqrt", "number": "alibi.biased_number", "none": "alibi.biased_none"}
     out: list[Step] = [
         heading(2, f"alibi.step_scores{suffix}", facts, {"token": Token(token), "n": number.next(), "h": h}),
-        Paragraph(sees, {"token": Token(token), "keys": Tokens(visible, token), "later": Tokens(spec.tokens[i + 1:])}),
+        say(sees, facts, {"token": Token(token), "keys": Tokens(visible, token), "later": Tokens(spec.tokens[i + 1:])}),
         Paragraph("attend.query_is", {"token": Token(token)}),
         VectorEquation(q, QKV["Q"].row(i)),
         Paragraph("alibi.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", q),
@@ -163,8 +172,8 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
     out += [Paragraph(scale_key[spec.scale.mode], {"c": Num(found.divisor), "m": m, "token": Token(token)}),
             BiasedScores(i, spec.tokens, query.scores[:i + 1], spec.scale, head.d_k, found.divisor,
                          tuple(found.bias.row(i))[:i + 1], query.scaled, head.slope, h, query.softmax.known)]
-    if i > 0:
-        out.append(Paragraph("alibi.bias_effect", {"token": Token(token), "m": m, "far": Token(spec.tokens[0])}))
+    if len(facts.visible) > 1:
+        out.append(say("alibi.bias_effect", facts, {"token": Token(token), "m": m, "far": Token(spec.tokens[0])}))
     out += common.softmax_steps(spec.tokens, query, "alibi.step_softmax", facts, number.next())
     out += common.sum_steps(spec.tokens, QKV["V"], query, "alibi.step_sum", facts, number.next())
     z = Name("z", token, head=h)
