@@ -61,13 +61,14 @@ def test_render_tex_only(tmp_path, capsys):
     ("argv", "message"),
     [
         (["render", "--example", "nope"],
-         "--example: unknown example 'nope'; the examples are alibi, decoder, layer, matrix, modern, mt, symbolic"),
+         "--example: unknown example 'nope'; the examples are alibi, alibi_heads, decoder, layer, matrix, modern, mt, "
+         "symbolic"),
         (["render", "--example", "mt", "--format", "tex,docx"], "--format: unknown format 'docx'"),
         (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
         (["render"], "render: give either a SPEC file or --example NAME"),
         (["render", "missing.toml"], "missing.toml: cannot read file"),
         (["examples", "--show", "nope"],
-         "--show: unknown example 'nope'; the examples are alibi, decoder, layer, matrix, modern, mt"),
+         "--show: unknown example 'nope'; the examples are alibi, alibi_heads, decoder, layer, matrix, modern, mt"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, message):
