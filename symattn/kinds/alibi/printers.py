@@ -8,7 +8,6 @@ from sympy import Expr, Rational
 
 from ...document.steps import Name, Shown
 from ...numbers.display import Number, format_number, format_numbers
-from ...numbers.exact_latex import exact_latex
 from ...render.layout import visible_width
 from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
 from ...render.math import MathRenderer, contribute
@@ -44,20 +43,20 @@ class AlibiPrinters(MathRenderer):
         out, lines = [], []
         for k, slope in enumerate(step.slopes):
             name = _head("m", None if step.heads is None else step.heads[k])
-            result = self.result_operand(slope)
-            line = Line(name, result)
+            if not step.of:  # a given slope, as the page writes numbers (exact mode: its fraction too)
+                line = Line(name, self.result_operand(slope))
+                out.append(f"{name} &{self.relation(line.relation == '=')} {line.result.text}")
+                lines.append(line)
+                continue
+            # 2^{-8h/H}, then its exponent in lowest terms (the exact form, in one line: an irrational power is
+            # not written again as SymPy's \frac{\sqrt[3]{2}}{8}, whose exponents would be fractions in a script)
+            h = step.numbers[k]
+            exponent = Rational(-8 * h, step.of)
+            power = f"2^{{{exponent.p}}}" if exponent.q == 1 else f"2^{{{exponent.p}/{exponent.q}}}"
+            line = Line(name, Operand(format_number(slope, self.digits, known=None), slope))
+            out.append(rf"{name} &= 2^{{-8 \cdot {h}/{step.of}}} = {power} {self.relation(line.relation == '=')} "
+                       f"{line.result.text}")
             lines.append(line)
-            middle = ""
-            if step.of:  # 2^{-8h/H}, its exponent in lowest terms, and its exact form when that is not a decimal
-                h = step.numbers[k]
-                exponent = Rational(-8 * h, step.of)
-                power = f"2^{{{exponent.p}}}" if exponent.q == 1 else f"2^{{{exponent.p}/{exponent.q}}}"
-                middle = rf"2^{{-8 \cdot {h}/{step.of}}} = {power}"
-                if not slope.is_Rational and not self.exact:  # its exact form, as the page keeps it
-                    middle += f" = {exact_latex(slope, decimals=False)}"
-                middle += " "
-            out.append(f"{name} &= {middle}{self.relation(line.relation == '=')} {result.text}" if middle
-                       else f"{name} &{self.relation(line.relation == '=')} {result.text}")
         self.checked_lines(lines)
         return self.align(out)
 
