@@ -2,21 +2,20 @@
 rendered straight from a Derivation (its renderer, "module:function", imported only when the format is asked for,
 so that `--help` stays fast) or a file compiled from another format's text (pdf: from tex's, with upLaTeX and
 dvipdfmx). render/build.py writes them and the command line's help and --format read them from here; this module
-imports nothing of symattn's, no SymPy."""
+imports nothing of symattn's, no SymPy, nothing the command line has not loaded already."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # The compiler of symattn's PDFs, render/pdf.py's (text, jobname, on_page) -> bytes: build.py runs it through its
 # LaTeX run started early by the command line, and skips or refuses its formats where TeX is not installed.
 LATEX = "symattn.render.pdf:compile_pdf"
 
 
-@dataclass(frozen=True)
-class Format:
+class Format(NamedTuple):  # not a dataclass: `dataclasses` would add a tenth to the time --help takes
     """One output format. `name` is what --format takes; `suffix` the file's (without the dot). A text format
     has `renderer`, "module:function" of a function (derivation, exact=...) -> str (`exact=False`: one that takes
     no `exact`, as the JSON answers); a compiled one has `compiled_from`, the format whose text it is made of, and
