@@ -20,9 +20,8 @@ class Format(NamedTuple):  # not a dataclass: `dataclasses` would add a tenth to
     has `renderer`, "module:function" of a function (derivation, exact=...) -> str (`exact=False`: one that takes
     no `exact`, as the JSON answers); a compiled one has `compiled_from`, the format whose text it is made of, and
     `compiler`, "module:function" of (text, jobname) -> bytes (LATEX: TeX's, which build.py runs itself), raising
-    a SymattnError when it cannot run. `paged`: its document has pages, so a
-    spec too large to typeset is refused for it (build.check_size). `label` names its text in progress messages
-    ("writing the LaTeX of mt.pdf...")."""
+    a SymattnError when it cannot run. `paged`: its document has pages, so a spec too large to typeset is refused
+    for it (build.check_size). `label` names its text in progress messages ("writing the LaTeX of mt.pdf...")."""
 
     name: str
     suffix: str
