@@ -404,12 +404,12 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
 
 
 def test_the_page_geometry_is_defined_once_in_layout():
-    """preamble-common.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
+    """preamble-article.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
     from symattn.render.latex import shared_preamble
     from symattn.render.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
     from symattn.render.templates import read_template
 
-    assert "@GEOMETRY@" in read_template("preamble-common.tex")
+    assert "@GEOMETRY@" in read_template("preamble-article.tex")
     assert geometry_options() == "a4paper,margin=22mm"
     assert rf"\usepackage[{geometry_options()}]{{geometry}}" in shared_preamble("en", "")[0]
     assert TEXT_WIDTH_PT == pytest.approx(472.3, abs=0.1) and LINE_CHARACTERS == LatexRenderer().width
