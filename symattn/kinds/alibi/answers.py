@@ -66,4 +66,3 @@ def answers(spec: AlibiSpec, result: AlibiResult) -> dict[str, Any]:
         exact["output"] = {t: exact_texts(tuple(result.rows[i].output))
                            for t, i in zip(tokens, result.focus, strict=True)}
     return {**out, "exact": exact}
-

@@ -208,7 +208,6 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
     return out
 
 
-
 def _goal(spec: AlibiSpec) -> Paragraph:
     """What the section derives: the matrix form alone, every token in order, or its focus tokens from the first."""
     if spec.focus.mode == "matrix":
