@@ -25,6 +25,7 @@ BUILT_IN = {
     "feed_forward": "symattn.kinds.feed_forward.kind:FEED_FORWARD",
     "add_norm": "symattn.kinds.norm.kind:ADD_NORM",
     "norm": "symattn.kinds.norm.kind:NORM",
+    "sliding_window": "symattn.kinds.sliding_window.kind:SLIDING_WINDOW",
 }
 
 
