@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from symattn import examples
 from symattn.cli import main
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern", "layer")
+EXAMPLES = tuple(examples.names())  # every built-in example, a kind's own included
 TEXT_FORMATS = ("tex", "md", "html", "json")
 # (kind, difficulty, lang) of the exams pinned: every kind, both difficulties and both languages among them.
 EXAMS = (("self_attention", "easy", "ja"), ("cross_attention", "standard", "en"), ("multi_head", "easy", "en"),

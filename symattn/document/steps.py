@@ -10,6 +10,7 @@ from sympy import Expr, ImmutableMatrix
 
 from ..engine import MatrixForm, Numbers, flat_entries, row_matrices
 from ..spec.model import GivenMatrix, Scale, Section, Written
+from .figures import Flow
 
 # The sentence parameters, re-exported: steps and renderers import them from here with the steps.
 from .phrases import Eq as Eq
@@ -292,9 +293,11 @@ class FlowFigure(Step):
     their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given);
     "grouped": grouped-query attention, K/V heads each shared by a group of query heads; "block": the sections of
     a chain in order (`stages`, each a kind's Kind.stage), the one at `current` highlighted, rows from outside the
-    chain (an encoder's output) entering the stage at `side` (-1: none)."""
+    chain (an encoder's output) entering the stage at `side` (-1: none). A kind's own figure (any other flavour,
+    its kind's name) is `drawing`, boxes and arrows as data, with the language key of its `caption` (which takes
+    {number})."""
 
-    flavour: Literal["self", "masked", "cross", "multi", "grouped", "block"] = "self"
+    flavour: str = "self"
     scale: Scale = Scale()  # the division of the scores the figure shows (none: no scaling box)
     positions: bool = False  # X + P enters the projections
     mask: Literal["causal", "matrix"] | None = None
@@ -311,6 +314,8 @@ class FlowFigure(Step):
     stages: tuple[str, ...] = ()  # "block": the chain's stages, top to bottom
     current: int = -1
     side: int = -1
+    drawing: Flow | None = None
+    caption: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,41 @@
-"""The built-in examples: spec files shipped with the package (read without importing SymPy)."""
+"""The built-in examples: spec files shipped with the package (read without importing SymPy): the documents here,
+and each kind's or feature's own in its folder (kinds/<name>/examples/*.toml)."""
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
+
+_PACKAGE = resources.files("symattn")
+_FOLDERS = ("kinds", "features")  # whose subfolders may hold examples/ of their own
+
+
+@cache
+def _files() -> dict:
+    """Each example's file, by name: this folder's first, then the kinds' and the features' folders in order."""
+    places = [resources.files(__name__)]
+    for folder in _FOLDERS:
+        places += [entry / "examples" for entry in sorted((_PACKAGE / folder).iterdir(), key=lambda e: e.name)
+                   if entry.is_dir() and (entry / "examples").is_dir()]
+    found: dict = {}
+    for place in places:
+        for entry in place.iterdir():
+            if entry.name.endswith(".toml"):
+                name = entry.name.removesuffix(".toml")
+                if name in found:  # two folders with the same example: one would silently win
+                    raise RuntimeError(f"two built-in examples are named {name!r}")
+                found[name] = entry
+    return found
 
 
 def names() -> list[str]:
     """The built-in examples, by name."""
-    return sorted(entry.name.removesuffix(".toml") for entry in resources.files(__name__).iterdir()
-                  if entry.name.endswith(".toml"))
+    return sorted(_files())
 
 
 def source(name: str) -> str:
     """The TOML text of one example (the caller checks the name)."""
-    return (resources.files(__name__) / f"{name}.toml").read_text(encoding="utf-8")
+    return _files()[name].read_text(encoding="utf-8")
 
 
 def describe(name: str) -> str:

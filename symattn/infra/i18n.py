@@ -1,6 +1,7 @@
-"""Language strings: one TOML file per language under locales/, all with the same keys; a kind defined outside
-the package brings its own strings (Kind.strings), which registering it adds here (add) and unregistering removes
-(remove)."""
+"""Language strings: one TOML file per language under locales/ for what every document says, and one per language
+in each kind's or feature's folder (kinds/<name>/locale/<lang>.toml) for what it says, all with the same keys; a
+kind defined outside the package brings its own strings (Kind.strings), which registering it adds here (add) and
+unregistering removes (remove)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from importlib import resources
 
 from ..errors import RenderError
 
-_LOCALES = resources.files("symattn") / "locales"
+_PACKAGE = resources.files("symattn")
+_LOCALES = _PACKAGE / "locales"
+_FOLDERS = ("kinds", "features")  # whose subfolders may hold a locale/ of their own
 _added: dict[str, dict[str, str]] = {}  # language -> strings added at run time, by key
 
 
@@ -21,10 +24,25 @@ def languages() -> tuple[str, ...]:
                         if entry.name.endswith(".toml")))
 
 
+def sources(lang: str) -> list:
+    """The language's files: locales/<lang>.toml, then each folder's locale/<lang>.toml in the folders' order."""
+    found = [_LOCALES / f"{lang}.toml"]
+    for folder in _FOLDERS:
+        for entry in sorted((_PACKAGE / folder).iterdir(), key=lambda e: e.name):
+            if entry.is_dir() and (entry / "locale" / f"{lang}.toml").is_file():
+                found.append(entry / "locale" / f"{lang}.toml")
+    return found
+
+
 @cache
 def _files(lang: str) -> dict[str, str]:
-    source = _LOCALES / f"{lang}.toml"
-    return dict(_flatten(tomllib.loads(source.read_text(encoding="utf-8"))))
+    merged: dict[str, str] = {}
+    for source in sources(lang):
+        for key, value in _flatten(tomllib.loads(source.read_text(encoding="utf-8"))):
+            if key in merged:  # two folders saying the same key: one would silently win
+                raise RenderError(f"the string {key!r} is in two locale files ({source})")
+            merged[key] = value
+    return merged
 
 
 @cache

@@ -53,6 +53,10 @@ class Registry(Mapping[str, Kind]):
     def __contains__(self, name: object) -> bool:
         return name in self._kinds
 
+    def loaded(self) -> tuple[Kind, ...]:
+        """The kinds imported or registered so far, without importing the others."""
+        return tuple(kind for kind in self._kinds.values() if kind is not None)
+
     def add(self, kind: Kind) -> None:
         self._kinds[kind.name] = kind
 

@@ -72,6 +72,10 @@ class Kind:
     # Its language strings, {lang: {dotted key: text}}, for a kind defined outside the package: registering it adds
     # them to symattn.infra.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.
     strings: ClassVar[dict[str, dict[str, str]]] = {}
+    # Its printers, for a kind defined outside the package: classes with a `_print_<Step>` method for each step type
+    # it brings (render/composed.py mixes them into every format). The package's kinds name theirs in their folder's
+    # printers.py (PRINTERS).
+    printers: ClassVar[tuple[type, ...]] = ()
 
     def parse(self, data: dict[str, Any], field: str) -> Section:
         """The section's spec from its parsed data (keys already checked); SpecError names the field."""

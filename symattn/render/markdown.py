@@ -112,6 +112,15 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
             math = next(line.content for line in lines if line.kind == "math")
             return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
 
+        if step.drawing is not None:  # a kind's own figure: its columns in order, the boxes of a column side by side
+            columns: dict[int, list[str]] = {}
+            for box in step.drawing.boxes:
+                if box.tint != "none" and any(line.kind == "math" for line in box.lines):
+                    columns.setdefault(box.col, []).append(part(box.name))
+            flow = r" \longrightarrow ".join(r",\ ".join(parts) for _, parts in sorted(columns.items()))
+            chain = self.align([f"& {flow}"])
+            text = caption(self, step)
+            return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
         if step.flavour == "block":  # a chain's stages on one line, the current one boxed
             text = caption(self, step)
             chain = self.align([f"& {block_chain(step, words)}"])

@@ -28,16 +28,11 @@ from ..document.steps import (
     WrittenHeading,
 )
 from ..engine import any_symbolic, flat_entries, is_symbolic
-from ..features.online_softmax.printers import OnlinePrinters
-from ..features.rope.printers import RopePrinter
 from ..infra.memo import Memo
-from ..kinds.feed_forward.printers import FeedForwardPrinters
-from ..kinds.multi_head.printers import HeadsPrinter
-from ..kinds.next_token.printers import VocabPrinters
-from ..kinds.norm.printers import NormPrinter
 from ..numbers.display import Number, format_number, format_numbers
 from ..numbers.exact_latex import exact_latex
 from ..spec.model import Math, Written
+from .composed import compose
 from .escape import escape
 from .layout import column_groups, set_width, visible_width, wrap
 from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
@@ -49,14 +44,17 @@ from .matrix_form import MatrixFormPrinter
 PURE_STEPS = frozenset({DefinitionTable, MatrixEquation, Result, TokenTable, VectorEquation, VectorList})
 
 
-class DerivationRenderer(HeadsPrinter, RopePrinter, OnlinePrinters, VocabPrinters, FeedForwardPrinters, NormPrinter,
-                         MatrixFormPrinter, MathRenderer):
+class DerivationRenderer(MatrixFormPrinter, MathRenderer):
     """The printers of the derivation's math steps; LatexRenderer, MarkdownRenderer and HtmlRenderer are its
-    sibling subclasses, each adding the steps of text, tables and figures in its own form."""
+    sibling subclasses, each adding the steps of text, tables and figures in its own form. An instance is of its
+    class composed with the printers every kind brings (render/composed.py)."""
 
     # Whether math_text() writes user text without side effects. HtmlRenderer's placeholders number the texts in
     # the order met, and the widths measured of its math count their digits: it writes every step in full.
     pure_text: ClassVar[bool] = True
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> DerivationRenderer:
+        return object.__new__(compose(cls))
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)

@@ -10,11 +10,11 @@ from decimal import Decimal
 
 import pytest
 
-from symattn import derive, derive_spec, parse_spec, render_markdown
+from symattn import derive, derive_spec, examples, parse_spec, render_markdown
 from symattn.document.sentences import CONDITIONS, NEARLY_EQUAL, groups, query_facts, section_facts, weight_sentences
 from symattn.document.steps import Facts, Heading, Paragraph
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
+EXAMPLES = tuple(examples.names())
 
 CAUSAL = {"sections": [{
     "kind": "self_attention", "tokens": ["I", "love", "cats"], "X": [["1", "0"], ["0.5", "1"], ["1", "1"]],

@@ -10,8 +10,11 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 import pytest
 from sympy import N, Rational, exp, sqrt
 
-from symattn import derive
+from symattn import derive, examples
 from symattn.render.displayed import displayed_lines
+
+# Every built-in example with numbers to check (the symbolic one has none: test_symbolic_lines_have_no_numbers...).
+NUMERIC_EXAMPLES = tuple(name for name in examples.names() if name != "symbolic")
 
 CAUSAL_D4 = """
 title = "causal, d_k = 4"
@@ -116,14 +119,13 @@ def specs(tmp_path_factory):
                                        encoding="utf-8")
     (folder / "grouped.toml").write_text(GROUPED, encoding="utf-8")
     (folder / "rotary.toml").write_text(GROUPED.replace('mask = "causal"', "rope = true"), encoding="utf-8")
-    return {"mt": "mt", "matrix": "matrix", "decoder": "decoder", "modern": "modern", "causal": folder / "causal.toml",
-            "ties": folder / "ties.toml", "third": folder / "third.toml", "grouped": folder / "grouped.toml",
-            "rotary": folder / "rotary.toml"}
+    files = {name: folder / f"{name}.toml" for name in ("causal", "ties", "third", "grouped", "rotary")}
+    return {**{name: name for name in NUMERIC_EXAMPLES}, **files}
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
 @pytest.mark.parametrize("digits", [None, 3])
-@pytest.mark.parametrize("name", ["mt", "matrix", "decoder", "modern", "causal", "ties", "third", "grouped", "rotary"])
+@pytest.mark.parametrize("name", [*NUMERIC_EXAMPLES, "causal", "ties", "third", "grouped", "rotary"])
 def test_every_displayed_line_checks(specs, name, lang, digits):
     derivation = derive(specs[name], lang=lang, digits=digits)
     lines = displayed_lines(derivation)

@@ -8,11 +8,12 @@ import subprocess
 
 import pytest
 
+from symattn import examples
 from symattn.cli import main
 
 pytestmark = pytest.mark.pdf
 
-EXAMPLES = ("mt", "matrix", "symbolic", "decoder", "modern")
+EXAMPLES = tuple(examples.names())
 
 
 @pytest.fixture(scope="module")

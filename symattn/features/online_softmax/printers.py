@@ -130,3 +130,7 @@ class OnlinePrinters(MathRenderer):
                               self.vector_pieces(list(weights)), self.width - 12)
         out.append(rf"\sum_{{j}} w_{{j}}\, v_{{j}} &= \frac{{o^{{({B})}}}}{{{ell}}} = z")
         return self.align(out) + self.guard_note(lines)
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (OnlinePrinters,)

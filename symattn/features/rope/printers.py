@@ -198,3 +198,7 @@ class RopePrinter:
                                                     f"{self.relation(line.relation == '=')} {line.result.text}"],
                                   self.width - 6)
         return self.align(out) + self.guard_note(lines)
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (RopePrinter,)

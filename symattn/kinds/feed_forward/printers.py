@@ -149,3 +149,7 @@ def _rounds_to(function: Callable[..., mpmath.mpf], args: list[Fraction], target
         size, goal = abs(value), abs(target)
         low, high = goal - half, goal + half
         return mpmath.mpf(low.numerator) / low.denominator <= size < mpmath.mpf(high.numerator) / high.denominator
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (FeedForwardPrinters,)

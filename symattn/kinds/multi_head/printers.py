@@ -87,3 +87,7 @@ class HeadsPrinter:
         lines += self.continued(f"&{self.relation(exact and all(n.exact for n in value))} ",
                                 self.vector_pieces(value), self.width - 4)
         return self.align(lines)
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (HeadsPrinter,)

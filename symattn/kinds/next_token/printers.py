@@ -84,3 +84,7 @@ class VocabPrinters(MathRenderer):
     def _each(self, values, known) -> list[Number | None]:
         """Each value (None: none) as the page rounds it on its own (a probability of exactly 1/2 as 0.5)."""
         return [None if v is None else format_number(v, self.digits, known=known) for v in values]
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (VocabPrinters,)

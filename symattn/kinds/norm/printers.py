@@ -285,3 +285,7 @@ class NormPrinter(MathRenderer):
         columns = [[self.inline(format_number(v, self.digits, known=step.known).text) for v in column]
                    for column in step.columns]
         return self.table(header, [self.token(t) for t in step.tokens], columns)
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (NormPrinter,)

@@ -24,6 +24,8 @@ def layout(renderer, step: FlowFigure) -> Flow:
 
 def caption(renderer, step: FlowFigure) -> str:
     """The caption, numbered: what the figure shows, true for the document (given heads are said to be given)."""
+    if step.drawing is not None:  # a kind's own figure names its caption
+        return renderer.text(step.caption, {"number": step.number})
     if step.flavour == "grouped":  # with a KV cache, each K/V head's own
         key = "gqa.caption_cache" if step.cached else "gqa.caption"
     elif step.flavour == "block":  # a chain's stages; rows from outside it entering one of them
@@ -45,6 +47,8 @@ def caption(renderer, step: FlowFigure) -> str:
 def flow(step: FlowFigure, divisor: str, encoder: str = "H") -> Flow:
     """The boxes and arrows of one figure; `divisor`: the LaTeX of a given number the scores are divided by,
     `encoder`: the symbol of the encoder outputs."""
+    if step.drawing is not None:  # a kind's own figure, as data
+        return step.drawing
     if step.flavour == "block":  # a chain's stages
         return block_flow(step, encoder)
     if step.flavour == "multi":
