@@ -17,29 +17,16 @@ rows included)."""
 
 from __future__ import annotations
 
-import tomllib
-from importlib import resources
 from typing import Any
 
 from ... import engine
 from ...document.steps import FlowFigure, Step
 from ...engine import any_symbolic
-from ...infra import i18n
 from ..attention.answers import attention_answers, scale_answers
 from ..base import Kind, Size
 from . import engine as window_engine
-from . import printers as _printers  # noqa: F401  (its formulas: the sentences name them)
 from . import solution
 from .spec import KEYS, KIND, SlidingWindowSpec, parse
-
-
-def _strings() -> dict[str, dict[str, str]]:
-    """The language strings of locale/<lang>.toml, by dotted key."""
-    out: dict[str, dict[str, str]] = {}
-    for lang in ("en", "ja"):
-        data = tomllib.loads((resources.files(__package__) / "locale" / f"{lang}.toml").read_text(encoding="utf-8"))
-        out[lang] = {f"{table}.{key}": text for table, texts in data.items() for key, text in texts.items()}
-    return out
 
 
 class SlidingWindowKind(Kind):
@@ -59,7 +46,12 @@ class SlidingWindowKind(Kind):
         return solution.steps(section, result)
 
     def figure(self, section: SlidingWindowSpec) -> FlowFigure | None:
-        return FlowFigure("masked", section.scale, False, "matrix", cached=section.cache is not None)
+        from .figure import figure  # the flow's layout: only a document with the figure needs it
+
+        return figure(section)
+
+    def stage(self, section: SlidingWindowSpec) -> str | None:
+        return "masked"  # its box in a chain's block figure: masked self-attention's
 
     def size(self, section: SlidingWindowSpec) -> Size:
         n, keys = len(section.tokens), len(window_engine.key_positions(section))
@@ -88,8 +80,3 @@ class SlidingWindowKind(Kind):
 
 SLIDING_WINDOW = SlidingWindowKind()
 
-# Until the package loads each kind's locale/ by itself: its strings, added when the kind is first looked up.
-_STRINGS = _strings()
-i18n.check_languages(_STRINGS, f"kind {KIND!r}")
-for _lang, _new in _STRINGS.items():
-    i18n.add(_lang, _new)

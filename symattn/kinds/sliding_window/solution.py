@@ -226,7 +226,7 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
         out += common.attention_steps(keys, new["Q"].row(i), QKV["K"], QKV["V"],
                                       query, section.d_k, section.scale, step_keys, f, n)
         out += [
-            Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
+            Heading(2, f"{KIND}.result_of" if several else f"{KIND}.result", {"token": Token(token)}),
             say("self.result_from", f, {"token": Token(token)}),
             VectorEquation(Name("x", token), x.row(i)),
             Paragraph("self.result_to", {"token": Token(token)}),
