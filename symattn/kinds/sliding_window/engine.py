@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sympy import ImmutableMatrix
+from sympy import Expr, ImmutableMatrix, simplify
 
 from ... import engine
 from ...features.kv_cache import engine as kv_engine
@@ -96,14 +96,25 @@ def recomputed(section: SlidingWindowSpec) -> Check:
 
 
 def agrees(section: SlidingWindowSpec, step: engine.Attention, check: Check) -> bool:
-    """Whether each new query's weights and output equal the whole sequence's row, exactly: the weights of the
-    dropped positions 0 … first − 1 are 0 there, and the others the step's."""
+    """Whether each new query's weights and output equal the whole sequence's row, exactly: there the weights of the
+    dropped positions 0 … first − 1 are 0 and the others are the step's, over the same value rows, so the two
+    weighted sums have the same terms (SymPy may write them in another order: each is compared as a value)."""
     first = section.first
+    values = check.whole.V[first:, :]
+    if values != step.V:
+        return False
     for t, query in step.queries.items():
         row = check.whole.queries[section.past + t]
         weights = row.softmax.weights
         if any(weight != 0 for weight in weights[:first]):
             return False
-        if (tuple(weights[first:]), row.output) != (tuple(query.softmax.weights), query.output):
+        if not all(same(a, b) for a, b in zip(weights[first:], query.softmax.weights, strict=True)):
+            return False
+        if not all(same(a, b) for a, b in zip(row.output, query.output, strict=True)):
             return False
     return True
+
+
+def same(a: Expr, b: Expr) -> bool:
+    """Whether two exact values are equal: the same expression, or a difference that simplifies to 0."""
+    return a == b or simplify(a - b) == 0

@@ -4,6 +4,10 @@ positions it drops and the check against the whole sequence."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from sympy import ImmutableMatrix
+
 from ... import engine
 from ...document import sentences
 from ...document.sentences import say
@@ -104,14 +108,14 @@ def mask_steps(section: SlidingWindowSpec, whole: Facts) -> list[Step]:
     return steps
 
 
-def cache_steps(section: SlidingWindowSpec, QKV: dict[str, Shown]) -> list[Step]:
+def cache_steps(section: SlidingWindowSpec, QKV: dict[str, Shown], everything: dict[str, Shown]) -> list[Step]:
     """The cache as given (every cached position), the positions the window drops, and the keys and values this
-    step attends over: the kept cached ones and the new tokens' (QKV: as shown, K and V of the kept and new)."""
+    step attends over: the kept cached ones and the new tokens' (QKV: as shown, K and V of the kept and new;
+    `everything`: K and V of every position, the dropped ones included, whose decimals they all share)."""
     given, p, first = section.cache, section.past, section.first
     n = len(section.tokens)
     K_c, V_c = (Name(c, label="cache") for c in "KV")
-    decimals = QKV["K"].decimals
-    before = (Shown(given.K.values, decimals), Shown(given.V.values, decimals))
+    before = tuple(cache.part(everything[c], 0, p) for c in "KV")
     steps: list[Step] = [
         Heading(2, f"{KIND}.cache_heading"),
         *([] if section.past_X is None else [
@@ -134,7 +138,7 @@ def cache_steps(section: SlidingWindowSpec, QKV: dict[str, Shown]) -> list[Step]
                                                        "tokens": Tokens(given.tokens)}))
     total = p - first + n
     steps += [
-        Paragraph(f"{KIND}.append", {"K": Name("K"), "V": Name("V"), "total": total}),
+        Paragraph(f"{KIND}.append" if first < p else f"{KIND}.append_only", {"total": total}),
         TokenTable(("table.token", Name("K"), Name("V")), window_engine.key_tokens(section), (QKV["K"], QKV["V"]),
                    window_engine.key_positions(section)),
     ]
@@ -170,10 +174,15 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
     cached = section.cache
     QKV = common.projections(dict.fromkeys("QKV", x), Wts, result)
     keys = window_engine.key_tokens(section)
-    if cached is not None:
+    everything: dict[str, Shown] = {}
+    if cached is not None:  # one count of decimals for every position's keys (values), the dropped ones included
         decimals = max(QKV["Q"].decimals, cached.K.decimals, cached.V.decimals)
-        QKV = {c: Shown(s.values, decimals, known=s.known) for c, s in QKV.items()}
-        new = {c: cache.last(s, len(section.tokens)) for c, s in QKV.items()}
+        n = len(section.tokens)
+        everything = {c: Shown(ImmutableMatrix.vstack(getattr(cached, c).values, cache.last(QKV[c], n).values),
+                               decimals, known=result.known) for c in "KV"}
+        QKV = {"Q": replace(QKV["Q"], decimals=decimals),
+               **{c: cache.part(everything[c], section.first, section.past + n) for c in "KV"}}
+        new = {c: cache.last(s, n) for c, s in QKV.items()}
     else:
         new = QKV
     focus, whole = section.focus, facts(section, result)
@@ -187,7 +196,7 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
     out: list[Step] = [
         common.part_heading(section, f"{KIND}.heading"),
         *([cache.intro(cached, section.tokens)] if cached else []),
-        Paragraph(f"{KIND}.intro", {"w": Eq(W, section.window), "i": Formula("i"), "j": Formula("j"),
+        Paragraph(f"{KIND}.intro", {"wn": W, "i": Formula("i"), "j": Formula("j"),
                                     "rule": Formula("sliding_window_rule")}),
         regime(section),
         *goal,
@@ -213,7 +222,7 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
             TokenTable(("table.token", Name("Q"), Name("K"), Name("V")), section.tokens,
                        (new["Q"], new["K"], new["V"]))]
     if cached:
-        out += cache_steps(section, QKV)
+        out += cache_steps(section, QKV, everything)
     out += mask_steps(section, whole)
     several = len(focus.stepwise) > 1
     for number, (token, f) in enumerate(queries.items()):
