@@ -22,8 +22,10 @@ from typing import Any
 from ... import engine
 from ...document.steps import FlowFigure, Step
 from ...engine import any_symbolic
+from ...pipeline import certify
+from ..attention import carried
 from ..attention.answers import attention_answers, scale_answers
-from ..base import Kind, Size
+from ..base import Carried, Kind, Size
 from . import engine as window_engine
 from . import solution
 from .spec import KEYS, KIND, SlidingWindowSpec, parse
@@ -44,6 +46,21 @@ class SlidingWindowKind(Kind):
 
     def steps(self, section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
         return solution.steps(section, result)
+
+    def outputs(self, section: SlidingWindowSpec, result: engine.Attention) -> Carried | None:
+        return carried.attention_outputs(self, section, result)
+
+    def inputs(self, section: SlidingWindowSpec, result: engine.Attention) -> Carried | None:
+        return carried.start_rows(section.tokens, section.X.values)
+
+    def error_bound(self, section: SlidingWindowSpec, result: engine.Attention, errors: dict[str, float]) \
+            -> certify.Bound:
+        """Self-attention's bound: masking keys only leaves fewer terms in each softmax and weighted sum."""
+        x = carried.rows_error(section, errors, "X")
+        return certify.attention(x, x, section.W_Q, section.W_K, section.W_V,
+                                 certify.divisor_of(section.scale, section.d_k),
+                                 len(window_engine.key_positions(section)), False,
+                                 carried.cached_sizes(section.cache)).printed
 
     def figure(self, section: SlidingWindowSpec) -> FlowFigure | None:
         from .figure import figure  # the flow's layout: only a document with the figure needs it
