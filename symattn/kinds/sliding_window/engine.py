@@ -116,5 +116,7 @@ def agrees(section: SlidingWindowSpec, step: engine.Attention, check: Check) -> 
 
 
 def same(a: Expr, b: Expr) -> bool:
-    """Whether two exact values are equal: the same expression, or a difference that simplifies to 0."""
-    return a == b or simplify(a - b) == 0
+    """Whether two exact values are equal: the same expression, the same once written out (an output entry keeps
+    its sum's parts, engine/weighted.py: the whole sequence's holds the masked keys' zero terms too), or else a
+    difference that simplifies to 0."""
+    return a == b or a.doit() == b.doit() or simplify(a - b) == 0
