@@ -61,7 +61,8 @@ def test_render_tex_only(tmp_path, capsys):
     ("argv", "message"),
     [
         (["render", "--example", "nope"],
-         "--example: unknown example 'nope'; the examples are decoder, layer, matrix, modern, mt, sliding_window, symbolic"),
+         "--example: unknown example 'nope'; the examples are decoder, layer, matrix, modern, mt, sliding_window, "
+         "symbolic"),
         (["render", "--example", "mt", "--format", "tex,docx"], "--format: unknown format 'docx'"),
         (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
         (["render"], "render: give either a SPEC file or --example NAME"),

@@ -264,11 +264,11 @@ def test_the_page_says_which_keys_are_inside_and_outside_the_window():
     text = symattn.render_markdown(derived("example", "en"))
     assert "a window of the last $w$ positions of the sequence, ending at itself" in text
     assert "`mats`, at position 4, sees positions 2–4: `sat`, `on` and itself." in text
-    assert "Masked, with weight exactly 0: `the` and `cat`, too far back (before position 2)." in text
+    assert "Outside its window, with weight exactly 0: `the` and `cat`, too far back (before position 2)." in text
     assert "ordinary causal attention" not in text
     causal = symattn.render_markdown(derive({**BASE, "window": 9, "focus": ["c"]}))
     assert "sliding-window attention is ordinary causal attention" in causal
-    assert "Masked, with weight exactly 0: `d`, after it." in causal
+    assert "Outside its window, with weight exactly 0: `d`, after it." in causal
     ja = symattn.render_markdown(derived("example", "ja"))
     assert "位置 4 の「`mats`」は位置 2〜4、つまり「`sat`」、「`on`」と自分自身を参照する。" in ja
 
@@ -295,3 +295,12 @@ def test_the_example_and_a_cached_step_compile_to_pdf(tmp_path, lang):
                     + "\n", encoding="utf-8")
     assert main(["render", str(spec), "--lang", lang, "--format", "pdf", "--out", str(tmp_path / "cached")]) == 0
     assert (tmp_path / "cached" / "cached.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_a_query_that_sees_every_kept_key_is_not_said_to_see_the_whole_sentence():
+    section = {**BASE, "tokens": ["d"], "X": [["1", "1"]], "window": 2, "focus": ["d"], **PAST}
+    text = symattn.render_markdown(derive(section))
+    assert "Outside its window, with weight exactly 0: positions 0–1, dropped from the cache." in text
+    assert "the dropped positions are not in this step at all" in text
+    assert "whole sentence" not in text and "for all tokens" not in text
+    assert "`d` attends not at all to `p0` and `p1` (masked)" in text

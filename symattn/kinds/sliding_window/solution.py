@@ -103,8 +103,9 @@ def mask_steps(section: SlidingWindowSpec, whole: Facts) -> list[Step]:
         steps += sees(section, token)
     if whole.masked:
         steps.append(Paragraph("mask.effect", {"e": Formula("exp_minus_inf")}))
-    else:
-        steps.append(Paragraph(f"{KIND}.mask_none", {"M": Name("M")}))
+    else:  # with a cache, the window may have dropped the positions it masks
+        steps.append(Paragraph(f"{KIND}.mask_none_dropped" if section.first else f"{KIND}.mask_none",
+                               {"M": Name("M")}))
     return steps
 
 
@@ -188,6 +189,9 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
     focus, whole = section.focus, facts(section, result)
     queries = {t: sentences.query_facts(whole, t, keys, result.queries[section.tokens.index(t)],
                                         first=t == focus.stepwise[0]) for t in focus.stepwise}
+    if section.first:  # the dropped positions are keys no query sees, as the whole sequence's (the sentences')
+        dropped = cached.tokens[:section.first]
+        queries = {t: replace(f, keys=(*dropped, *f.keys)) for t, f in queries.items()}
     goal: list[Step] = [Paragraph("matrix.only", note=True)]
     if focus.mode != "matrix":
         first = queries[focus.tokens[0]]
