@@ -17,7 +17,8 @@ import numpy as np
 
 from symattn.check import check
 from symattn.check.claims import claims_of
-from symattn.spec.files import parse_spec, read_spec_text
+from symattn.pipeline.parse import parse_spec
+from symattn.spec.files import read_spec_text
 
 INJECTED = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
             "softmax_axis", "mask", "pe_index", "typo")

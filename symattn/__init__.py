@@ -17,9 +17,9 @@ _EXPORTS = {
     "derive_spec": "symattn.pipeline.derive",
     "Derivation": "symattn.document.steps",
     # specs
-    "load_spec": "symattn.spec.files",
-    "load_example": "symattn.spec.files",
-    "parse_spec": "symattn.spec.files",
+    "load_spec": "symattn.pipeline.parse",
+    "load_example": "symattn.pipeline.parse",
+    "parse_spec": "symattn.pipeline.parse",
     "read_spec_text": "symattn.spec.files",
     "Spec": "symattn.spec.model",
     # outputs

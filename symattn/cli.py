@@ -49,6 +49,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .render import formats  # the registry of render's formats: no SymPy, no renderer imported
+
     parser = _Parser(
         prog=PROG,
         description="Exact, step-by-step worked solutions of Transformer attention, as LaTeX and PDF.",
@@ -65,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
     render.add_argument("--lang", choices=("ja", "en"), help="language of the text (default: the spec's, else ja)")
     render.add_argument("--format", dest="formats", metavar="LIST",
-                        help="comma-separated output formats: tex, pdf, json, md, html (default: tex,pdf)")
+                        help=f"comma-separated output formats: {', '.join(formats.names())} "
+                             f"(default: {','.join(formats.DEFAULT)})")
     render.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     render.add_argument("--digits", metavar="N",
                         help="decimals shown for rounded values (default: the spec's, else 4)")
@@ -254,7 +257,7 @@ def _load(args: argparse.Namespace):
 
     if (args.spec is None) == (args.example is None):
         raise SpecError(args.command, "give either a SPEC file or --example NAME (see `symattn examples`)")
-    from .spec.files import load_example, load_spec
+    from .pipeline.parse import load_example, load_spec
 
     return load_example(args.example) if args.example else load_spec(args.spec)
 
@@ -324,11 +327,12 @@ def _require_tex() -> None:
 
 
 def _latex_started(formats: str | None) -> contextlib.AbstractContextManager:
-    """A LaTeX run started now, before SymPy is imported, when the PDF may be asked for: TeX loads its format
-    while Python computes. Otherwise a null context."""
+    """A LaTeX run started now, before SymPy is imported, when the PDF (a format compiled with LaTeX) may be asked
+    for: TeX loads its format while Python computes. Otherwise a null context."""
+    from .render.formats import uses_latex
     from .render.pdf import LatexRun, tex_available
 
-    if (formats is None or "pdf" in formats.lower()) and tex_available():
+    if (formats is None or uses_latex(part.strip().lower() for part in formats.split(","))) and tex_available():
         return LatexRun()
     return contextlib.nullcontext()
 
@@ -352,11 +356,12 @@ def _solve(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
-        from .render.build import FORMATS, build
+        from .render.build import build
+        from .render.formats import DEFAULT, names
         from .spec.fields import parse_digits
 
         _settle()
-        formats = parse_formats("tex,pdf" if args.formats is None else args.formats, FORMATS)
+        formats = parse_formats(",".join(DEFAULT) if args.formats is None else args.formats, names())
         digits = parse_digits(args.digits, "--digits") if args.digits is not None else None
         spec = _load(args)
         keep = (Path(args.spec),) if args.spec else ()  # the input is never overwritten by an output

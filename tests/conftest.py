@@ -30,6 +30,6 @@ def golden(request: pytest.FixtureRequest):
 
 @pytest.fixture(scope="session")
 def mt():
-    from symattn.spec.files import load_example
+    from symattn.pipeline.parse import load_example
 
     return load_example("mt")

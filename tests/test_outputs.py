@@ -19,9 +19,9 @@ import pytest
 from symattn.cli import main
 from symattn.errors import LatexError, SpecError
 from symattn.infra.output import TEMP_PREFIX
+from symattn.pipeline.parse import load_example
 from symattn.render import build as build_module
 from symattn.render.build import build
-from symattn.spec.files import load_example
 
 ROOT = Path(__file__).parent.parent
 needs_tex = pytest.mark.skipif(shutil.which("uplatex") is None, reason="no TeX")

@@ -44,7 +44,7 @@ def shipped(example: str, name: str) -> list[Claim]:
 def run(args: Any, parse_formats) -> int:
     """The command (`parse_formats`: the cli's --format reader): the spec is read, the claims are checked, the
     findings printed (and written as a report with --format)."""
-    from ..spec.files import load_example, load_spec
+    from ..pipeline.parse import load_example, load_spec
     from .document_report import REPORT_FORMATS, write
     from .report import as_json, table
 

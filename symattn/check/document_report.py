@@ -21,7 +21,7 @@ def report_spec(spec: Any, checked: Checked) -> Any:
     """A spec of the report: the findings' block, then the sections with a wrong number (with chained sections,
     every section up to the last of them, so that the chain still holds), the author's own blocks left out."""
     from ..kinds.text.kind import TextSpec
-    from ..spec.files import parse_section
+    from ..pipeline.parse import parse_section
 
     answered = answered_sections(spec)
     wrong = sorted({f.claim.at[1] for f in checked.wrong if len(f.claim.at) > 1 and isinstance(f.claim.at[1], int)})

@@ -56,42 +56,28 @@ def strongest(facts: Facts) -> str | None:
     return g[-1][0] if len(g) > 1 and len(g[-1]) == 1 else None
 
 
-def _sees_all(f: Facts) -> bool:
+def sees_all(f: Facts) -> bool:
+    """Whether the query may see every key (no mask hides one)."""
     return f.visible == f.keys
 
 
-def _several(f: Facts) -> bool:
+def several(f: Facts) -> bool:
+    """Whether the query sees more than one key."""
     return len(f.visible) > 1
 
 
-# Each conditional sentence (language key) and what must be true of its facts for it to be said.
+# Each conditional sentence (language key) and what must be true of its facts for it to be said: the attention
+# sentences every kind shares here; a kind's or a feature's own are added by its folder (contribute).
 CONDITIONS: dict[str, Callable[[Facts], bool]] = {
-    "self.intro": lambda f: not f.masked,
-    "self.intro_masked": lambda f: f.masked,
-    "self.goal": _sees_all,
-    "self.goal_visible": lambda f: not _sees_all(f),
-    "self.for_example": lambda f: f.first,
-    "self.for_next": lambda f: not f.first,
-    "self.embedding_of": lambda f: not f.positional,
-    "self.input_of": lambda f: f.positional,
-    "self.no_positional": lambda f: not f.positional and not f.rope and not f.masked,
-    "self.no_positional_masked": lambda f: not f.positional and not f.rope and f.masked,  # a decoder's
-    "self.step3": lambda f: _sees_all(f) and f.token in f.keys,
-    "self.step3_visible": lambda f: not _sees_all(f),
-    "self.result_from": lambda f: not f.positional,
-    "self.result_from_input": lambda f: f.positional,
-    "self.result_meaning": lambda f: _sees_all(f) and _several(f),
-    "self.result_meaning_visible": lambda f: not _sees_all(f) and _several(f),
-    "self.result_meaning_single": lambda f: len(f.visible) == 1,
-    "attend.pattern": lambda f: _several(f) and len(groups(f)) > 1,
+    "attend.pattern": lambda f: several(f) and len(groups(f)) > 1,
     "attend.strongest": lambda f: strongest(f) not in (None, f.token),
     "attend.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
-    "attend.all_equal": lambda f: _several(f) and bool(f.weights) and all_equal(f) and _sees_all(f),
-    "attend.nearly_equal": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f) and _sees_all(f),
+    "attend.all_equal": lambda f: several(f) and bool(f.weights) and all_equal(f) and sees_all(f),
+    "attend.nearly_equal": lambda f: several(f) and len(groups(f)) == 1 and not all_equal(f) and sees_all(f),
     # with masked keys only the visible weights are (nearly) equal: the masked ones are 0
-    "attend.all_equal_visible": lambda f: _several(f) and bool(f.weights) and all_equal(f) and not _sees_all(f),
-    "attend.nearly_equal_visible": lambda f: _several(f) and len(groups(f)) == 1 and not all_equal(f)
-    and not _sees_all(f),
+    "attend.all_equal_visible": lambda f: several(f) and bool(f.weights) and all_equal(f) and not sees_all(f),
+    "attend.nearly_equal_visible": lambda f: several(f) and len(groups(f)) == 1 and not all_equal(f)
+    and not sees_all(f),
     "attend.single": lambda f: len(f.visible) == 1,
     "attend.no_scaling": lambda f: f.scaling == "none",
     "attend.scale_by_number": lambda f: f.scaling == "number",
@@ -99,43 +85,16 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.weighted_sum": lambda f: not f.symbolic,
     "attend.weighted_sum_symbolic": lambda f: f.symbolic,
     "attend.symbolic_result": lambda f: f.symbolic,
-    "given.scores": lambda f: f.scaling != "none",
-    "given.scores_unscaled": lambda f: f.scaling == "none",
-    "given.strongest": lambda f: strongest(f) not in (None, f.token),
-    "given.strongest_itself": lambda f: strongest(f) is not None and strongest(f) == f.token,
-    "cross.decoder_state": lambda f: f.first,
-    "cross.decoder_state_next": lambda f: not f.first,
-    # RoPE (features/rope/feature.py): said only of a section that rotates q and k
-    **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
-                                                      "positions", "positions_given", "relative",
-                                                      "relative_meaning", "later", "example")},
-    "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
-    "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
-    # grouped-query attention's one scaling sentence for all heads
-    "gqa.scale_sqrt": lambda f: f.scaling == "sqrt_d_k",
-    "gqa.scale_none": lambda f: f.scaling == "none",
-    "gqa.scale_number": lambda f: f.scaling == "number",
-    # next-token prediction (kinds/next_token/kind.py): a tie is said only where logits are exactly equal
-    "next_token.predicted": lambda f: len(f.ties[0]) == 1,
-    "next_token.predicted_tie": lambda f: len(f.ties[0]) > 1,
-    "next_token.rank_ties": lambda f: any(len(group) > 1 for group in f.ties),
-    "next_token.top_k_cut": lambda f: bool(cut_tie(f)),
-    "next_token.top_k_one": lambda f: f.top_k == 1,
-    "next_token.sampling": lambda f: f.top_k > 1,
-    # the feed-forward network: ReLU set that many entries of h_t to 0
-    "ffn.relu_zero_one": lambda f: f.zeroed == 1,
-    "ffn.relu_zeros": lambda f: f.zeroed > 1,
 }
 
 
-def cut_tie(facts: Facts) -> tuple[str, ...]:
-    """The entries of equal logits that top-k's k-th place cuts through (some kept, some not), else ()."""
-    start = 0
-    for group in facts.ties:
-        if start < facts.top_k < start + len(group):
-            return group
-        start += len(group)
-    return ()
+def contribute(conditions: dict[str, Callable[[Facts], bool]]) -> None:
+    """Add a kind's or a feature's conditional sentences (its module does, when imported, before it says any);
+    ValueError for a sentence that has a condition already."""
+    taken = set(conditions) & set(CONDITIONS)
+    if taken:
+        raise ValueError(f"sentences with a condition already: {sorted(taken)}")
+    CONDITIONS.update(conditions)
 
 
 def say(key: str, facts: Facts, params: dict | None = None, note: bool = False) -> Paragraph:

@@ -1,20 +1,18 @@
 """Which exam kind draws, checks and asks a section: the kind of section itself (its Kind's exam hooks), or an
-exam kind that draws a variant of one (`rope`: a self-attention section with RoPE, features/rope/exam.py)."""
+exam kind that draws a variant of one (the registry's EXAM_VARIANTS)."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Any
 
-from ..kinds import examinable, kind_of
+from ..kinds import exam_variants, examinable, kind_of
 
 
 @cache
 def variants() -> dict[str, Any]:
     """The exam kinds that are variants of a kind of section, by name."""
-    from ..features.rope.exam import ROPE_EXAM
-
-    return {ROPE_EXAM.name: ROPE_EXAM}
+    return exam_variants()
 
 
 def exam_kinds() -> tuple[str, ...]:

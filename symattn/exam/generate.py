@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ..errors import SpecError
 from ..numbers.display import DEFAULT_DIGITS
 from ..pipeline.derive import compute
-from ..spec.files import parse_spec
+from ..pipeline.parse import parse_spec
 from ..spec.model import Spec
 from .examiners import exam_kinds, examiner, examiner_of
 from .fair import check_shape, exam_level

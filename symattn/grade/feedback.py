@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from ..infra.i18n import text
 from ..render.escape import escape, escape_markdown, markdown_code
-from ..render.templates import class_options, language_preamble, read_template
+from ..render.templates import class_options, common_preamble, language_preamble
 from .mark import Graded
 from .worked import Lines, shown, where
 
@@ -89,7 +89,7 @@ class Feedback:
         """The LaTeX source of the PDF feedback (upLaTeX, the handouts' preambles)."""
         version = graded.version
         documentclass = "jsarticle" if self.lang == "ja" else "article"
-        preamble = read_template("preamble-common.tex").replace("@GEOMETRY@", "a4paper,margin=25mm")
+        preamble = common_preamble("article").replace("@GEOMETRY@", "a4paper,margin=25mm")
         rows = " \\\\\n".join(f"({p.letter}) & {points_text(graded.points(p))} & {p.points}" for p in version.parts)
         mistakes, credited = self.items(graded, lambda s: f"\\texttt{{{escape(s)}}}", escape)
         mistakes, credited = [[signs(s) for s in m] for m in mistakes], [signs(c) for c in credited]

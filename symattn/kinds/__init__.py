@@ -28,6 +28,12 @@ BUILT_IN = {
     "sliding_window": "symattn.kinds.sliding_window.kind:SLIDING_WINDOW",
 }
 
+# The exam kinds that draw a variant of a kind of section (`--kind rope`: self-attention with RoPE): name ->
+# "module:attribute" of an object with the exam hooks and claims(section_data), imported when an exam asks.
+EXAM_VARIANTS = {
+    "rope": "symattn.features.rope.exam:ROPE_EXAM",
+}
+
 
 class Registry(Mapping[str, Kind]):
     """The kinds by name, in registration order; a built-in kind's module is imported when the kind is first
@@ -101,6 +107,15 @@ def kind_of(name: Any, field: str = "kind") -> Kind:
     if name not in KINDS:
         raise SpecError(field, f"unknown section kind {name!r}{suggest(name, KINDS)}")
     return KINDS[name]
+
+
+def exam_variants() -> dict[str, Any]:
+    """The exam kinds that are variants of a kind of section, by name (EXAM_VARIANTS, imported)."""
+    found = {}
+    for name, where in EXAM_VARIANTS.items():
+        module, _, attribute = where.partition(":")
+        found[name] = getattr(import_module(module), attribute)
+    return found
 
 
 def examinable() -> tuple[str, ...]:

@@ -20,6 +20,9 @@ DEFAULT_DIGITS = 4
 # A rounded number on the page of 10^15 or more (to 15 significant digits) is written as its mantissa times a power
 # of ten: nobody reads the 54,884 digits of the e^{a} of a score of 126,373.
 SCIENTIFIC_FROM = 15
+# The most decimals an operand of a line is shown with beyond its stage's (render/lines.py): a line that does not
+# check with that many is shown with them (only a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
+GUARD_CAP = 6
 
 
 @dataclass(frozen=True)

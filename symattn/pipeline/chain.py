@@ -21,8 +21,7 @@ from ..engine import WORKING_DIGITS, Numbers, any_symbolic
 from ..errors import SpecError
 from ..kinds import kind_of
 from ..numbers.decimals import decimal_places
-from ..numbers.display import DEFAULT_DIGITS, format_number
-from ..render.lines import GUARD_CAP
+from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP, format_number
 from ..spec.fields import suggest
 from ..spec.model import Carry, GivenMatrix, Section, Spec
 from ..spec.numbers import matrix_of

@@ -20,13 +20,12 @@ from ..document.steps import (
     WeightedSum,
 )
 from ..kinds import kind_of
-from ..numbers.display import DEFAULT_DIGITS
+from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP
 from ..numbers.significant import more_figures
-from ..render.lines import GUARD_CAP
-from ..spec.files import load, parse_spec
 from ..spec.model import Section, Spec
 from . import certify, chain
 from .blocks import block_figures
+from .parse import load, parse_spec
 
 
 def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:

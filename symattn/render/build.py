@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -15,25 +14,18 @@ from ..kinds import kind_of
 from ..kinds.base import MAX_MATRIX, MAX_STEPS
 from ..pipeline.derive import derive_spec
 from ..spec.model import Spec
+from .formats import LATEX, Format, compiler_function, format_of
 from .pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
 
-FORMATS = ("tex", "pdf", "json", "md", "html")
 LONG_DOCUMENT = 40  # pages from which build says what it is doing (the mt handout has 8)
 # The most pages a whole document may take: a few of the largest sections (64 tokens at d = 8 made 1,192 pages).
 MAX_PAGES = 4000
-# Every format but pdf is text made straight from the derivation: (module, function) of each renderer, imported
-# only when its format is asked for (a `render --format tex` need not load the HTML and MathML code).
-TEXT_RENDERERS: dict[str, tuple[str, str]] = {
-    "tex": ("symattn.render.latex", "render_latex"), "md": ("symattn.render.markdown", "render_markdown"),
-    "html": ("symattn.render.html", "render_html"), "json": ("symattn.render.answers", "render_json"),
-}
 
 
 def text_renderer(fmt: str) -> Callable[..., str]:
-    """The function that renders a derivation as `fmt` text (keyword `exact` for all but json)."""
-    module, name = TEXT_RENDERERS[fmt]
-    function = getattr(importlib.import_module(module), name)
-    return (lambda derivation, exact: function(derivation)) if fmt == "json" else function
+    """The function that renders a derivation as `fmt` text (called with the keyword `exact`): the registry's
+    (render/formats.py), imported only when its format is asked for."""
+    return format_of(fmt).render_function()
 
 
 def output_stem(name: str) -> str:
@@ -60,43 +52,59 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
 
     Everything is computed and compiled before anything is written, then the set is written at once
-    (write_set); a file in `keep` (the input spec) is never overwritten. Without TeX, a PDF that was not
-    required is skipped with a warning; a required one raises TexNotFoundError and nothing is written. `latex`
-    is a LaTeX run started earlier to compile the PDF (the command line starts one before importing SymPy).
+    (write_set); a file in `keep` (the input spec) is never overwritten. The formats are render/formats.py's:
+    the text ones first, in the order asked, then those compiled from a text (its source's text made if it was not
+    asked for). Without TeX, a PDF that was not required is skipped with a warning; a required one raises
+    TexNotFoundError and nothing is written. `latex` is a LaTeX run started earlier to compile the PDF (the command
+    line starts one before importing SymPy).
     """
     keep = tuple(keep)
     pages = 0
-    if any(fmt != "json" for fmt in formats):  # a document with pages: refused before any work when too large
+    if any(format_of(fmt).paged for fmt in formats):  # a document with pages: refused before any work when too large
         pages = check_size(spec)
     # A long document says what it is doing, phase by phase: its derivation and each text take seconds.
     tell = notify if pages >= LONG_DOCUMENT else (lambda message: None)
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     stem = output_stem(spec.name)
-    paths = {fmt: out_dir / f"{stem}.{fmt}" for fmt in FORMATS}
-    check_targets([paths[fmt] for fmt in formats], keep)  # before the work: an --out that cannot be written fails
+    paths = {fmt: out_dir / f"{stem}.{format_of(fmt).suffix}" for fmt in formats}
+    check_targets(list(paths.values()), keep)  # before the work: an --out that cannot be written fails
     warning = None
-    if "pdf" in formats and not tex_available():
+    if any(format_of(fmt).compiler == LATEX for fmt in formats) and not tex_available():
         if pdf_required:
             raise TexNotFoundError(_no_tex_message())
-        warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if fmt != "pdf")
+        warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if format_of(fmt).compiler != LATEX)
     tell(f"deriving a document of about {pages} pages...")
     derivation = derive_spec(spec, lang=lang, digits=digits)
     outputs: dict[Path, str | bytes] = {}
+    texts: dict[str, str] = {}
     for fmt in formats:
-        if fmt in TEXT_RENDERERS:
+        if format_of(fmt).renderer:
             tell(f"writing {paths[fmt].name}...")
-            outputs[paths[fmt]] = text_renderer(fmt)(derivation, exact=exact)
-    if "pdf" in formats:
-        if paths["tex"] not in outputs:
-            tell(f"writing the LaTeX of {paths['pdf'].name}...")
-        tex = outputs.get(paths["tex"]) or text_renderer("tex")(derivation, exact=exact)
-        notify("compiling the PDF with upLaTeX...")
-        with Counter("PDF pages written") as pages:
-            pdf = (latex.finish(tex, on_page=pages.update)[0] if latex is not None
-                   else compile_pdf(tex, stem, on_page=pages.update))
-        outputs[paths["pdf"]] = pdf
+            outputs[paths[fmt]] = texts[fmt] = text_renderer(fmt)(derivation, exact=exact)
+    for fmt in formats:
+        source = format_of(fmt).compiled_from
+        if not source:
+            continue
+        if source not in texts:
+            tell(f"writing the {format_of(source).label} of {paths[fmt].name}...")
+            texts[source] = text_renderer(source)(derivation, exact=exact)
+        outputs[paths[fmt]] = _compiled(format_of(fmt), texts[source], stem, notify, latex)
+        if format_of(fmt).compiler == LATEX:
+            latex = None  # a LaTeX run started early compiles one document
     write_set(outputs, keep)
     return BuildResult(tuple(outputs), warning)
+
+
+def _compiled(fmt: Format, text: str, stem: str, notify: Callable[[str], None], latex: LatexRun | None) -> bytes:
+    """A compiled format's bytes from its source's text: LaTeX's through the run started early, if any."""
+    what = fmt.suffix.upper()
+    if fmt.compiler != LATEX:
+        notify(f"compiling the {what}...")
+        return compiler_function(fmt)(text, stem)
+    notify(f"compiling the {what} with upLaTeX...")
+    with Counter(f"{what} pages written") as pages:
+        return (latex.finish(text, on_page=pages.update)[0] if latex is not None
+                else compile_pdf(text, stem, on_page=pages.update))
 
 
 def check_size(spec: Spec) -> int:

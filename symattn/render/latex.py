@@ -31,7 +31,7 @@ from .layout import (
     visible_width,
 )
 from .printers import DerivationRenderer
-from .templates import class_options, language_preamble, read_template
+from .templates import class_options, common_preamble, language_preamble
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
@@ -46,7 +46,7 @@ _SECTIONING = defaultdict(lambda: "subsubsection", {1: "section", 2: "subsection
 _KATAKANA_RUN = re.compile("[\u30a1-\u30fa\u30fc-\u30ff]{2,}")
 # The heatmaps' colour for the largest weight, in percent of blue (of \\cellcolor and \\heatscale).
 HEAT_PERCENT = 60
-# Where preamble-common.tex takes layout.py's page geometry.
+# Where preamble-article.tex takes layout.py's page geometry.
 GEOMETRY_SLOT = "@GEOMETRY@"
 
 
@@ -55,11 +55,12 @@ def unbroken_words(latex: str) -> str:
     return _KATAKANA_RUN.sub(lambda m: rf"\mbox{{{m.group()}}}", latex)
 
 
-def shared_preamble(lang: str, body: str) -> list[str]:
-    """The preamble parts of every document (handout, exam, key): preamble-common.tex with the page geometry of
-    layout.py, the language's, and the matrix columns the body needs."""
+def shared_preamble(lang: str, body: str, page: str | None = "article") -> list[str]:
+    """The preamble parts of every document (handout, exam, key): preamble-common.tex with the blocks of
+    preamble-<page>.tex (the article's with the page geometry of layout.py; None: the common part alone, for a
+    class that sets its own page such as beamer), the language's, and the matrix columns the body needs."""
     columns = matrix_columns_setting(body)
-    common = read_template("preamble-common.tex").replace(GEOMETRY_SLOT, geometry_options())
+    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options())
     return [common, language_preamble(lang), *([columns] if columns else [])]
 
 

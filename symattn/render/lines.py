@@ -19,11 +19,9 @@ from sympy import Expr
 
 from ..engine import Numbers
 from ..infra.memo import ByIdentity, Memo
+from ..numbers.display import GUARD_CAP as GUARD_CAP
 from ..numbers.display import Number, format_number
 
-# The most decimals an operand is shown with beyond its stage's: a line that does not check with that many is
-# shown with them (it happens only for a value within 10^-(digits+GUARD_CAP) of a rounding boundary).
-GUARD_CAP = 6
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
 _PLAIN = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")  # what plain_decimal reads (groups: sign, whole, fraction)
 # Line.checks by the line's numbers, and exponent_shown by its arguments: found once however many formats write

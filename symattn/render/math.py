@@ -32,26 +32,43 @@ from .layout import (
 )
 from .lines import GUARD_CAP, Line, Operand
 
-# LaTeX of each base symbol of the model's Names (a rule table, not code).
+# LaTeX of each base symbol of the model's Names (a rule table, not code): the symbols the kinds share; a kind's
+# or a feature's own come from its folder's printers.py (contribute).
 # Matrices are capitals, their rows lower case: x_t of X; x̃_t of X̃ = X + P (with positional encodings); y_t of
 # the decoder's Y and h_j of the encoder's outputs H (cross-attention); q_t, k_j, v_j of Q, K, V.
 NOTATION = {
-    "Q": "Q", "K": "K", "V": "V", "X": "X", "x": "x", "z": "z", "a": "a", "w": "w",
-    "q": "q", "k": "k", "v": "v", "Xp": r"\tilde{X}", "xp": r"\tilde{x}", "Y": "Y", "y": "y", "h": "h",
-    "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O", "d_k": "d_k",
-    "memory": "H", "s": "s", "e^x": "e^{x}", "M": "M", "P": "P", "S": "S",
-    "p": "p",  # a KV cache's count of cached positions
-    # RoPE's rotated queries and keys (features/rope/feature.py): Q̂ with rows q̂_t, K̂ with rows k̂_j
-    "Qh": r"\hat{Q}", "Kh": r"\hat{K}", "qh": r"\hat{q}", "kh": r"\hat{k}", "m": "m", "phi0": r"\varphi_{0}",
-    "Z": "Z",  # the output matrices of multi-head and grouped-query attention: Z^(h), Z_concat, Z_final
-    # next-token prediction (kinds/next_token/kind.py): logits ℓ_j, probabilities p_j, top-k's renormalised p̃_j and Z̃,
-    # W_vocab with columns w_j (tied: the embeddings E with rows E_j), the bias b, the temperature T
-    "l": r"\ell", "pt": r"\tilde{p}", "Zt": r"\tilde{Z}", "W_vocab": r"W_{\mathrm{vocab}}", "E": "E", "b": "b",
-    "T": "T",
-    # the feed-forward network: h = x W_1 + b_1 (SwiGLU: gate g, up u), a = φ(h), f = a W_2 + b_2
-    "W_1": "W_1", "W_2": "W_2", "W_3": "W_3", "b_1": "b_1", "b_2": "b_2", "b_3": "b_3", "g": "g", "u": "u", "f": "f",
+    "Q": "Q",
+    "K": "K",
+    "V": "V",
+    "X": "X",
+    "x": "x",
+    "z": "z",
+    "a": "a",
+    "w": "w",
+    "q": "q",
+    "k": "k",
+    "v": "v",
+    "Xp": r"\tilde{X}",
+    "xp": r"\tilde{x}",
+    "Y": "Y",
+    "y": "y",
+    "h": "h",
+    "W_Q": "W_Q",
+    "W_K": "W_K",
+    "W_V": "W_V",
+    "W_O": "W_O",
+    "d_k": "d_k",
+    "memory": "H",
+    "s": "s",
+    "e^x": "e^{x}",
+    "M": "M",
+    "P": "P",
+    "S": "S",
+    "m": "m",
+    "Z": "Z",
+    "b": "b",
 }
-# Formulas inside sentences (model.Formula), as LaTeX; $name is filled with the Formula's names.
+# Formulas inside sentences (document.phrases.Formula), as LaTeX; $name is filled with the Formula's names.
 FORMULAS = {
     "t": "t",
     "j": "j",
@@ -62,40 +79,26 @@ FORMULAS = {
     "pe_even": r"\mathit{PE}(\mathit{pos},\, 2i) = \sin(\mathit{pos} / 10000^{2i/d})",
     "pe_odd": r"\mathit{PE}(\mathit{pos},\, 2i+1) = \cos(\mathit{pos} / 10000^{2i/d})",
     "exp_minus_inf": r"e^{-\infty} = 0",
-    "x_plus_p": r"$Xp = $X + $P",
+    "x_plus_p": "$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
-    # FlashAttention's online softmax (features/online_softmax/feature.py)
-    "online_nn": r"n \times n",
-    "online_m": r"m^{(b)}",
-    "online_l": r"\ell^{(b)}",
-    "online_o": r"o^{(b)}",
-    "online_term": r"e^{a_{j} - m^{(b)}}",
-    "online_start": r"m^{(0)} = -\infty,\ \ell^{(0)} = 0,\ o^{(0)} = 0",
-    "online_one": r"e^{m^{(b-1)} - m^{(b)}} = e^{0} = 1",
-    "online_factor": r"e^{m^{(b-1)} - m^{(b)}}",
-    "online_identity": r"\ell^{(B)} = e^{-m^{(B)}} Z,\ o^{(B)} = e^{-m^{(B)}} \sum_{j} e^{a_{j}} v_{j}",
-    "online_split": r"e^{a_{j} - m} = e^{a_{j}} e^{-m}",
-    # a KV cache: new token t at absolute position p + t sees positions 0 … p + t
-    "cache_position": "p + t",
-    "cache_seen": r"0, \ldots, p + t",
-    # RoPE (features/rope/feature.py)
-    "m": "m", "n": "n", "i": "i", "d": "d", "m_minus_n": "m - n", "pair_ab": "(a,\\ b)",
-    "rope_half_dims": r"i + d/2", "theta_i": r"\theta_{i}", "two_pi": r"2\pi",
-    "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
-    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos(\varphi_{i}) - x_b \sin(\varphi_{i}),\ "
-                     r"x_a \sin(\varphi_{i}) + x_b \cos(\varphi_{i}))",
-    "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
-    "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) \cos((m-n)\theta_{i}) "
-                     r"+ (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
-    # grouped-query attention: the K/V head g of query head h (r query heads per K/V head), from 1 and from 0;
-    # RoPE's angle of pair i at position m
-    "gqa_mapping": r"g = \lceil h / r \rceil",
-    "gqa_mapping_zero": r"\lfloor h / r \rfloor",
-    "gqa_theta": r"\theta_i = b^{-2i/d}",
-    "gqa_angle": r"m\,\theta_i",
-    "gqa_projection": r"$P = $X $W",
+    "m": "m",
+    "n": "n",
+    "i": "i",
+    "d": "d",
 }
+
+
+def contribute(notation: dict[str, str] | None = None, formulas: dict[str, str] | None = None) -> None:
+    """Add a kind's or a feature's symbols to NOTATION and FORMULAS (its printers.py does, when imported); ValueError
+    for a key that is there already with another LaTeX, which would change another kind's pages."""
+    for table, new in ((NOTATION, notation or {}), (FORMULAS, formulas or {})):
+        for key, latex in new.items():
+            if table.get(key, latex) != latex:
+                raise ValueError(f"the symbol {key!r} is {table[key]!r} already, not {latex!r}")
+        table.update(new)
+
+
 # Fixed (non-token) subscripts: the word written under the symbol.
 LABELS = {"concat": "concat", "final": "final", "cache": "cache"}
 # Index subscripts (k_j: the key of any token j), set in math italic.

@@ -18,7 +18,8 @@ from symattn.check import check
 from symattn.check.claims import claims_of
 from symattn.check.compare import holds
 from symattn.check.diagnose import CAUSES
-from symattn.spec.files import load_example, parse_spec, read_spec_text
+from symattn.pipeline.parse import load_example, parse_spec
+from symattn.spec.files import read_spec_text
 
 CASES = 20  # per cause: seconds, not minutes; 19 of 20 is 95 % (pe_index's exact sinusoids are slow: 10, all)
 

@@ -13,8 +13,9 @@ from bench.confusion import spec_for
 from symattn.check import answers_of, check
 from symattn.check.document import claims_in, groups
 from symattn.cli import main
+from symattn.pipeline.parse import load_example, parse_spec
 from symattn.render.build import build
-from symattn.spec.files import load_example, parse_spec, read_spec_text
+from symattn.spec.files import read_spec_text
 
 SEED = Path(__file__).parent / "data" / "seed-article.txt"  # the seed article as given, byte for byte
 

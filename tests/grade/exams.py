@@ -13,7 +13,7 @@ from symattn.exam.drivers.base import Share
 from symattn.exam.generate import Version, generate
 from symattn.exam.options import ExamOptions
 from symattn.pipeline.derive import compute
-from symattn.spec.files import parse_spec
+from symattn.pipeline.parse import parse_spec
 
 # Self-attention over A, B with X = I: Q, K, V are the weight matrices' rows. q_A = [1, 1, 0, 0],
 # k_A = [1, 0, 1, 0], k_B = [2, 2, 0, 0]: s = [1, 4]; d_k = 4: a = [0.5, 2]; w = softmax(a); z = w (V = I).

@@ -32,7 +32,7 @@ def test_markdown_reads_like_the_article():
 
 def test_markdown_escapes_user_text():
     from symattn.pipeline.derive import derive_spec
-    from symattn.spec.files import parse_spec
+    from symattn.pipeline.parse import parse_spec
 
     spec = parse_spec({"title": "*bold* <b>x</b> $5", "sections": [{
         "kind": "self_attention", "tokens": ["a|b", "c"], "X": [["1", "0"], ["0", "1"]],

@@ -11,11 +11,11 @@ from sympy import E, Rational, simplify, sqrt
 from symattn import RenderError, derive, derive_spec, parse_spec
 from symattn.document.steps import Name, Step
 from symattn.numbers.display import format_numbers
+from symattn.pipeline.parse import load_example
 from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
 from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
-from symattn.spec.files import load_example
 
 
 @pytest.fixture(scope="module")
@@ -404,12 +404,12 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
 
 
 def test_the_page_geometry_is_defined_once_in_layout():
-    """preamble-common.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
+    """preamble-article.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
     from symattn.render.latex import shared_preamble
     from symattn.render.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
     from symattn.render.templates import read_template
 
-    assert "@GEOMETRY@" in read_template("preamble-common.tex")
+    assert "@GEOMETRY@" in read_template("preamble-article.tex")
     assert geometry_options() == "a4paper,margin=22mm"
     assert rf"\usepackage[{geometry_options()}]{{geometry}}" in shared_preamble("en", "")[0]
     assert TEXT_WIDTH_PT == pytest.approx(472.3, abs=0.1) and LINE_CHARACTERS == LatexRenderer().width

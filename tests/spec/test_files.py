@@ -9,7 +9,8 @@ import pytest
 from sympy import Rational
 
 from symattn import SpecError
-from symattn.spec.files import example_text, load_example, load_spec, parse_spec, read_spec_text
+from symattn.pipeline.parse import load_example, load_spec, parse_spec
+from symattn.spec.files import example_text, read_spec_text
 
 
 def test_mt_example_is_exact(mt):

@@ -27,6 +27,14 @@ FROM_X = ("X", "memory", "W_Q", "W_K", "W_V")
 # Keys that apply to X only.
 OF_X = ("positional_encoding", "P", "d_model")
 
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    "given.scores": lambda f: f.scaling != "none",
+    "given.scores_unscaled": lambda f: f.scaling == "none",
+    "given.strongest": lambda f: sentences.strongest(f) not in (None, f.token),
+    "given.strongest_itself": lambda f: sentences.strongest(f) is not None and sentences.strongest(f) == f.token,
+})
+
 
 @dataclass(frozen=True)
 class GivenSpec(Section):

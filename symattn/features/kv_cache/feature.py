@@ -13,6 +13,7 @@ from typing import Any
 from sympy import ImmutableMatrix
 
 from ... import engine
+from ...document import sentences
 from ...document.sentences import say
 from ...document.steps import (
     Eq,
@@ -41,6 +42,12 @@ MATRIX_FORM = ("cache.matrix_heading", "cache.matrix")  # the matrix form of the
 
 
 # ------------------------------------------------------------ the spec
+
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
+    "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
+})
 
 
 def parse(data: dict[str, Any], field: str, tokens: tuple[str, ...], W_K: GivenMatrix,

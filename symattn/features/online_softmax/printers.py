@@ -9,8 +9,22 @@ from sympy import S
 from ...document.steps import Name
 from ...numbers.display import format_number, format_numbers
 from ...render.lines import Line, Operand, exponent_shown, guarded, operand
-from ...render.math import MathRenderer
+from ...render.math import MathRenderer, contribute
 from .steps import OnlineBlock, OnlineResult
+
+# the symbols this folder's steps and sentences name, added to render/math.py's tables
+contribute(formulas={
+    "online_nn": r"n \times n",
+    "online_m": "m^{(b)}",
+    "online_l": r"\ell^{(b)}",
+    "online_o": "o^{(b)}",
+    "online_term": "e^{a_{j} - m^{(b)}}",
+    "online_start": r"m^{(0)} = -\infty,\ \ell^{(0)} = 0,\ o^{(0)} = 0",
+    "online_one": "e^{m^{(b-1)} - m^{(b)}} = e^{0} = 1",
+    "online_factor": "e^{m^{(b-1)} - m^{(b)}}",
+    "online_identity": r"\ell^{(B)} = e^{-m^{(B)}} Z,\ o^{(B)} = e^{-m^{(B)}} \sum_{j} e^{a_{j}} v_{j}",
+    "online_split": "e^{a_{j} - m} = e^{a_{j}} e^{-m}",
+})
 
 
 class OnlinePrinters(MathRenderer):

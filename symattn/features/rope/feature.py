@@ -13,6 +13,7 @@ from typing import Any
 from sympy import ImmutableMatrix
 
 from ... import engine
+from ...document import sentences
 from ...document.sentences import say
 from ...document.steps import (
     Display,
@@ -40,6 +41,14 @@ from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 SYMBOLS = {"m": Formula("m"), "n": Formula("n"), "i": Formula("i"), "d": Formula("d"), "q": Name("q"), "k": Name("k")}
 # The names of the rotated matrices and rows (render/math.py NOTATION): Q̂ with rows q̂_t, K̂ with rows k̂_j.
 ROTATED = {"Q": "Qh", "K": "Kh", "q": "qh", "k": "kh"}
+
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    # RoPE (features/rope/feature.py): said only of a section that rotates q and k
+    **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
+                                                      "positions", "positions_given", "relative",
+                                                      "relative_meaning", "later", "example")},
+})
 
 
 def parse(data: dict[str, Any], field: str, m: dict[str, GivenMatrix], n: int,

@@ -11,7 +11,29 @@ from ...numbers.display import Number, format_number
 from ...numbers.exact_latex import exact_latex
 from ...render.layout import visible_width
 from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
+from ...render.math import contribute
 from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
+
+# the symbols this folder's steps and sentences name, added to render/math.py's tables
+contribute(notation={
+    "Qh": r"\hat{Q}",
+    "Kh": r"\hat{K}",
+    "qh": r"\hat{q}",
+    "kh": r"\hat{k}",
+    "phi0": r"\varphi_{0}",
+}, formulas={
+    "m_minus_n": "m - n",
+    "pair_ab": r"(a,\ b)",
+    "rope_half_dims": "i + d/2",
+    "theta_i": r"\theta_{i}",
+    "two_pi": r"2\pi",
+    "rope_angle": r"\varphi_{i} = m\,\theta_{i}",
+    "rope_rotation": r"(x_a,\ x_b) \mapsto (x_a \cos(\varphi_{i}) - x_b \sin(\varphi_{i}),\ x_a "
+                     r"\sin(\varphi_{i}) + x_b \cos(\varphi_{i}))",
+    "rope_theta": r"\theta_{i} = \mathit{base}^{-2i/d}",
+    "rope_relative": r"\hat{q}_{m} \cdot \hat{k}_{n} = \sum_{i} \bigl[(q_a k_a + q_b k_b) "
+                     r"\cos((m-n)\theta_{i}) + (q_a k_b - q_b k_a) \sin((m-n)\theta_{i})\bigr]",
+})
 
 
 def angle_latex(angle: Expr) -> str:

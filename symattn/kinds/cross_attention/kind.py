@@ -39,6 +39,12 @@ if TYPE_CHECKING:
     from ...exam.exercise import Asked
     from ...exam.levels import Level
 
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    "cross.decoder_state": lambda f: f.first,
+    "cross.decoder_state_next": lambda f: not f.first,
+})
+
 
 @dataclass(frozen=True)
 class CrossAttentionSpec(Section):

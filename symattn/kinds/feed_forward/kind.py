@@ -10,6 +10,7 @@ from typing import Any
 
 from sympy import ImmutableMatrix
 
+from ...document import sentences
 from ...document.sentences import say
 from ...document.steps import (
     Facts,
@@ -43,6 +44,13 @@ from .steps import ActivationStep, FeedForwardFormula
 EXACT_CHARACTERS = 200
 EXACT_TERMS = 4
 _BIASES = ("b_1", "b_2", "b_3")
+
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    # the feed-forward network: ReLU set that many entries of h_t to 0
+    "ffn.relu_zero_one": lambda f: f.zeroed == 1,
+    "ffn.relu_zeros": lambda f: f.zeroed > 1,
+})
 
 
 @dataclass(frozen=True)

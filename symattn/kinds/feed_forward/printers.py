@@ -12,7 +12,7 @@ import mpmath
 from ...document.steps import Name, RowTimesMatrix
 from ...numbers.display import Number, format_number
 from ...render.lines import GUARD_CAP, Line, Operand, decimals_shown, shown_value
-from ...render.math import MathRenderer
+from ...render.math import MathRenderer, contribute
 from .engine import GELU_TANH_CUBIC, activation_number
 from .steps import ActivationStep, FeedForwardFormula
 
@@ -21,6 +21,19 @@ _NAMES = {"relu": r"\operatorname{ReLU}", "gelu": r"\operatorname{GELU}", "gelu_
           "silu": r"\operatorname{SiLU}", "swiglu": r"\operatorname{SiLU}"}
 _CUBIC = "0.044715"
 assert Fraction(_CUBIC) == Fraction(int(GELU_TANH_CUBIC.p), int(GELU_TANH_CUBIC.q))
+
+# the symbols this folder's steps and sentences name, added to render/math.py's tables
+contribute(notation={
+    "W_1": "W_1",
+    "W_2": "W_2",
+    "W_3": "W_3",
+    "b_1": "b_1",
+    "b_2": "b_2",
+    "b_3": "b_3",
+    "g": "g",
+    "u": "u",
+    "f": "f",
+})
 
 
 def _definition(activation: str, h: str) -> str:

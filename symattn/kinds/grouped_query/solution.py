@@ -37,6 +37,14 @@ from ...spec.model import Section
 from ..attention import solution as common
 from .engine import GroupedQuery
 
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    # grouped-query attention's one scaling sentence for all heads
+    "gqa.scale_sqrt": lambda f: f.scaling == "sqrt_d_k",
+    "gqa.scale_none": lambda f: f.scaling == "none",
+    "gqa.scale_number": lambda f: f.scaling == "number",
+})
+
 
 def grouped_steps(section: Section, result: GroupedQuery) -> list[Step]:
     H, G = len(section.W_Q), len(section.kv_heads)

@@ -13,7 +13,8 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix, Integer
 
 from ... import engine
-from ...document.sentences import cut_tie, heading, say
+from ...document import sentences
+from ...document.sentences import heading, say
 from ...document.steps import (
     Facts,
     Formula,
@@ -42,6 +43,28 @@ from ..attention.solution import part_heading
 from ..base import Kind, Size
 from . import engine as vocab
 from .steps import LogitLines, RankingTable, TemperatureLines
+
+
+def cut_tie(facts: Facts) -> tuple[str, ...]:
+    """The entries of equal logits that top-k's k-th place cuts through (some kept, some not), else ()."""
+    start = 0
+    for group in facts.ties:
+        if start < facts.top_k < start + len(group):
+            return group
+        start += len(group)
+    return ()
+
+
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    # next-token prediction (kinds/next_token/kind.py): a tie is said only where logits are exactly equal
+    "next_token.predicted": lambda f: len(f.ties[0]) == 1,
+    "next_token.predicted_tie": lambda f: len(f.ties[0]) > 1,
+    "next_token.rank_ties": lambda f: any(len(group) > 1 for group in f.ties),
+    "next_token.top_k_cut": lambda f: bool(cut_tie(f)),
+    "next_token.top_k_one": lambda f: f.top_k == 1,
+    "next_token.sampling": lambda f: f.top_k > 1,
+})
 
 
 @dataclass(frozen=True)

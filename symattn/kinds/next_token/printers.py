@@ -8,8 +8,18 @@ from ...document.steps import Name
 from ...numbers.display import Number, format_number, format_numbers
 from ...render.layout import visible_width
 from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
-from ...render.math import NOTATION, MathRenderer
+from ...render.math import NOTATION, MathRenderer, contribute
 from .steps import LogitLines, RankingTable, TemperatureLines
+
+# the symbols this folder's steps and sentences name, added to render/math.py's tables
+contribute(notation={
+    "l": r"\ell",
+    "pt": r"\tilde{p}",
+    "Zt": r"\tilde{Z}",
+    "W_vocab": r"W_{\mathrm{vocab}}",
+    "E": "E",
+    "T": "T",
+})
 
 
 class VocabPrinters(MathRenderer):

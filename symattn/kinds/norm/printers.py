@@ -17,18 +17,18 @@ from ...numbers.display import Number, format_number
 from ...numbers.exact_latex import exact_latex, shifted_surd_latex
 from ...render.layout import EXACT_MARGIN, visible_width
 from ...render.lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, shown_value
-from ...render.math import FORMULAS, NOTATION, MathRenderer
+from ...render.math import MathRenderer, contribute
 from .steps import NormAffine, NormMean, NormNormalised, NormScalars, NormSettings, NormStep, NormSum, NormVariance
 
 # The widest exact fraction a line writes (\tfrac{1291321339}{1600000000}); a longer one is written rounded.
 LONGEST_FRACTION = 40
 
-NOTATION.update({"u": "u", "uh": r"\hat{u}", "xh": r"\hat{x}", "o": "o", "mu": r"\mu", "gamma": r"\gamma",
-                 "beta": r"\beta", "eps": r"\varepsilon", "var_layer": r"\sigma^{2}", "var_rms": r"\overline{x^{2}}",
-                 "var_rms_u": r"\overline{u^{2}}"})
 _LAYER = r"\frac{$v - \mu_{t}}{\sqrt{\sigma_{t}^{2} + \varepsilon}} \odot \gamma + \beta"
 _RMS = r"\frac{$v}{\sqrt{\overline{$v^{2}} + \varepsilon}} \odot \gamma"
-FORMULAS.update({
+# the symbols this folder's steps and sentences name, added to render/math.py's tables
+contribute(notation={"u": "u", "uh": r"\hat{u}", "xh": r"\hat{x}", "o": "o", "mu": r"\mu", "gamma": r"\gamma",
+                     "beta": r"\beta", "eps": r"\varepsilon", "var_layer": r"\sigma^{2}",
+                     "var_rms": r"\overline{x^{2}}", "var_rms_u": r"\overline{u^{2}}"}, formulas={
     "norm_layer_u": "o_{t} = " + _LAYER.replace("$v", "u_{t}") + r",\ u_{t} = x_{t} + y_{t}",
     "norm_layer_x": "o_{t} = " + _LAYER.replace("$v", "x_{t}"),
     "norm_rms_u": "o_{t} = " + _RMS.replace("$v", "u_{t}") + r",\ u_{t} = x_{t} + y_{t}",

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from sympy import ImmutableMatrix
 
+from ...document import sentences
 from ...document.phrases import Token
-from ...document.sentences import CONDITIONS, heading, say
+from ...document.sentences import heading, say
 from ...document.steps import Facts, Formula, Heading, Name, Paragraph, Result, Shown, Step, TokenTable, VectorEquation
 from ..attention.solution import part_heading
 from .engine import NormResult, NormRow
@@ -28,7 +29,8 @@ class NormFacts(Facts):
     affine: str = "default"
 
 
-CONDITIONS.update({
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
     "norm.constant_layer": lambda f: f.constant and f.norm == "layer",
     "norm.constant_rms": lambda f: f.constant and f.norm == "rms",
     "norm.defaults_layer": lambda f: f.affine == "default" and f.norm == "layer",

@@ -44,6 +44,27 @@ if TYPE_CHECKING:
     from ...exam.exercise import Asked
     from ...exam.levels import Level
 
+# the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
+sentences.contribute({
+    "self.intro": lambda f: not f.masked,
+    "self.intro_masked": lambda f: f.masked,
+    "self.goal": sentences.sees_all,
+    "self.goal_visible": lambda f: not sentences.sees_all(f),
+    "self.for_example": lambda f: f.first,
+    "self.for_next": lambda f: not f.first,
+    "self.embedding_of": lambda f: not f.positional,
+    "self.input_of": lambda f: f.positional,
+    "self.no_positional": lambda f: not f.positional and not f.rope and not f.masked,
+    "self.no_positional_masked": lambda f: not f.positional and not f.rope and f.masked,  # a decoder's
+    "self.step3": lambda f: sentences.sees_all(f) and f.token in f.keys,
+    "self.step3_visible": lambda f: not sentences.sees_all(f),
+    "self.result_from": lambda f: not f.positional,
+    "self.result_from_input": lambda f: f.positional,
+    "self.result_meaning": lambda f: sentences.sees_all(f) and sentences.several(f),
+    "self.result_meaning_visible": lambda f: not sentences.sees_all(f) and sentences.several(f),
+    "self.result_meaning_single": lambda f: len(f.visible) == 1,
+})
+
 
 @dataclass(frozen=True)
 class SelfAttentionSpec(Section):
