@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...render.math import FORMULAS
+from ...render.math import contribute
 
-FORMULAS.update({
+contribute(formulas={
     "sliding_window_rule": r"i - w < j \le i",
     "sliding_window_low": r"i - w + 1",
 })

@@ -33,10 +33,20 @@ from ...document.steps import (
 from ...engine import any_symbolic
 from ...features.kv_cache import feature as cache
 from ..attention import solution as common
+from ..self_attention import kind as _self_attention  # noqa: F401  (the conditions of its sentences, said here)
 from . import engine as window_engine
 from .spec import KIND, SlidingWindowSpec
 
 W = Name("w")  # the window's length
+
+# Its sentences that hold only for some queries: whether some key is outside the query's window (the facts' keys
+# include the positions a cache dropped), and whether the mask has a 0
+sentences.contribute({
+    f"{KIND}.outside": lambda f: not sentences.sees_all(f),
+    f"{KIND}.outside_none": sentences.sees_all,
+    f"{KIND}.mask_none": lambda f: not f.masked,
+    f"{KIND}.mask_none_dropped": lambda f: not f.masked,
+})
 
 
 def facts(section: SlidingWindowSpec, result: engine.Attention) -> Facts:
@@ -64,7 +74,7 @@ def regime(section: SlidingWindowSpec) -> Paragraph:
     return Paragraph(f"{KIND}.narrow", params)
 
 
-def sees(section: SlidingWindowSpec, token: str) -> list[Step]:
+def sees(section: SlidingWindowSpec, token: str, facts: Facts) -> list[Step]:
     """Which keys the query of `token` sees (inside its window) and which it does not: those too far back, and
     those after it (weight exactly 0)."""
     i = section.past + section.tokens.index(token)
@@ -83,13 +93,13 @@ def sees(section: SlidingWindowSpec, token: str) -> list[Step]:
     if after:
         parts.append(Phrase(f"{KIND}.after", (("tokens", Tokens(after)),)))
     if parts:
-        steps.append(Paragraph(f"{KIND}.outside", {"parts": Phrases(tuple(parts))}))
+        steps.append(say(f"{KIND}.outside", facts, {"parts": Phrases(tuple(parts))}))
     else:
-        steps.append(Paragraph(f"{KIND}.outside_none", {"token": Token(token)}))
+        steps.append(say(f"{KIND}.outside_none", facts, {"token": Token(token)}))
     return steps
 
 
-def mask_steps(section: SlidingWindowSpec, whole: Facts) -> list[Step]:
+def mask_steps(section: SlidingWindowSpec, whole: Facts, queries: dict[str, Facts]) -> list[Step]:
     """The window as the mask M (a row per query, a column per key), and for each query derived step by step which
     keys are inside its window and which outside."""
     M = window_engine.mask(section)
@@ -99,13 +109,13 @@ def mask_steps(section: SlidingWindowSpec, whole: Facts) -> list[Step]:
         Paragraph(f"{KIND}.mask_cached" if cached else f"{KIND}.mask", {"M": Name("M"), "w": Eq(W, section.window)}),
         MatrixEquation(Name("M"), Shown(M)),
     ]
-    for token in section.focus.stepwise:
-        steps += sees(section, token)
+    for token, facts in queries.items():
+        steps += sees(section, token, facts)
     if whole.masked:
         steps.append(Paragraph("mask.effect", {"e": Formula("exp_minus_inf")}))
     else:  # with a cache, the window may have dropped the positions it masks
-        steps.append(Paragraph(f"{KIND}.mask_none_dropped" if section.first else f"{KIND}.mask_none",
-                               {"M": Name("M")}))
+        steps.append(say(f"{KIND}.mask_none_dropped" if section.first else f"{KIND}.mask_none", whole,
+                         {"M": Name("M")}))
     return steps
 
 
@@ -227,7 +237,7 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
                        (new["Q"], new["K"], new["V"]))]
     if cached:
         out += cache_steps(section, QKV, everything)
-    out += mask_steps(section, whole)
+    out += mask_steps(section, whole, queries)
     several = len(focus.stepwise) > 1
     for number, (token, f) in enumerate(queries.items()):
         i = section.tokens.index(token)
