@@ -263,14 +263,17 @@ def test_every_displayed_line_checks(name, lang, digits):
 def test_the_page_says_which_keys_are_inside_and_outside_the_window():
     text = symattn.render_markdown(derived("example", "en"))
     assert "a window of the last $w$ positions of the sequence, ending at itself" in text
-    assert "`mats`, at position 4, sees positions 2–4: `sat`, `on` and itself." in text
-    assert "Outside its window, with weight exactly 0: `the` and `cat`, too far back (before position 2)." in text
+    assert "`on`, at position 3, sees positions 1–3: `cat`, `sat` and itself." in text
+    assert ("Outside its window, with weight exactly 0: `the`, too far back (before position 1), and `mats`, after "
+            "it.") in text
     assert "ordinary causal attention" not in text
     causal = symattn.render_markdown(derive({**BASE, "window": 9, "focus": ["c"]}))
     assert "sliding-window attention is ordinary causal attention" in causal
     assert "Outside its window, with weight exactly 0: `d`, after it." in causal
     ja = symattn.render_markdown(derived("example", "ja"))
-    assert "位置 4 の「`mats`」は位置 2〜4、つまり「`sat`」、「`on`」と自分自身を参照する。" in ja
+    assert "位置 3 の「`on`」は位置 1〜3、つまり「`cat`」、「`sat`」と自分自身を参照する。" in ja
+    assert ("窓の外にあり、重みがちょうど 0 になるもの：「`the`」（遠すぎる：位置 1 より前）、"
+            "「`mats`」（自分より後）。") in ja
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])
@@ -279,7 +282,7 @@ def test_the_example_renders_to_every_text_format(tmp_path, lang):
                  "--out", str(tmp_path)]) == 0
     for suffix in ("tex", "md", "html"):
         text = (tmp_path / f"sliding_window.{suffix}").read_text(encoding="utf-8")
-        assert "Window Attention" in text and "0.4058" in text  # TeX writes Sliding{-}Window
+        assert "Window Attention" in text and "0.4150" in text  # TeX writes Sliding{-}Window
     data = json.loads((tmp_path / "sliding_window.json").read_text(encoding="utf-8"))
     assert data["sections"][0]["kind"] == "sliding_window" and data["sections"][0]["window"] == 3
 
