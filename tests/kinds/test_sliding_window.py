@@ -173,6 +173,10 @@ def test_a_cache_the_window_reaches_entirely_drops_nothing():
     assert got["cache"]["dropped_positions"] == [] and got["cache"]["kept_positions"] == [0, 1, 2]
     assert got["causal"] is True
     assert "the cache drops nothing" in symattn.render_markdown(derive(section))
+    given = {**section, "past_K": [["1", "0"], ["0", "1"], ["1", "1"]], "past_V": [["1", "0", "0"]] * 3}
+    del given["past_X"]
+    text = symattn.render_markdown(derive(given))
+    assert "takes the cached rows as given (it cannot check them themselves)" in text and "dropped" not in text
 
 
 def test_a_window_of_one_drops_the_whole_cache():

@@ -166,7 +166,8 @@ def check_steps(section: SlidingWindowSpec, result: engine.Attention) -> list[St
     total = p + len(section.tokens)
     steps: list[Step] = [
         Heading(2, "cache.check_heading"),
-        Paragraph(f"{KIND}.check_embedded" if check.embedded else f"{KIND}.check_cached",
+        Paragraph(f"{KIND}.check_embedded" if check.embedded else f"{KIND}.check_cached" if section.first
+                  else f"{KIND}.check_cached_kept",
                   {"total": total, "w": Eq(W, section.window)}),
     ]
     for token in section.focus.tokens:
