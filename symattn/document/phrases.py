@@ -94,7 +94,8 @@ class Facts:
     `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
     the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
     `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
-    derives step by step. `rope`: the section rotates q and k (RoPE)."""
+    derives step by step. `rope`: the section rotates q and k (RoPE). A kind whose sentences depend on more
+    says it in a subclass of its own (NormFacts, NextTokenFacts, FeedForwardFacts)."""
 
     kind: str
     token: str | None = None
@@ -107,8 +108,3 @@ class Facts:
     symbolic: bool = False
     first: bool = True
     rope: bool = False  # q and k are rotated for their positions (RoPE)
-    # next-token prediction: the vocabulary ranked, in groups of exactly equal logits (largest first), and the k
-    # of top-k (0: none)
-    ties: tuple[tuple[str, ...], ...] = ()
-    top_k: int = 0
-    zeroed: int = 0  # a feed-forward token: the entries of h_t that ReLU sets to 0 (h < 0)

@@ -55,6 +55,7 @@ class Numbers:
         found = self.get(value)
         return None if found is None else decimal(found, figures)
 
+
 def decimal(approximation: mpmath.mpf, figures: int) -> Decimal | None:
     """An approximation (WORKING_DIGITS correct digits) as a Decimal with at least `figures` significant digits;
     None when it does not hold that many."""

@@ -18,6 +18,7 @@ from ..numbers.display import DEFAULT_DIGITS
 # subscripts show tokens unquoted.
 TOKEN_QUOTES = {"ja": ("「", "」")}
 
+
 class Renderer:
     """Walks a Derivation's steps: `_print_<Step class>` for each, found along the step's class hierarchy.
 

@@ -303,6 +303,8 @@ _FRAMES = {"step": ("black!80", "blue!6"), "output": ("black!80", "orange!12"), 
 # A section at most this many lines long (a result: a sentence, x, a sentence, z, a sentence) moves to the next
 # page whole rather than leave its heading and first lines at a page's foot.
 SHORT_SECTION = 14
+
+
 def _short_section_lines(after: list[str], steps: tuple, lang: str) -> int:
     """The lines of the section that follows a heading, and two for the heading, when it is short
     (SHORT_SECTION lines at most); else 0."""

@@ -49,7 +49,6 @@ _SPACES = re.compile(r"\s+")
 _FORBIDDEN = {"Cc": "control characters", "Cs": "lone surrogates"}
 
 
-
 def _hint(command: str) -> str:
     """' (did you mean \\frac?)' for a near miss; for another word, how a function name is written."""
     close = difflib.get_close_matches(command, sorted(COMMANDS), n=1, cutoff=0.8)
@@ -61,6 +60,7 @@ def _hint(command: str) -> str:
 # Names of functions a text may mean as commands (\softmax), which LaTeX writes with \operatorname.
 FUNCTION_NAMES = frozenset({"softmax", "argmax", "argmin", "relu", "gelu", "sigmoid", "tanh", "diag", "tr",
                             "concat", "attention", "layernorm", "norm", "sgn", "softplus", "mean", "var"})
+
 
 def written(value: Any, field: str) -> Written:
     """A string, or a table by language giving every language (ja, en); SpecError naming the field otherwise."""

@@ -23,7 +23,6 @@ from .paper_head import PaperHead
 BODY_SLOT = "%@symattn-versions@"  # where documents() puts the versions into the frame
 
 
-
 class PaperDriver:
     """Writes the exam (answers hidden) and the key (answers printed) of a list of exercises."""
 

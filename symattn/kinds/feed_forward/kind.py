@@ -45,6 +45,14 @@ EXACT_CHARACTERS = 200
 EXACT_TERMS = 4
 _BIASES = ("b_1", "b_2", "b_3")
 
+
+@dataclass(frozen=True)
+class FeedForwardFacts(Facts):
+    """A token's facts in the feed-forward network: `zeroed`, the entries of h_t that ReLU sets to 0 (h < 0)."""
+
+    zeroed: int = 0
+
+
 # the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
 sentences.contribute({
     # the feed-forward network: ReLU set that many entries of h_t to 0
@@ -218,7 +226,7 @@ def _token_steps(section: FeedForwardSpec, result: ffn.FeedForward, token: str, 
     zeroed = result.zeroed[i]
     if zeroed:  # said only when ReLU zeroes entries, with its count
         key = "ffn.relu_zero_one" if zeroed == 1 else "ffn.relu_zeros"
-        steps.append(say(key, Facts(section.kind, token, zeroed=zeroed),
+        steps.append(say(key, FeedForwardFacts(section.kind, token, zeroed=zeroed),
                          {**names, "count": zeroed, "width": section.W_1.shape[1]}))
     return steps + [Heading(2, "ffn.step_second", {**names, "n": number + 2}), Paragraph("ffn.second", names),
                     _product("f", token, activated, W, "W_2", biases.get("b_2"), output, "a"),

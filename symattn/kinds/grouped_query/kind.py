@@ -210,4 +210,6 @@ def _combined_answers(result: GroupedQuery, i: int, n: int) -> dict[str, Any]:
     width = len(concat) // len(result.heads)
     return {"heads": [concat[h * width:(h + 1) * width] for h in range(len(result.heads))], "concat": concat,
             "output": output, "exact": exact}
+
+
 GROUPED_QUERY = GroupedQueryKind()

@@ -45,7 +45,16 @@ from . import engine as vocab
 from .steps import LogitLines, RankingTable, TemperatureLines
 
 
-def cut_tie(facts: Facts) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class NextTokenFacts(Facts):
+    """A prediction's facts: the vocabulary ranked, in groups of exactly equal logits (largest first), and the k of
+    top-k (0: none)."""
+
+    ties: tuple[tuple[str, ...], ...] = ()
+    top_k: int = 0
+
+
+def cut_tie(facts: NextTokenFacts) -> tuple[str, ...]:
     """The entries of equal logits that top-k's k-th place cuts through (some kept, some not), else ()."""
     start = 0
     for group in facts.ties:
@@ -176,7 +185,7 @@ class NextTokenKind(Kind):
     def steps(self, section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
         vocabulary = section.vocabulary
         ties = tuple(tuple(vocabulary[j] for j in group) for group in result.ties)
-        facts = Facts(self.name, section.focus, vocabulary, vocabulary, ties=ties, top_k=section.top_k or 0)
+        facts = NextTokenFacts(self.name, section.focus, vocabulary, vocabulary, ties=ties, top_k=section.top_k or 0)
         n = iter(range(1, 7))  # the Steps' numbers: the temperature's and top-k's only when they are asked for
         out: list[Step] = [part_heading(section, "next_token.heading"),
                            Paragraph("next_token.intro", {"token": Token(section.focus), "count": len(vocabulary)}),
