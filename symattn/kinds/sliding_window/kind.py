@@ -96,4 +96,3 @@ class SlidingWindowKind(Kind):
 
 
 SLIDING_WINDOW = SlidingWindowKind()
-

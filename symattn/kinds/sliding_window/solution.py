@@ -267,5 +267,3 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
         out += check_steps(section, result)
     out += common.heatmap(focus.tokens, keys, result, tuple(section.tokens.index(t) for t in focus.tokens))
     return out
-
-
