@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from symattn import examples
 from symattn.cli import main
 from symattn.render import build as build_module
 
@@ -61,8 +62,7 @@ def test_render_tex_only(tmp_path, capsys):
     ("argv", "message"),
     [
         (["render", "--example", "nope"],
-         "--example: unknown example 'nope'; the examples are alibi, alibi_heads, decoder, layer, matrix, modern, mt, "
-         "symbolic"),
+         "--example: unknown example 'nope'; the examples are " + ", ".join(examples.names())),
         (["render", "--example", "mt", "--format", "tex,docx"], "--format: unknown format 'docx'"),
         (["render", "--example", "mt", "--digits", "x"], "--digits: expected a whole number of decimals"),
         (["render"], "render: give either a SPEC file or --example NAME"),

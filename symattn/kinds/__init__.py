@@ -26,6 +26,7 @@ BUILT_IN = {
     "add_norm": "symattn.kinds.norm.kind:ADD_NORM",
     "norm": "symattn.kinds.norm.kind:NORM",
     "alibi": "symattn.kinds.alibi.kind:ALIBI",
+    "sliding_window": "symattn.kinds.sliding_window.kind:SLIDING_WINDOW",
 }
 
 # The exam kinds that draw a variant of a kind of section (`--kind rope`: self-attention with RoPE): name ->

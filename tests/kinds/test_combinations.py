@@ -183,7 +183,8 @@ def test_online_with_symbolic_values_names_the_values_not_the_scores():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"past_tokens": ["z"]}, "sections[0].past_tokens: applies to self_attention and grouped_query sections only"),
+    ({"past_tokens": ["z"]},
+     "sections[0].past_tokens: applies to self_attention, grouped_query and sliding_window sections only"),
     ({"rope": True}, "sections[0].rope: applies to self_attention, multi_head and grouped_query sections only"),
     ({"mask": [[1, 0]]}, "sections[0].mask: applies to self_attention, multi_head and grouped_query sections only"),
 ])
