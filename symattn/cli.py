@@ -246,8 +246,9 @@ def _examples(args: argparse.Namespace) -> int:
             raise SpecError("--show", unknown_example(args.show))
         sys.stdout.write(examples.source(args.show))
         return 0
+    width = max(map(len, examples.names()))  # the names in one column, however long the longest
     for name in examples.names():
-        print(f"{name:12} {examples.describe(name)}")
+        print(f"{name:{width}}  {examples.describe(name)}")
     return 0
 
 
