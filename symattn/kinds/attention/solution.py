@@ -8,7 +8,7 @@ from dataclasses import replace
 from sympy import Expr, ImmutableMatrix
 
 from ... import engine
-from ...document.sentences import heading, say, weight_sentences
+from ...document.sentences import first_true, heading, say, weight_sentences
 from ...document.steps import (
     Display,
     DotProducts,
@@ -31,6 +31,7 @@ from ...document.steps import (
     SqrtDk,
     Step,
     Token,
+    Tokens,
     TokenTable,
     VectorEquation,
     VectorList,
@@ -121,6 +122,20 @@ def result_step(name: Name, output: ImmutableMatrix, known: engine.Numbers, fact
                 say("attend.symbolic_result", facts, {"z": name, "n": sum_step, "w": Formula("w_j"),
                                                       "v": Formula("v_j")})]
     return [Result(name, Shown(output, known=known))]
+
+
+def query_result_steps(token: str, heading_key: str, from_key: str, row: tuple[Name, Shown], output: ImmutableMatrix,
+                       known: engine.Numbers, facts: Facts, sum_step: int) -> list[Step]:
+    """The end of one query derived step by step: its heading, where its row came from (`from_key`), the row, the
+    output z_t, and what z_t carries (the sentence true of the keys the query sees)."""
+    meaning = first_true(facts, "self.result_meaning", "self.result_meaning_visible", "self.result_meaning_single")
+    return [Heading(2, heading_key, {"token": Token(token)}),
+            say(from_key, facts, {"token": Token(token)}),
+            VectorEquation(*row),
+            Paragraph("self.result_to", {"token": Token(token)}),
+            *result_step(Name("z", token), output, known, facts, sum_step),
+            say(meaning, facts, {"token": Token(token), "keys": Tokens(facts.visible, token), "z": Name("z", token),
+                                 "v": Name("v", facts.visible[0])})]
 
 
 def softmax_step(softmax: engine.Softmax, tokens: tuple[str, ...]) -> SoftmaxStep:

@@ -23,7 +23,6 @@ from ...document.steps import (
     Shown,
     Step,
     Token,
-    Tokens,
     TokenTable,
     VectorEquation,
 )
@@ -247,18 +246,9 @@ class SelfAttentionKind(Kind):
             steps += common.attention_steps(seen, scores_from["Q"].row(i), scores_from["K"], QKV["V"],
                                             query, section.d_k, section.scale, keys, facts, n, section.online,
                                             **rope_keys)
-            steps += [
-                Heading(2, "self.result_of" if several else "self.result", {"token": Token(token)}),
-                say(sentences.first_true(facts, "self.result_from", "self.result_from_input"), facts,
-                    {"token": Token(token)}),
-                VectorEquation(Name(rows, token), x.row(i)),
-                Paragraph("self.result_to", {"token": Token(token)}),
-                *common.result_step(Name("z", token), query.output, result.known, facts, n + 2),
-                say(sentences.first_true(facts, "self.result_meaning", "self.result_meaning_visible",
-                                         "self.result_meaning_single"), facts,
-                    {"token": Token(token), "keys": Tokens(facts.visible, token), "z": Name("z", token),
-                     "v": Name("v", facts.visible[0])}),
-            ]
+            said_from = sentences.first_true(facts, "self.result_from", "self.result_from_input")
+            steps += common.query_result_steps(token, "self.result_of" if several else "self.result", said_from,
+                                               (Name(rows, token), x.row(i)), query.output, result.known, facts, n + 2)
         if focus.matrix_form(len(section.tokens)):
             steps += online.matrix_note(section.online)
             steps += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale,

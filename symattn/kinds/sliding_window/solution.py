@@ -249,17 +249,9 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
                      "sum": "self.step5_of" if several else "self.step5"}
         out += common.attention_steps(keys, new["Q"].row(i), QKV["K"], QKV["V"],
                                       query, section.d_k, section.scale, step_keys, f, n)
-        out += [
-            Heading(2, f"{KIND}.result_of" if several else f"{KIND}.result", {"token": Token(token)}),
-            say("self.result_from", f, {"token": Token(token)}),
-            VectorEquation(Name("x", token), x.row(i)),
-            Paragraph("self.result_to", {"token": Token(token)}),
-            *common.result_step(Name("z", token), query.output, result.known, f, n + 2),
-            say(sentences.first_true(f, "self.result_meaning", "self.result_meaning_visible",
-                                     "self.result_meaning_single"), f,
-                {"token": Token(token), "keys": Tokens(f.visible, token), "z": Name("z", token),
-                 "v": Name("v", f.visible[0])}),
-        ]
+        out += common.query_result_steps(token, f"{KIND}.result_of" if several else f"{KIND}.result",
+                                         "self.result_from", (Name("x", token), x.row(i)), query.output,
+                                         result.known, f, n + 2)
     if focus.matrix_form(len(section.tokens)):
         out += common.matrix_form_steps(result, len(section.tokens), section.d_k, section.scale, new["Q"], QKV["K"],
                                         QKV["V"], cache.MATRIX_FORM if cached else common.MATRIX_FORM)
