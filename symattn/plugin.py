@@ -11,7 +11,7 @@ format sets and a student can check. Strings go in Kind.strings (in the package:
 
 from __future__ import annotations
 
-from .document.figures import Arrow, Box, Flow, Line, math, words
+from .document.figures import GAP, LABELLED_GAP, Arrow, Box, Flow, Line, math, words
 from .document.phrases import Facts, Formula, Name, Num, Token, Tokens
 from .document.sentences import say
 from .document.steps import (
@@ -41,9 +41,10 @@ from .spec.model import GivenMatrix, Section
 from .spec.numbers import parse_number
 
 __all__ = [
-    "Arrow", "Box", "Carried", "CheckedLine", "Derivation", "DotProducts", "Facts", "Flow", "FlowFigure", "Formula",
-    "GivenMatrix", "Heading", "Kind", "Line", "MathRenderer", "MatrixEquation", "Name", "Num", "Operand", "Paragraph",
-    "RenderError", "Scaling", "Section", "Shown", "Size", "SoftmaxStep", "SpecError", "Step", "Token", "TokenTable",
-    "Tokens", "VectorEquation", "WeightedSum", "check_keys", "focus", "guarded", "math", "matrix", "operand",
-    "parse_number", "register_kind", "require", "say", "tokens", "unregister_kind", "words",
+    "GAP", "LABELLED_GAP", "Arrow", "Box", "Carried", "CheckedLine", "Derivation", "DotProducts", "Facts", "Flow",
+    "FlowFigure", "Formula", "GivenMatrix", "Heading", "Kind", "Line", "MathRenderer", "MatrixEquation", "Name",
+    "Num", "Operand", "Paragraph", "RenderError", "Scaling", "Section", "Shown", "Size", "SoftmaxStep", "SpecError",
+    "Step", "Token", "TokenTable", "Tokens", "VectorEquation", "WeightedSum", "check_keys", "focus", "guarded",
+    "math", "matrix", "operand", "parse_number", "register_kind", "require", "say", "tokens", "unregister_kind",
+    "words",
 ]

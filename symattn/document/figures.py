@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
+# Millimetres between two columns of boxes: the usual gap, and the gap where branches carry labels (W_Q, W_K, W_V)
+GAP, LABELLED_GAP = 7, 14
+
 
 @dataclass(frozen=True)
 class Line:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...document.figures import Arrow, Box, Flow, math, text, words
+from ...document.figures import GAP, LABELLED_GAP, Arrow, Box, Flow, math, text, words
 from ...document.steps import FlowFigure
-from ...render.figures.boxes import GAP, LABELLED_GAP
 from .spec import AlibiSpec
 
 

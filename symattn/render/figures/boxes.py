@@ -3,10 +3,10 @@ the gaps between columns (figures/flow.py lays the figures out, render/figures/b
 
 from __future__ import annotations
 
-from ...document.figures import Arrow, Box, Flow, Line, math, text
+from ...document.figures import GAP, LABELLED_GAP, Arrow, Box, Flow, Line, math, text
 
 __all__ = ["GAP", "LABELLED_GAP", "LABEL_AT", "ROW_SPACE", "STUB", "Arrow", "Box", "Flow", "Line", "math", "text"]
 
-# Millimetres: the usual gap between columns, the gap where branches carry labels, how far a branch leaves its
-# box, where a branch's label sits from the branch, and the space between rows.
-GAP, LABELLED_GAP, STUB, LABEL_AT, ROW_SPACE = 7, 14, 4, 5, 4
+# Millimetres (beside document.figures' GAP and LABELLED_GAP between columns): how far a branch leaves its box,
+# where a branch's label sits from the branch, and the space between rows.
+STUB, LABEL_AT, ROW_SPACE = 4, 5, 4
