@@ -1,4 +1,4 @@
-"""Certified digits of a full carry (symattn.pipeline.certify): every kind's error bound holds when its carried rows are
+"""Certified digits of a full carry (symattn.numbers.certify): every kind's error bound holds when its carried rows are
 moved, the answers of a full chain are the true, unrounded chain's to every figure they give (arb balls), and a page
 whose rounding the bound cannot certify is refused."""
 

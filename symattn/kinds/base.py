@@ -25,7 +25,7 @@ ENTRIES_PER_PAGE = 64
 if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
     from ..exam.exercise import Asked
     from ..exam.levels import Level
-    from ..pipeline.certify import Bound
+    from ..numbers.certify import Bound
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class Kind:
 
     def error_bound(self, section: Section, result: Any, errors: dict[str, float]) -> Bound:
         """How far the values the section prints may be from the true chain's, when each carried matrix (by field:
-        X, Y, memory) is within `errors` of it, entry by entry (symattn.pipeline.certify). A kind whose X may be carried
+        X, Y, memory) is within `errors` of it, entry by entry (symattn.numbers.certify). A kind whose X may be carried
         defines it."""
         raise NotImplementedError(f"the {self.name} kind takes no carried rows")
 

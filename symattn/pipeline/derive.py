@@ -20,10 +20,11 @@ from ..document.steps import (
     WeightedSum,
 )
 from ..kinds import kind_of
+from ..numbers import certify
 from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP
 from ..numbers.significant import more_figures
 from ..spec.model import Section, Spec
-from . import certify, chain
+from . import chain
 from .blocks import block_figures
 from .parse import load, parse_spec
 

@@ -8,8 +8,8 @@ from typing import Any
 from .. import __version__
 from ..document.steps import Derivation
 from ..kinds import kind_of
+from ..numbers.certify import EXTRA_FIGURES, certified_answers
 from ..numbers.significant import FIGURES, more_figures
-from ..pipeline.certify import EXTRA_FIGURES, certified_answers
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of anything else stays on one line)
@@ -17,7 +17,7 @@ _CONTAINERS = {dict, list}  # the types of the answers' nested values (a list of
 
 def answers(derivation: Derivation) -> dict[str, Any]:
     """The answers of a derivation as plain data (the schema the README documents). A section a full carry
-    reaches gives only the significant figures its bound certifies (symattn.pipeline.certify)."""
+    reaches gives only the significant figures its bound certifies (symattn.numbers.certify)."""
     sections = []
     for section in derivation.sections:
         kind, bound = kind_of(section.kind), section.bound

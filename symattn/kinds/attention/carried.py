@@ -10,7 +10,7 @@ from typing import Any
 from sympy import ImmutableMatrix
 
 from ...engine import Numbers
-from ...pipeline import certify
+from ...numbers import certify
 from ...spec.model import Focus, Section
 from ..base import Carried, Kind
 

@@ -27,7 +27,7 @@ from ...document.steps import (
 from ...engine import any_symbolic
 from ...features.given_forms import feature as given
 from ...features.online_softmax import feature as online
-from ...pipeline import certify
+from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Scale, Section
 from ..attention import carried

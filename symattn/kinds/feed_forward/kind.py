@@ -27,8 +27,8 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...errors import SpecError
+from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, fraction_latex, surd_latex
-from ...pipeline import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Section
 from ...spec.vectors import vector

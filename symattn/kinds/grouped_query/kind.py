@@ -13,8 +13,8 @@ from typing import Any
 from ...document.steps import FlowFigure, Step
 from ...errors import SpecError
 from ...features.kv_cache import feature as cache
+from ...numbers import certify
 from ...numbers.significant import asked, significant_approximation
-from ...pipeline import certify
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
 from ..attention import carried

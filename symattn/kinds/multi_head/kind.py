@@ -31,7 +31,7 @@ from ...document.steps import (
 from ...engine import any_symbolic
 from ...errors import SpecError
 from ...features.rope import feature as rotary
-from ...pipeline import certify
+from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Positions, Rope
 from ..attention import carried

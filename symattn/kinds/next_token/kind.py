@@ -30,9 +30,9 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...errors import SpecError
+from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, exponential_latex, normaliser_latex
 from ...numbers.significant import asked, significant_approximation
-from ...pipeline import certify
 from ...spec import fields
 from ...spec.model import GivenMatrix, Section
 from ...spec.numbers import parse_number

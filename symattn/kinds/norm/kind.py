@@ -12,8 +12,8 @@ from sympy import Expr, S
 from ...document.steps import Step
 from ...engine.numbers import rational_times_root
 from ...errors import SpecError
+from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, shifted_surd_latex
-from ...pipeline import certify
 from ...spec import fields
 from ...spec.model import GivenMatrix
 from ...spec.numbers import parse_number

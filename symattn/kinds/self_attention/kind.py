@@ -31,7 +31,7 @@ from ...features.given_forms import feature as given
 from ...features.kv_cache import feature as cache
 from ...features.online_softmax import feature as online
 from ...features.rope import feature as rotary
-from ...pipeline import certify
+from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
 from ..attention import carried

@@ -22,7 +22,7 @@ from typing import Any
 from ... import engine
 from ...document.steps import FlowFigure, Step
 from ...engine import any_symbolic
-from ...pipeline import certify
+from ...numbers import certify
 from ..attention import carried
 from ..attention.answers import attention_answers, scale_answers
 from ..base import Carried, Kind, Size
