@@ -21,7 +21,7 @@ from sympy import Expr
 from ..document.phrases import Name
 from ..engine import Numbers
 from ..engine import entries as rows_of
-from .exercise import AnswerTable, Exercise, Part
+from ..exercises.exercise import AnswerTable, Exercise, Part
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 
+from ..exercises.exercise import Exercise, with_tolerances
 from ..infra import i18n
 from ..infra.output import check_targets, write_set
 from ..infra.progress import Progress
@@ -19,7 +20,6 @@ from ..spec.model import integer_sqrt
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
 from .examiners import examiner_of
-from .exercise import Exercise, with_tolerances
 from .exptable import exp_table, on_table
 from .generate import Candidate, Version, check, check_request, search
 from .heading import check_heading

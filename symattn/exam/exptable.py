@@ -9,8 +9,8 @@ from functools import lru_cache
 
 from sympy import Expr, Rational, exp
 
+from ..exercises.levels import LEVELS, MAX_LOGIT
 from ..numbers.display import format_number
-from .levels import LEVELS, MAX_LOGIT
 
 
 @lru_cache(maxsize=16)

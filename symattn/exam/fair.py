@@ -7,7 +7,7 @@ import random
 from dataclasses import replace
 
 from ..errors import SpecError
-from .levels import LEVELS, TOKEN_COUNTS, Level
+from ..exercises.levels import LEVELS, TOKEN_COUNTS, Level
 
 
 def check_shape(difficulty: str, tokens: int | None, d_k: int | None) -> None:

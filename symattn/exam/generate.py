@@ -11,13 +11,13 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ..errors import SpecError
+from ..exercises.levels import DIFFICULTIES, Level
 from ..numbers.display import DEFAULT_DIGITS
 from ..pipeline.derive import compute
 from ..pipeline.parse import parse_spec
 from ..spec.model import Spec
 from .examiners import exam_kinds, examiner, examiner_of
 from .fair import check_shape, exam_level
-from .levels import DIFFICULTIES, Level
 
 MAX_COUNT = 1000
 T = TypeVar("T")

@@ -9,7 +9,7 @@ from functools import lru_cache
 from math import floor
 
 from ..errors import SpecError
-from .exercise import NO_WORK, Part
+from ..exercises.exercise import NO_WORK, Part
 
 PART_LETTERS = "abcde"  # (a) Q, K, V (b) raw scores (c) scaled scores (d) weights (e) output
 TOTAL_POINTS = 20  # every version's total, whichever parts are asked

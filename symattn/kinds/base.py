@@ -23,8 +23,8 @@ STEPS_PER_PAGE = 45
 ENTRIES_PER_PAGE = 64
 
 if TYPE_CHECKING:  # the exam modules are loaded only when an exam asks for them
-    from ..exam.exercise import Asked
-    from ..exam.levels import Level
+    from ..exercises.exercise import Asked
+    from ..exercises.levels import Level
     from ..numbers.certify import Bound
 
 
@@ -155,7 +155,7 @@ class Kind:
         return self.exam_hooks().friendly(section, result) if self.exam_module else True
 
     def exercise(self, section: Section, result: Any, digits: int) -> Asked:
-        """What an exam asks of the section: its given inputs and its parts with answers (exam.exercise)."""
+        """What an exam asks of the section: its given inputs and its parts with answers (exercises.exercise)."""
         if self.exam_module:
             return self.exam_hooks().exercise(section, result, digits)
         raise NotImplementedError

@@ -22,9 +22,9 @@ from sympy import Expr
 
 from ..engine import WORKING_DIGITS, Numbers
 from ..errors import SpecError
-from ..numbers.display import SCIENTIFIC_FROM  # from 10^15 on, a page writes a mantissa
-from ..numbers.significant import FIGURES, cut
 from ..spec.model import GivenMatrix
+from .display import SCIENTIFIC_FROM  # from 10^15 on, a page writes a mantissa
+from .significant import FIGURES, cut
 
 SAFETY = 2.0
 CARRY_ROUNDING = 10.0 ** (1 - WORKING_DIGITS)  # a full carry's relative rounding: WORKING_DIGITS significant digits

@@ -3,7 +3,7 @@ versions depend on it."""
 
 import random
 
-from symattn.exam.levels import random_matrix
+from symattn.exercises.levels import random_matrix
 
 
 def test_random_matrix_draws_as_choice():

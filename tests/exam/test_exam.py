@@ -14,7 +14,7 @@ import pytest
 from symattn import ExamOptions, build_exam, generate, parse_spec, read_spec_text
 from symattn.cli import main
 from symattn.exam.examiners import exam_kinds, examiner_of
-from symattn.exam.levels import LEVELS
+from symattn.exercises.levels import LEVELS
 
 
 def number(text: str) -> float:

@@ -12,7 +12,7 @@ import pytest
 
 from symattn import ExamOptions, build_exam, generate
 from symattn.cli import main
-from symattn.exam.levels import VOCABULARY
+from symattn.exercises.levels import VOCABULARY
 
 KINDS = ["self_attention", "cross_attention", "multi_head"]
 

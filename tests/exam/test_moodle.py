@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from symattn import ExamOptions, build_exam
-from symattn.exam.exercise import tolerance
+from symattn.exercises.exercise import tolerance
 
 from .moodle_cloze import extract, grade
 from .test_exam import expected_answers

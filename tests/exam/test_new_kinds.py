@@ -15,10 +15,10 @@ import pytest
 
 from symattn.cli import main
 from symattn.exam.build import build_exam, exercise
-from symattn.exam.exercise import AnswerTable
 from symattn.exam.generate import draw, generate
-from symattn.exam.levels import LEVELS
 from symattn.exam.options import ExamOptions
+from symattn.exercises.exercise import AnswerTable
+from symattn.exercises.levels import LEVELS
 
 KINDS = ("rope", "grouped_query", "add_norm", "feed_forward", "next_token")
 

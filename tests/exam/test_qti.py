@@ -15,7 +15,7 @@ import pytest
 
 from symattn import ExamOptions, build_exam
 from symattn.cli import main
-from symattn.exam.exercise import tolerance
+from symattn.exercises.exercise import tolerance
 
 from .test_moodle import PARTS, flat_expected
 

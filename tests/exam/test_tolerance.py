@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from symattn import generate
-from symattn.exam.exercise import tolerance
+from symattn.exercises.exercise import tolerance
 
 from .moodle_cloze import Blank
 

@@ -10,10 +10,10 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from ... import __version__
+from ...exercises.exercise import Exercise
 from ...numbers.significant import significant
 from ...render.answers import answers
 from ..blanks import letter, part_blanks
-from ..exercise import Exercise
 from ..fair import exam_level
 from ..heading import heading
 from ..options import ExamOptions

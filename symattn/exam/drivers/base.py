@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
+from ...exercises.exercise import Exercise
 from ...infra.memo import ByIdentity
-from ..exercise import Exercise
 from ..options import ExamOptions
 
 

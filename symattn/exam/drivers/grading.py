@@ -4,9 +4,9 @@ Part) and its rounding convention, as LaTeX."""
 from __future__ import annotations
 
 from ...document.steps import Name
+from ...exercises.exercise import Exercise, Part
 from ...render.latex import LatexRenderer
 from ...spec.model import integer_sqrt
-from ..exercise import Exercise, Part
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"  # the exam class numbers parts (a), (b), ...
 
@@ -18,7 +18,7 @@ def rounding(renderer: LatexRenderer, part: Part, exercise: Exercise) -> str:
     irrational = integer_sqrt(exercise.d_k) is None
     if part.key == "ranking":
         key = "whole"
-    elif part.accuracy and part.accuracy != "scaled":  # a newer kind's part (exam/drawing.py): exact, or rounded
+    elif part.accuracy and part.accuracy != "scaled":  # a newer kind's part (exercises/drawing.py): exact, or rounded
         key = "exact" if part.accuracy in ("qkv", "scores") else "rounded"
     elif "scaled" in (part.key, part.accuracy):
         key = "scaled" if irrational else "exact"

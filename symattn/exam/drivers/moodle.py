@@ -12,10 +12,19 @@ from sympy import Expr
 from ...document.steps import Name, SqrtDk, Token
 from ...engine import Numbers
 from ...engine import entries as rows_of
+from ...exercises.exercise import (
+    AnswerTable,
+    AnswerVector,
+    Exercise,
+    GivenTable,
+    GivenVector,
+    Part,
+    angle_rows,
+    exp_rows,
+)
 from ...numbers.decimals import decimal_places, to_decimal
 from ...numbers.display import format_numbers
 from ...render.escape import escape_html, safe
-from ..exercise import AnswerTable, AnswerVector, Exercise, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .mathjax import ClozeHtml, MathJaxHtml

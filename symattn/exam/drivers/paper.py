@@ -11,10 +11,20 @@ from dataclasses import replace
 from pylatex import Document, NoEscape
 
 from ...document.steps import MatrixEquation, Name, Shown, SqrtDk, Step, Token, TokenTable, VectorEquation
+from ...exercises.exercise import (
+    Answer,
+    AnswerTable,
+    Exercise,
+    Given,
+    GivenTable,
+    GivenVector,
+    Part,
+    angle_rows,
+    exp_rows,
+)
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
-from ..exercise import Answer, AnswerTable, Exercise, Given, GivenTable, GivenVector, Part, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .grading import grading_table

@@ -14,8 +14,8 @@ from typing import Any
 from ...document.steps import Name, SqrtDk, Token
 from ...engine import entries as rows_of
 from ...errors import SpecError
+from ...exercises.exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, angle_rows, exp_rows
 from ...render.markdown import MarkdownRenderer
-from ..exercise import AnswerTable, Exercise, GivenTable, GivenVector, Part, accepted, angle_rows, exp_rows
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS

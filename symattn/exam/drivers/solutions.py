@@ -10,13 +10,13 @@ from sympy import Expr
 
 from ...document.steps import Name
 from ...engine import entries as rows_of
+from ...exercises.exercise import AnswerTable, Exercise, Part, accepted
 from ...numbers.decimals import decimal_places
 from ...numbers.display import format_number
 from ...render.escape import escape
 from ...render.latex import DOCUMENT_CLASS, LatexRenderer, shared_preamble
 from ...render.layout import PAPER
 from ...render.templates import class_options
-from ..exercise import AnswerTable, Exercise, Part, accepted
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS, plus_minus

@@ -13,10 +13,10 @@ from sympy import Integer
 from ... import engine
 from ...document.steps import Name, Shown
 from ...engine import entries
-from ...exam import drawing
-from ...exam import fairness as checks
-from ...exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
-from ...exam.levels import Level
+from ...exercises import drawing
+from ...exercises import fairness as checks
+from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
+from ...exercises.levels import Level
 from ...kinds.self_attention.kind import SELF_ATTENTION, SelfAttentionSpec
 from . import feature as rotary
 
@@ -44,7 +44,7 @@ class RopeExam:
 
     def plausible(self, data: dict[str, Any]) -> bool:
         """friendly's checks, exactly in fractions before the rotation and in floats after it (scores, scaled
-        scores and weights with margins far above float error; exam.drawing.softmax_ok)."""
+        scores and weights with margins far above float error; exercises.drawing.softmax_ok)."""
         X = drawing.fractions(data["X"])
         Q, K, V = (drawing.product(X, drawing.fractions(data[key])) for key in ("W_Q", "W_K", "W_V"))
         if not drawing.rows_distinct(X) or not all(drawing.rows_distinct(columns(M)) for M in (Q, K)):

@@ -36,8 +36,8 @@ from ..attention.answers import attention_answers, scale_answers
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:
-    from ...exam.exercise import Asked
-    from ...exam.levels import Level
+    from ...exercises.exercise import Asked
+    from ...exercises.levels import Level
 
 # the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
 sentences.contribute({
@@ -209,7 +209,7 @@ class CrossAttentionKind(Kind):
     # an exam asks: a handout need not load them)
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
-        from ...exam.levels import draw_sizes, random_matrix
+        from ...exercises.levels import draw_sizes, random_matrix
 
         s, d, d_v = draw_sizes(rng, level, lang), 2, 2
         return {"kind": self.name, "tokens": [s.extra], "X": random_matrix(rng, 1, d, level.inputs),
@@ -218,20 +218,20 @@ class CrossAttentionKind(Kind):
                 "W_V": random_matrix(rng, d, d_v, level.weights), "focus": s.extra}
 
     def plausible(self, data: dict[str, Any]) -> bool:
-        from ...exam import fairness as checks
+        from ...exercises import fairness as checks
 
         (X, memory, W_Q, W_K, W_V), places = checks.integer_matrices(
             [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
 
     def friendly(self, section: CrossAttentionSpec, result: engine.Attention) -> bool:
-        from ...exam import fairness as checks
+        from ...exercises import fairness as checks
 
         return checks.friendly_runs([(section.X.values, section.memory.values, result)],
                                     section.tokens.index(section.focus.tokens[0]))
 
     def exercise(self, section: CrossAttentionSpec, result: engine.Attention, digits: int) -> Asked:
-        from ...exam.exercise import (
+        from ...exercises.exercise import (
             AnswerTable,
             AnswerVector,
             Asked,

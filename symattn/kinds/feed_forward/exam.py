@@ -8,9 +8,9 @@ from typing import Any
 
 from ...document.steps import Name, Shown
 from ...engine import entries
-from ...exam import drawing
-from ...exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable
-from ...exam.levels import Level
+from ...exercises import drawing
+from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
+from ...exercises.levels import Level
 from .engine import FeedForward
 from .kind import FeedForwardSpec
 

@@ -10,10 +10,10 @@ from typing import Any
 
 from ...document.steps import Name, Shown
 from ...engine import entries
-from ...exam import drawing
-from ...exam import fairness as checks
-from ...exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
-from ...exam.levels import Level
+from ...exercises import drawing
+from ...exercises import fairness as checks
+from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
+from ...exercises.levels import Level
 from .engine import GroupedQuery
 from .kind import GroupedQuerySpec
 

@@ -43,8 +43,8 @@ from .engine import MultiHeadRows, multi_head_rows
 from .spec import HeadSpec, MultiHeadSpec
 
 if TYPE_CHECKING:
-    from ...exam.exercise import Asked
-    from ...exam.levels import Level
+    from ...exercises.exercise import Asked
+    from ...exercises.levels import Level
 
 _HEAD_KEYS = {"output", "W_Q", "W_K", "W_V", "scale", "d_k", "d_v", "mask", "rope"}
 # What a section sets for every computed head unless the head sets its own; and what only a section sets (it
@@ -214,7 +214,7 @@ class MultiHeadKind(Kind):
     # an exam asks: a handout need not load them)
 
     def draw(self, rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
-        from ...exam.levels import draw_sizes, random_matrix
+        from ...exercises.levels import draw_sizes, random_matrix
 
         s, d = draw_sizes(rng, level, lang), 2
         heads = [{"W_Q": random_matrix(rng, d, s.d_k, level.weights),  # two heads of the exam's d_k, one value
@@ -225,7 +225,7 @@ class MultiHeadKind(Kind):
                 "heads": heads, "W_O": random_matrix(rng, 2, 2, level.weights)}
 
     def plausible(self, data: dict[str, Any]) -> bool:
-        from ...exam import fairness as checks
+        from ...exercises import fairness as checks
 
         weights = [h[k] for h in data["heads"] for k in ("W_Q", "W_K", "W_V")]
         (X, *heads), places = checks.integer_matrices([data["X"], *weights])
@@ -235,7 +235,7 @@ class MultiHeadKind(Kind):
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
 
     def friendly(self, section: MultiHeadSpec, result: MultiHeadRows) -> bool:
-        from ...exam import fairness as checks
+        from ...exercises import fairness as checks
 
         if all(v == 0 for v in section.W_O.values):
             return False
@@ -243,7 +243,7 @@ class MultiHeadKind(Kind):
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.token))
 
     def exercise(self, section: MultiHeadSpec, rows: MultiHeadRows, digits: int) -> Asked:
-        from ...exam.exercise import (
+        from ...exercises.exercise import (
             AnswerTable,
             AnswerVector,
             Asked,

@@ -10,9 +10,9 @@ from typing import Any
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown, Token, Tokens
-from ...exam import drawing
-from ...exam.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenVector, row
-from ...exam.levels import MAX_LOGIT, MIN_WEIGHT, Level
+from ...exercises import drawing
+from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenVector, row
+from ...exercises.levels import MAX_LOGIT, MIN_WEIGHT, Level
 from ...numbers.decimals import to_decimal
 from ...numbers.display import format_number
 from .engine import Prediction

@@ -11,10 +11,10 @@ from typing import Any
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown
-from ...exam import drawing
-from ...exam import fairness as checks
-from ...exam.exercise import AnswerTable, Asked, GivenNamed, GivenTable
-from ...exam.levels import Level
+from ...exercises import drawing
+from ...exercises import fairness as checks
+from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
+from ...exercises.levels import Level
 from ...numbers.display import format_number
 from .engine import NormResult
 from .spec import AddNormSpec

@@ -195,7 +195,7 @@ class Exercise:
     parts: tuple[Part, ...]
     # the paper's fixed e^x table, (x exactly, e^x rounded to digits + 2 decimals) per row; None: a calculator
     exp_table: tuple[tuple[Expr, str], ...] | None = None
-    # the new kinds' exams (exam/drawing.py): the sentence said instead of exam.focus (None: exam.focus), the section
+    # the new kinds' exams (drawing.py): the sentence said instead of exam.focus (None: exam.focus), the section
     # of the language strings softmax_table and softmax_calculator ("": no softmax), and the angles of the paper's
     # cos/sin table (RoPE; None: no table)
     task: tuple[str, dict[str, Any]] | None = None
