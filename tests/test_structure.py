@@ -97,7 +97,7 @@ def test_cycles_finds_a_cycle():
 def test_imports_resolve_relative_and_function_level_imports():
     graph = {module: imported(module, path) for module, path in MODULES.items()}
     assert "symattn.kinds" in graph["symattn.pipeline.parse"]  # from ..kinds import kind_of: the package's __init__
-    assert "symattn.kinds.attention.solution" in graph["symattn.kinds.self_attention.kind"]  # import as common
+    assert "symattn.features.attention.solution" in graph["symattn.kinds.self_attention.kind"]  # import as common
     assert "symattn.kinds" not in graph["symattn.kinds.self_attention.kind"]  # its own package is being imported
     assert "symattn.pipeline.parse" in graph["symattn.cli"]  # imported inside a function, so that --help is quick
     assert "symattn" in graph["symattn.render.answers"]  # from .. import __version__

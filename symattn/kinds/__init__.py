@@ -32,7 +32,7 @@ BUILT_IN = {
 # The exam kinds that draw a variant of a kind of section (`--kind rope`: self-attention with RoPE): name ->
 # "module:attribute" of an object with the exam hooks and claims(section_data), imported when an exam asks.
 EXAM_VARIANTS = {
-    "rope": "symattn.features.rope.exam:ROPE_EXAM",
+    "rope": "symattn.kinds.self_attention.rope_exam:ROPE_EXAM",
 }
 
 

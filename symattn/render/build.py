@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..document.size import MAX_MATRIX, MAX_STEPS
 from ..errors import SpecError, TexNotFoundError
 from ..infra.output import check_targets, write_set
 from ..infra.progress import Counter
 from ..kinds import kind_of
-from ..kinds.base import MAX_MATRIX, MAX_STEPS
 from ..pipeline.derive import derive_spec
 from ..spec.model import Spec
 from .formats import LATEX, Format, compiler_function, format_of

@@ -4,12 +4,46 @@ entry checkable."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..document.steps import MatrixFormStep, Shown
 from ..engine import any_symbolic
-from ..kinds.multi_head.printers import matrix_form_names, score_product
 from .layout import visible_width
 from .lines import Line, Operand, guarded, operand
 from .math import MathRenderer
+
+
+class FormNames(NamedTuple):
+    """The names of a matrix form: S, S', A, A V's, V (of a head h: {S}^{(h)}, {S'}^{(h)}, {A}^{(h)}, {Z}^{(h)},
+    V^{(h)}; else S, S', A, Attention(Q, K, V), V), the matrix the softmax is taken of and its entries' letter."""
+
+    S: str
+    scaled: str
+    A: str
+    Z: str
+    V: str
+    source: str
+    entry: str
+
+
+def matrix_form_names(step: MatrixFormStep) -> FormNames:
+    if step.head is None:
+        names = ("S", "S'", "A", r"\operatorname{Attention}(Q, K, V)", "V")
+    else:
+        sup = f"^{{({step.head})}}"
+        names = (*(f"{{{n}}}{sup}" for n in ("S", "S'", "A", "Z")), f"V{sup}")
+    scaled = step.scale.mode != "none" or step.form.scaled != step.form.scores  # a mask's −∞ make S' ≠ S
+    return FormNames(*names, names[1] if scaled else names[0], "S'" if scaled else "S")
+
+
+def score_product(step: MatrixFormStep) -> str:
+    """Q Kᵀ as the matrix form writes it: Q̂ K̂ᵀ with RoPE, Q^(h) K^(h)ᵀ of a head h."""
+    q, k = (r"\hat{Q}", r"\hat{K}") if step.rotated else ("Q", "K")
+    if step.head is None:
+        return rf"{q} {k}^{{\top}}"
+    if step.rotated:  # a superscript on an accented letter: {\hat{Q}}^{(h)}
+        q, k = f"{{{q}}}", f"{{{k}}}"
+    return rf"{q}^{{({step.head})}} {k}^{{({step.head})\top}}"
 
 
 class MatrixFormPrinter(MathRenderer):

@@ -138,7 +138,7 @@ def test_answer_key_numbers_equal_those_of_the_built_sympy_forms():
     """The answer key reads a row's weights and outputs from the engine's numbers (that it need not build the SymPy
     forms is measured by the benchmark of `solve`); the texts equal those of the forms once built (√6 scaling:
     irrational logits; a zero value column; a causal mask; equal scores, whose weights are rational)."""
-    from symattn.kinds.attention.answers import softmax_texts
+    from symattn.features.attention.answers import softmax_texts
     from symattn.numbers.significant import FIGURES
 
     texts = random_problem(6, seed=11)
@@ -189,7 +189,7 @@ def test_rational_scores_kept_as_fractions_give_what_the_sympy_path_gives():
     path evaluates a row in arb, the SymPy path in mpmath."""
     from sympy import Integer, sqrt
 
-    from symattn.kinds.attention.answers import query_answers
+    from symattn.features.attention.answers import query_answers
     from symattn.numbers.exact_latex import fraction_coefficients_latex
 
     texts = random_problem(8, seed=23)  # 8 × 8: V kept as a DomainMatrix, as the answer key reads it

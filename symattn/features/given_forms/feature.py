@@ -11,14 +11,14 @@ from ... import engine
 from ...document import sentences
 from ...document.phrases import Facts, Formula, Name, Token, Tokens
 from ...document.sentences import say
+from ...document.size import Size
 from ...document.steps import FlowFigure, Heading, Paragraph, Shown, Step, TokenTable, VectorEquation
 from ...engine import any_symbolic
 from ...errors import SpecError
-from ...kinds.attention import solution as common
-from ...kinds.attention.answers import attention_answers, scale_answers
-from ...kinds.base import Size
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Mask, Scale, Section
+from ..attention import solution as common
+from ..attention.answers import attention_answers, scale_answers
 from ..online_softmax import feature as online
 
 KEYS = frozenset({"Q", "K", "V", "scores"})

@@ -12,11 +12,11 @@ from ... import engine
 from ...document.sentences import weight_sentences
 from ...document.steps import Formula, Heading, Name, Paragraph, Shown, Step, Token, Tokens, VectorList
 from ...errors import SpecError
-from ...kinds.attention.answers import EXPLICIT_TERMS, row_texts
 from ...numbers.exact_latex import coefficients_latex, exact_latex, normaliser_latex, numerators_latex
 from ...numbers.significant import asked, significant_approximation
 from ...spec import fields
 from ...spec.model import GivenMatrix
+from ..attention.answers import EXPLICIT_TERMS, row_texts
 from . import engine as online_engine
 from .steps import OnlineBlock, OnlineResult
 

@@ -31,9 +31,9 @@ from ...document.steps import (
     TokenTable,
 )
 from ...errors import SpecError
-from ...kinds.attention.answers import exact_texts, row_texts
 from ...spec import fields
 from ...spec.model import GivenMatrix, Positions, Rope
+from ..attention.answers import exact_texts, row_texts
 from . import engine as rope_engine
 from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import entries
-from ..attention.answers import attention_answers, exact_text, exact_texts, number_text, row_texts
+from ...features.attention.answers import attention_answers, exact_text, exact_texts, number_text, row_texts
 from .engine import AlibiResult, HeadResult
 from .spec import AlibiHead, AlibiSpec
 

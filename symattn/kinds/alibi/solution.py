@@ -29,7 +29,7 @@ from ...document.steps import (
     TokenTable,
     VectorEquation,
 )
-from ..attention import solution as common
+from ...features.attention import solution as common
 from .engine import AlibiResult, HeadResult
 from .spec import AlibiHead, AlibiSpec
 from .steps import AlibiMatrices, AlibiRule, BiasedScores, BiasMatrix, Slopes

@@ -25,14 +25,14 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...engine import any_symbolic
+from ...features.attention import solution as common
+from ...features.attention.answers import attention_answers, scale_answers
 from ...features.given_forms import feature as given
 from ...features.online_softmax import feature as online
 from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Scale, Section
-from ..attention import carried
-from ..attention import solution as common
-from ..attention.answers import attention_answers, scale_answers
+from .. import carried
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:

@@ -27,15 +27,15 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...errors import SpecError
+from ...features.attention import solution as common
+from ...features.attention.answers import number_text
 from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, fraction_latex, surd_latex
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Section
 from ...spec.vectors import vector
-from ..attention import solution as common
-from ..attention.answers import number_text
-from ..attention.carried import KnownRows, rows_error
 from ..base import Carried, Kind, Size
+from ..carried import KnownRows, rows_error
 from . import engine as ffn
 from .steps import ActivationStep, FeedForwardFormula
 

@@ -12,13 +12,20 @@ from typing import Any
 
 from ...document.steps import FlowFigure, Step
 from ...errors import SpecError
+from ...features.attention.answers import (
+    EXPLICIT_TERMS,
+    exact_texts,
+    projection_answers,
+    query_answers,
+    row_texts,
+    scale_answers,
+)
 from ...features.kv_cache import feature as cache
 from ...numbers import certify
 from ...numbers.significant import asked, significant_approximation
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
-from ..attention import carried
-from ..attention.answers import EXPLICIT_TERMS, exact_texts, projection_answers, query_answers, row_texts, scale_answers
+from .. import carried
 from ..base import Carried, Kind, Size
 from .engine import GroupedQuery, grouped_attention, head_mapping
 

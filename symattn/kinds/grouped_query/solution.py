@@ -31,10 +31,10 @@ from ...document.steps import (
     VectorEquation,
     WeightedSum,
 )
+from ...features.attention import solution as common
 from ...features.kv_cache import engine as kv_engine
 from ...features.kv_cache import feature as cache
 from ...spec.model import Section
-from ..attention import solution as common
 from .engine import GroupedQuery
 
 # the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)

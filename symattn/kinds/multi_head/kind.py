@@ -30,13 +30,19 @@ from ...document.steps import (
 )
 from ...engine import any_symbolic
 from ...errors import SpecError
+from ...features.attention import solution as common
+from ...features.attention.answers import (
+    attention_answers,
+    exact_texts,
+    positional_answers,
+    positional_exact,
+    row_texts,
+)
 from ...features.rope import feature as rotary
 from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Positions, Rope
-from ..attention import carried
-from ..attention import solution as common
-from ..attention.answers import attention_answers, exact_texts, positional_answers, positional_exact, row_texts
+from .. import carried
 from ..base import Carried, Kind, Size
 from . import solution as heads
 from .engine import MultiHeadRows, multi_head_rows

@@ -26,9 +26,9 @@ from ...document.steps import (
     WeightedSum,
 )
 from ...engine import any_symbolic
+from ...features.attention import solution as common
 from ...features.rope import feature as rotary
 from ...spec.model import Mask
-from ..attention import solution as common
 from .engine import MultiHeadRows
 from .spec import HeadSpec, MultiHeadSpec
 from .steps import MatrixConcat, MatrixProduct

@@ -30,6 +30,8 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...errors import SpecError
+from ...features.attention.answers import exact_texts, row_texts
+from ...features.attention.solution import part_heading
 from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, exponential_latex, normaliser_latex
 from ...numbers.significant import asked, significant_approximation
@@ -37,10 +39,8 @@ from ...spec import fields
 from ...spec.model import GivenMatrix, Section
 from ...spec.numbers import parse_number
 from ...spec.vectors import vector
-from ..attention.answers import exact_texts, row_texts
-from ..attention.carried import rows_error
-from ..attention.solution import part_heading
 from ..base import Kind, Size
+from ..carried import rows_error
 from . import engine as vocab
 from .steps import LogitLines, RankingTable, TemperatureLines
 

@@ -12,16 +12,16 @@ from sympy import Expr, S
 from ...document.steps import Step
 from ...engine.numbers import rational_times_root
 from ...errors import SpecError
+from ...features.attention.answers import exact_texts, number_text, row_texts
 from ...numbers import certify
 from ...numbers.exact_latex import exact_latex, shifted_surd_latex
 from ...spec import fields
 from ...spec.model import GivenMatrix
 from ...spec.numbers import parse_number
 from ...spec.vectors import vector
-from ..attention import carried
-from ..attention.answers import exact_texts, number_text, row_texts
-from ..attention.carried import KnownRows
+from .. import carried
 from ..base import Carried, Kind, Size
+from ..carried import KnownRows
 from .engine import NormResult, NormRow, normalise
 from .solution import norm_steps
 from .spec import DEFAULT_EPS, NORMS, AddNormSpec, NormSpec

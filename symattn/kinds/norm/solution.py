@@ -12,7 +12,7 @@ from ...document import sentences
 from ...document.phrases import Token
 from ...document.sentences import heading, say
 from ...document.steps import Facts, Formula, Heading, Name, Paragraph, Result, Shown, Step, TokenTable, VectorEquation
-from ..attention.solution import part_heading
+from ...features.attention.solution import part_heading
 from .engine import NormResult, NormRow
 from .spec import NormSpec
 from .steps import NormAffine, NormMean, NormNormalised, NormScalars, NormSettings, NormSum, NormVariance

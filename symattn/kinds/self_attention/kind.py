@@ -27,6 +27,8 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...engine import any_symbolic
+from ...features.attention import solution as common
+from ...features.attention.answers import attention_answers, positional_answers, positional_exact, scale_answers
 from ...features.given_forms import feature as given
 from ...features.kv_cache import feature as cache
 from ...features.online_softmax import feature as online
@@ -34,9 +36,7 @@ from ...features.rope import feature as rotary
 from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
-from ..attention import carried
-from ..attention import solution as common
-from ..attention.answers import attention_answers, positional_answers, positional_exact, scale_answers
+from .. import carried
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:

@@ -22,9 +22,9 @@ from typing import Any
 from ... import engine
 from ...document.steps import FlowFigure, Step
 from ...engine import any_symbolic
+from ...features.attention.answers import attention_answers, scale_answers
 from ...numbers import certify
-from ..attention import carried
-from ..attention.answers import attention_answers, scale_answers
+from .. import carried
 from ..base import Carried, Kind, Size
 from . import engine as window_engine
 from . import solution

@@ -1,4 +1,4 @@
-"""The worked solution of a sliding-window section: self-attention's steps (composed from kinds/attention and the
+"""The worked solution of a sliding-window section: self-attention's steps (composed from features/attention and the
 KV cache's), with the window shown as a mask, each derived query's keys inside and outside it, and with a cache the
 positions it drops and the check against the whole sequence."""
 
@@ -31,8 +31,8 @@ from ...document.steps import (
     VectorEquation,
 )
 from ...engine import any_symbolic
+from ...features.attention import solution as common
 from ...features.kv_cache import feature as cache
-from ..attention import solution as common
 from ..self_attention import kind as _self_attention  # noqa: F401  (the conditions of its sentences, said here)
 from . import engine as window_engine
 from .spec import KIND, SlidingWindowSpec

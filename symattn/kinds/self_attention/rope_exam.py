@@ -17,8 +17,8 @@ from ...exercises import drawing
 from ...exercises import fairness as checks
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
-from ...kinds.self_attention.kind import SELF_ATTENTION, SelfAttentionSpec
-from . import feature as rotary
+from ...features.rope import feature as rotary
+from .kind import SELF_ATTENTION, SelfAttentionSpec
 
 D_K, WIDTH, D_V = 2, 2, 2  # one rotated pair; X two wide
 

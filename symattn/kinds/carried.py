@@ -9,10 +9,10 @@ from typing import Any
 
 from sympy import ImmutableMatrix
 
-from ...engine import Numbers
-from ...numbers import certify
-from ...spec.model import Focus, Section
-from ..base import Carried, Kind
+from ..engine import Numbers
+from ..numbers import certify
+from ..spec.model import Focus, Section
+from .base import Carried, Kind
 
 
 @dataclass(frozen=True)

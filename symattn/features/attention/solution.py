@@ -39,8 +39,8 @@ from ...document.steps import (
     WrittenHeading,
 )
 from ...engine import any_symbolic
-from ...features.online_softmax.feature import steps as online_steps
 from ...spec.model import Mask, Positions, Scale, Section
+from ..online_softmax.feature import steps as online_steps
 
 
 def part_heading(section: Section, key: str) -> Heading:
