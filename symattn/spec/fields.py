@@ -135,7 +135,7 @@ def rope(data: dict[str, Any], d: int, n: int, field: str) -> Rope | None:
     if "base" in value:
         base, _ = parse_number(value["base"], f"{where}.base")
         if base <= 1:
-            raise SpecError(f"{where}.base", f"expected a number greater than 1, got {_shown(value['base'])}")
+            raise SpecError(f"{where}.base", f"expected a number greater than 1, got {shown(value['base'])}")
     pairing = value.get("pairing", "interleaved")
     if pairing not in PAIRINGS:
         raise SpecError(f"{where}.pairing", f"expected \"interleaved\" or \"half\", got {pairing!r}"
@@ -152,11 +152,11 @@ def rope(data: dict[str, Any], d: int, n: int, field: str) -> Rope | None:
 def whole(value: Any, field: str, most: int = 10**6) -> int:
     """A whole number from 0 to `most` (a position)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise SpecError(field, f"expected a whole number from 0 to {most}, got {_shown(value)}")
+        raise SpecError(field, f"expected a whole number from 0 to {most}, got {shown(value)}")
     return value
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """A value as an error shows it: a number as written (1.5, not Decimal('1.5')), anything else as repr."""
     if isinstance(value, bool):
         return str(value).lower()

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import symattn
+from symattn import examples
 from symattn.cli import main
 from symattn.render.displayed import displayed_lines
 from tests.render.test_displayed_lines import check
@@ -175,8 +176,10 @@ def test_a_cache_the_window_reaches_entirely_drops_nothing():
     assert "the cache drops nothing" in symattn.render_markdown(derive(section))
     given = {**section, "past_K": [["1", "0"], ["0", "1"], ["1", "1"]], "past_V": [["1", "0", "0"]] * 3}
     del given["past_X"]
-    text = symattn.render_markdown(derive(given))
-    assert "takes the cached rows as given (it cannot check them themselves)" in text and "dropped" not in text
+    assert answers(given)["cache"]["check"] == "none"
+    text = symattn.render_markdown(derive(given))  # the same rows and nothing dropped: no check is claimed
+    assert "would repeat the computation above step for step, so it would check nothing" in text
+    assert "Check" not in text and "recomputing the whole sequence" in text and "dropped" not in text
 
 
 def test_a_window_of_one_drops_the_whole_cache():
@@ -308,6 +311,31 @@ def test_a_query_that_sees_every_kept_key_is_not_said_to_see_the_whole_sentence(
     section = {**BASE, "tokens": ["d"], "X": [["1", "1"]], "window": 2, "focus": ["d"], **PAST}
     text = symattn.render_markdown(derive(section))
     assert "Outside its window, with weight exactly 0: positions 0–1, dropped from the cache." in text
-    assert "the dropped positions are not in this step at all" in text
+    assert "the cache no longer holds them, so they have no column here" in text
     assert "whole sentence" not in text and "for all tokens" not in text
     assert "`d` attends not at all to `p0` and `p1` (masked)" in text
+
+
+def test_several_tokens_derived_are_introduced_as_several():
+    section = {**BASE, "window": 2, "focus": "all"}
+    text = symattn.render_markdown(derive(section))
+    assert "goes through the tokens" in text and "shows how the token" not in text
+    one = symattn.render_markdown(derive({**section, "focus": ["c"]}))
+    assert "shows how the token" in one and "goes through the tokens" not in one
+
+
+def test_dropped_positions_are_said_to_lie_outside_every_window():
+    section = {**BASE, "tokens": ["d"], "X": [["1", "1"]], "window": 2, "focus": "all", **PAST}
+    assert answers(section)["cache"]["dropped_positions"] == [0, 1]
+    text = symattn.render_markdown(derive(section))
+    assert "The dropped positions lie outside every new token’s window, as if masked for good" in text
+
+
+@pytest.mark.parametrize("value, shown", [("2.5", "2.5"), ("true", "true"), ("3.0", "3.0")])
+def test_a_bad_window_is_shown_as_written(tmp_path, capsys, value, shown):
+    spec = tmp_path / "w.toml"
+    spec.write_text(examples.source("sliding_window").replace("window = 3", f"window = {value}"),
+                    encoding="utf-8")
+    assert main(["render", str(spec), "--format", "md", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"got {shown}") and "Decimal" not in err and not (tmp_path / "out").exists()

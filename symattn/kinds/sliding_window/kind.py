@@ -12,8 +12,8 @@ position 0 from every query: plain causal attention); `positions` (the tokens' a
 and `key_positions` (the keys attended over, in order: K and V have a row each); `mask` (a row per token, a column
 per key, 1 inside the window); `visible` (each token's keys inside its window); and with a cache `cache`:
 past_tokens, kept_positions and kept_tokens, dropped_positions and dropped_tokens, and `check`: "embeddings" (the
-whole sequence recomputed from past_X and X) or "cached_rows" (recomputed from the cached K and V as given, dropped
-rows included)."""
+whole sequence recomputed from past_X and X), "cached_rows" (recomputed from the cached K and V as given, dropped
+rows included) or "none" (cached rows of which the window drops none: the recomputation would repeat the step)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,8 @@ class SlidingWindowKind(Kind):
             out["cache"] = {"past_tokens": list(given.tokens), "kept_positions": list(range(first, section.past)),
                             "kept_tokens": list(given.tokens[first:]), "dropped_positions": list(range(first)),
                             "dropped_tokens": list(given.tokens[:first]),
-                            "check": "embeddings" if section.past_X is not None else "cached_rows"}
+                            "check": "embeddings" if section.past_X is not None
+                            else "cached_rows" if section.first else "none"}
         return {**out, **scale_answers(section), **attention_answers(result, section.tokens)}
 
 

@@ -158,16 +158,18 @@ def cache_steps(section: SlidingWindowSpec, QKV: dict[str, Shown], everything: d
 
 def check_steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
     """The check: the whole sequence of p + n positions recomputed with the (p + n) × (p + n) window mask gives the
-    new tokens' rows exactly (from the embeddings when past_X is given, else from the cached rows as given)."""
+    new tokens' rows exactly (from the embeddings when past_X is given, else from the cached rows as given; from
+    cached rows of which the window drops none it would be the same computation again, and is left out)."""
     check = window_engine.recomputed(section)
     if not window_engine.agrees(section, result, check):
         raise AssertionError("a sliding window's decoding step differs from the whole sequence recomputed")
+    if not check.embedded and not section.first:  # the same rows, nothing dropped: the same computation again
+        return [Paragraph(f"{KIND}.check_none", note=True)]
     p = section.past
     total = p + len(section.tokens)
     steps: list[Step] = [
         Heading(2, "cache.check_heading"),
-        Paragraph(f"{KIND}.check_embedded" if check.embedded else f"{KIND}.check_cached" if section.first
-                  else f"{KIND}.check_cached_kept",
+        Paragraph(f"{KIND}.check_embedded" if check.embedded else f"{KIND}.check_cached",
                   {"total": total, "w": Eq(W, section.window)}),
     ]
     for token in section.focus.tokens:
@@ -204,7 +206,9 @@ def steps(section: SlidingWindowSpec, result: engine.Attention) -> list[Step]:
         dropped = cached.tokens[:section.first]
         queries = {t: replace(f, keys=(*dropped, *f.keys)) for t, f in queries.items()}
     goal: list[Step] = [Paragraph("matrix.only", note=True)]
-    if focus.mode != "matrix":
+    if focus.mode != "matrix" and len(focus.stepwise) > 1:  # several tokens derived: each in turn, not the first
+        goal = [Paragraph(f"{KIND}.goal_all", {"tokens": Tokens(focus.stepwise)})]
+    elif focus.mode != "matrix":
         first = queries[focus.tokens[0]]
         goal = [say(sentences.first_true(first, "self.goal", "self.goal_visible"), first,
                     {"token": Token(focus.tokens[0])})]

@@ -60,7 +60,7 @@ def window(value: Any, field: str) -> int:
     """w: a whole number ≥ 1."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WINDOW:
         raise SpecError(field, f"expected a whole number of keys from 1 to {MAX_WINDOW} (each query sees the last w "
-                               f"positions, itself included), got {value!r}")
+                               f"positions, itself included), got {fields.shown(value)}")
     return value
 
 
