@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from sympy import S as SymPy
+
 from ..document.steps import MatrixFormStep, Shown
 from ..engine import any_symbolic
 from .layout import visible_width
@@ -71,8 +73,10 @@ class MatrixFormPrinter(MathRenderer):
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))
             parts.append(self.align(lines))
-        elif step.scale.mode != "none":
-            lines = [rf"{scaled} &= \frac{{{S}}}{{{self.form_divisor(step)}}}"]
+        elif step.scale.mode != "none":  # a masked entry is −∞, not the scaled score: the line says so
+            masked = any(value is SymPy.NegativeInfinity for value in form.scaled)
+            lines = [rf"{scaled} &= \frac{{{S}}}{{{self.form_divisor(step)}}}"
+                     + (rf", \qquad {scaled}_{{ij}} = -\infty \quad (M_{{ij}} = 0)" if masked else "")]
             if not any_symbolic(form.scaled):
                 lines += self.matrix_relation(Shown(form.scaled, known=known))
             parts.append(self.align(lines))
