@@ -380,3 +380,27 @@ def test_the_engine_adds_a_bias_to_the_scaled_scores_on_both_paths(divisor, slop
         assert np.allclose(weights[:i + 1], e / e.sum(), atol=1e-12) and weights[i + 1:] == [0.0] * (2 - i)
     rational = divisor == "2" and slope == "1/2"
     assert (biased.queries[2].softmax.fractions is not None) == rational  # the fractions path where it can be
+
+
+# ------------------------------------------------------------ review findings: what the page says is true
+
+
+def markdown(section, lang="en"):
+    return symattn.render_markdown(symattn.derive_spec(symattn.parse_spec({"lang": lang, "sections": [section]})))
+
+
+DIFFERENT = {"en": "prefers nearby tokens to a different degree", "ja": "度合いがヘッドごとに異なる"}
+SAME = {"en": "all have the same slope", "ja": "傾きはすべて同じ"}
+SOME = {"en": "some heads share a slope", "ja": "傾きが同じヘッドもあり"}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("slopes, says", [(["0.5", "0.5"], SAME), (["1/2", "0.5"], SAME), (["0.5", "0.25"], DIFFERENT),
+                                          (["0.5", "0.5", "0.25"], SOME), (None, DIFFERENT)])
+def test_heads_prefer_nearby_tokens_to_different_degrees_only_when_their_slopes_differ(slopes, says, lang):
+    section = several(len(slopes or "abc"), **({"slopes": slopes} if slopes else {}))
+    text = markdown(section, lang)
+    assert says[lang] in text
+    for other in (DIFFERENT, SAME, SOME):
+        if other is not says:
+            assert other[lang] not in text

@@ -20,6 +20,7 @@ from ...document.steps import (
     Name,
     Num,
     Paragraph,
+    Phrase,
     Result,
     RowTimesMatrix,
     Shown,
@@ -74,7 +75,7 @@ def steps(spec: AlibiSpec, result: AlibiResult) -> list[Step]:
     ]
     if spec.several:
         out += [Paragraph("alibi.heads_intro_W_O" if spec.W_O is not None else "alibi.heads_intro",
-                          {"H": len(spec.heads), "W_O": Name("W_O")}),
+                          {"H": len(spec.heads), "W_O": Name("W_O"), "slopes": Phrase(_slopes_phrase(spec))}),
                 Paragraph("alibi.slopes_geometric" if spec.geometric else "alibi.slopes_given",
                           {"H": spec.of, "formula": Formula("alibi_geometric")}),
                 Slopes(tuple(h.slope for h in spec.heads), spec.of, tuple(range(1, len(spec.heads) + 1)),
@@ -206,6 +207,15 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
                                Shown(row.concat, known=row.known), Name("W_O"), W_O,
                                Shown(row.output, known=row.known))]
     return out
+
+
+def _slopes_phrase(spec: AlibiSpec) -> str:
+    """What the heads' slopes make of them: each prefers nearby tokens to a different degree only when no two
+    slopes are equal."""
+    distinct = len({h.slope for h in spec.heads})
+    if distinct == len(spec.heads):
+        return "alibi.slopes_differ"
+    return "alibi.slopes_same" if distinct == 1 else "alibi.slopes_some_same"
 
 
 def _goal(spec: AlibiSpec) -> Paragraph:
