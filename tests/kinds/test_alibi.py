@@ -404,3 +404,18 @@ def test_heads_prefer_nearby_tokens_to_different_degrees_only_when_their_slopes_
     for other in (DIFFERENT, SAME, SOME):
         if other is not says:
             assert other[lang] not in text
+
+
+@pytest.mark.parametrize("example", ["alibi", "alibi_heads"])
+def test_japanese_step_headings_and_figure_labels_follow_the_other_kinds(example):
+    """The package writes "Step 1: …" and "図 1：…" in Japanese (symattn/locales/ja.toml, every kind's locale)."""
+    import re
+
+    other = symattn.render_markdown(symattn.derive("sliding_window", lang="ja"))
+    assert re.search(r"^### Step 1: ", other, re.M) and re.search(r"^図 1：", other, re.M)
+    text = symattn.render_markdown(symattn.derive(example, lang="ja"))
+    headings = re.findall(r"^#+ (.*)$", text, re.M)
+    numbered = [h for h in headings if re.search(r"\d+[：:]", h)]
+    assert numbered and all(re.match(r"Step \d+: \S", h) for h in numbered), numbered
+    assert "ステップ" not in text
+    assert re.search(r"^図 1：", text, re.M) and not re.search(r"図\d", text)
