@@ -183,7 +183,7 @@ def test_a_given_slope_is_exact():
 BAD = [
     (one_head(slope="0"), "sections[0].slope", "above 0"),
     (one_head(slope="-0.5"), "sections[0].slope", "above 0"),
-    (one_head(slope="half"), "sections[0].slope", "expected a number"),
+    (one_head(slope="half"), "sections[0].slope", "expected a positive number such as 0.5"),
     (one_head(), "sections[0].slope", "missing"),
     (one_head(slope="0.5", heads=8, head=1), "sections[0].heads", "not both"),
     (one_head(heads=8), "sections[0].head", "missing"),
@@ -195,7 +195,7 @@ BAD = [
       "slopes": ["0.5"]}, "sections[0].slopes", "1 slopes, but there are 2 heads"),
     ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
       "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
-      "slopes": ["0.5", "x"]}, "sections[0].slopes[1]", "expected a number"),
+      "slopes": ["0.5", "x"]}, "sections[0].slopes[1]", "expected a positive number"),
     ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
       "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
       "slopes": "0.5"}, "sections[0].slopes", "expected a list"),
@@ -419,3 +419,30 @@ def test_japanese_step_headings_and_figure_labels_follow_the_other_kinds(example
     assert numbered and all(re.match(r"Step \d+: \S", h) for h in numbered), numbered
     assert "ステップ" not in text
     assert re.search(r"^図 1：", text, re.M) and not re.search(r"図\d", text)
+
+
+EXAMPLES = symattn.__path__[0] + "/kinds/alibi/examples/"
+
+
+@pytest.mark.parametrize("line, field, message", [
+    ("slope = 1e400", "sections[0].slope", "got '1e400'"),
+    ("slope = -1e3", "sections[0].slope", "above 0 (ALiBi's m > 0), got -1e3"),
+    ("slope = -0.5", "sections[0].slope", "above 0 (ALiBi's m > 0), got -0.5"),
+    ('slope = "abc"', "sections[0].slope", "expected a positive number such as 0.5, 2 or 1/3, got 'abc'"),
+    ("slopes = 0.5", "sections[0].slopes", "positive numbers (one per head), got 0.5"),
+    ("slopes = [0.5, 1e400, 1]", "sections[0].slopes[1]", "got '1e400'"),
+    ('slopes = [0.5, "x", 1]', "sections[0].slopes[1]", "expected a positive number such as 0.5"),
+])
+def test_a_bad_slope_is_shown_as_the_spec_wrote_it(line, field, message, tmp_path, capsys):
+    """The slope's error quotes the spec's own text (1e400, not Python's 1E+400 or Decimal('0.5')), and suggests
+    only numbers a slope may be (positive ones)."""
+    example = "alibi_heads.toml" if line.startswith("slopes") else "alibi.toml"
+    with open(EXAMPLES + example, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("W_O =", line + "\nW_O =") if line.startswith("slopes") else text.replace("slope = 0.5", line)
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text, encoding="utf-8")
+    assert main(["render", str(spec), "--format", "md", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field + ":" in err and message in err, err
+    assert "E+" not in err and "Decimal" not in err and "-1.25" not in err
