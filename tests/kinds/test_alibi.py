@@ -446,3 +446,25 @@ def test_a_bad_slope_is_shown_as_the_spec_wrote_it(line, field, message, tmp_pat
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and field + ":" in err and message in err, err
     assert "E+" not in err and "Decimal" not in err and "-1.25" not in err
+
+
+AUTHORS = {"en": "The authors' released code uses a different set of slopes", "ja": "著者らが公開したコードは"}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("section, said", [
+    (several(3), True), (several(6), True), (one_head(heads=12, head=1), True), (one_head(heads=3, head=3), True),
+    (several(8), False), (several(4), False), (several(1), False), (one_head(heads=16, head=2), False),
+    (several(3, slopes=["0.5", "0.25", "0.125"]), False), (one_head(slope="0.5"), False),
+])
+def test_the_authors_code_is_noted_only_when_the_heads_are_not_a_power_of_two(section, said, lang):
+    """2^(−8h/H) is the paper's rule; the authors' get_slopes differs from it when H is not a power of two."""
+    text = markdown(section, lang)
+    assert (AUTHORS[lang].lower() in text.lower()) == said
+
+
+def test_the_heads_example_says_which_of_its_slopes_are_irrational(capsys):
+    assert main(["examples"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("alibi_heads "))
+    assert "(two of them irrational, kept exact)" in line  # 2^(-8/3), 2^(-16/3); 2^(-8) = 1/256 is rational
+    assert "(irrational, exact)" not in line

@@ -82,6 +82,7 @@ def steps(spec: AlibiSpec, result: AlibiResult) -> list[Step]:
                        tuple(h.number or 0 for h in spec.heads))]
         if any(not h.slope.is_Rational for h in spec.heads):
             out.append(Paragraph("alibi.slopes_irrational", note=True))
+        out += _authors_code(spec)
     for h, (head, found) in enumerate(zip(spec.heads, result.heads, strict=True)):
         out += head_steps(spec, head, found, x, h + 1 if spec.several else None, number)
     if spec.several:
@@ -120,6 +121,7 @@ def head_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, x: Shown, h:
                 Slopes((head.slope,), spec.of, None, (head.number or 0,))]
         if not head.slope.is_Rational:
             out.append(Paragraph("alibi.slope_irrational", {"H": spec.of, "eight_h": 8 * head.number}, note=True))
+        out += _authors_code(spec)
     else:
         out += [Paragraph("alibi.slope_of_head", {"m": m, "h": h}), Slopes((head.slope,), spec.of, (h,),
                                                                           (head.number or 0,))]
@@ -207,6 +209,15 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
                                Shown(row.concat, known=row.known), Name("W_O"), W_O,
                                Shown(row.output, known=row.known))]
     return out
+
+
+def _authors_code(spec: AlibiSpec) -> list[Step]:
+    """The note that the paper's rule 2^(−8h/H) is not what the authors' released code (get_slopes) uses when H is
+    not a power of two: said only then, and only of geometric slopes."""
+    H = spec.of
+    if not spec.geometric or H & (H - 1) == 0:
+        return []
+    return [Paragraph("alibi.authors_code", {"H": H}, note=True)]
 
 
 def _slopes_phrase(spec: AlibiSpec) -> str:
