@@ -468,3 +468,23 @@ def test_the_heads_example_says_which_of_its_slopes_are_irrational(capsys):
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("alibi_heads "))
     assert "(two of them irrational, kept exact)" in line  # 2^(-8/3), 2^(-16/3); 2^(-8) = 1/256 is rational
     assert "(irrational, exact)" not in line
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_heads_vectors_and_steps_carry_its_index(lang):
+    """A symbol has one value on a page: q_cats of head 1 and of head 2 differ, so they are q^(1)_cats and
+    q^(2)_cats (k and v likewise), and the steps' headings name the head."""
+    import re
+
+    text = symattn.render_markdown(symattn.derive("alibi_heads", lang=lang))
+    headings = re.findall(r"^### (.*)$", text, re.M)
+    assert len(headings) == len(set(re.sub(r"Step \d+: ", "", h) for h in headings))  # no two steps alike
+    for h in (1, 2, 3):
+        assert rf"{{q}}^{{({h})}}_{{\text{{cats}}}} &= " in text
+        assert rf"{{q}}^{{({h})}}_{{\text{{cats}}}} \cdot {{k}}^{{({h})}}_{{\text{{I}}}} &= " in text
+        assert rf"{{v}}^{{({h})}}_{{\text{{love}}}} &= " in text
+        word = {"en": f", head {h})", "ja": f"、ヘッド {h}）"}[lang]
+        assert sum(("Softmax" in x or "Value" in x or "values" in x) and word in x for x in headings) == 2
+    assert r"{q}_{\text{cats}}" not in text and r"{k}_{j}" not in text and r"{v}_{\text{I}}" not in text
+    one = symattn.render_markdown(symattn.derive("alibi", lang=lang))  # one head: no index
+    assert r"{q}_{\text{好き}}" in one and "^{(1)}" not in one

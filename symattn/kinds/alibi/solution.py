@@ -4,6 +4,8 @@ the concatenation (and W_O); all queries at once for focus "all" or "matrix"; th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sympy import ImmutableMatrix
 
 from ...document import sentences
@@ -29,6 +31,7 @@ from ...document.steps import (
     Tokens,
     TokenTable,
     VectorEquation,
+    VectorList,
 )
 from ...features.attention import solution as common
 from .engine import AlibiResult, HeadResult
@@ -154,7 +157,7 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
     facts = sentences.query_facts(whole, token, spec.tokens, query, first=token == spec.focus.stepwise[0])
     visible = spec.tokens[:i + 1]
     suffix = "" if h is None else "_head"
-    q, m = Name("q", token), Name("m", head=h)
+    q, m = Name("q", token, head=h), Name("m", head=h)  # q^(h) of head h: each head has its own vectors
     sees = sentences.first_true(facts, "alibi.sees_itself", "alibi.sees_all", "alibi.sees_earlier_one",
                                 "alibi.sees_earlier")
     scale_key = {"sqrt_d_k": "alibi.biased_sqrt", "number": "alibi.biased_number", "none": "alibi.biased_none"}
@@ -164,25 +167,40 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
         Paragraph("attend.query_is", {"token": Token(token)}),
         VectorEquation(q, QKV["Q"].row(i)),
         Paragraph("alibi.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", q),
-                                                                 ("k", Name("k", label="j"))))}),
-        DotProducts(q, tuple(Name("k", t) for t in visible), QKV["Q"].row(i), QKV["K"].rows[:i + 1],
+                                                                 ("k", Name("k", label="j", head=h))))}),
+        DotProducts(q, tuple(Name("k", t, head=h) for t in visible), QKV["Q"].row(i), QKV["K"].rows[:i + 1],
                     query.scores[:i + 1], query.softmax.known),
     ]
     if spec.scale.mode == "sqrt_d_k":
         d = query.query.cols
         out.append(Paragraph("attend.d_k_is" + ("_one" if d == 1 else "") if d == head.d_k else "attend.d_k_given",
-                             {"d": d, "d_k": Eq(Name("d_k"), head.d_k), "q": q, "k": Name("k", label="j")}))
+                             {"d": d, "d_k": Eq(Name("d_k"), head.d_k), "q": q, "k": Name("k", label="j", head=h)}))
     out += [Paragraph(scale_key[spec.scale.mode], {"c": Num(found.divisor), "m": m, "token": Token(token)}),
             BiasedScores(i, spec.tokens, query.scores[:i + 1], spec.scale, head.d_k, found.divisor,
                          tuple(found.bias.row(i))[:i + 1], query.scaled, head.slope, h, query.softmax.known)]
     if len(facts.visible) > 1:
         out.append(say("alibi.bias_effect", facts, {"token": Token(token), "m": m, "far": Token(spec.tokens[0])}))
-    out += common.softmax_steps(spec.tokens, query, "alibi.step_softmax", facts, number.next())
-    out += common.sum_steps(spec.tokens, QKV["V"], query, "alibi.step_sum", facts, number.next())
+    out += _of_head(common.softmax_steps(spec.tokens, query, "alibi.step_softmax", facts, number.next()), h)
+    out += _of_head(common.sum_steps(spec.tokens, QKV["V"], query, "alibi.step_sum", facts, number.next()), h)
     z = Name("z", token, head=h)
     out += [Heading(2, f"alibi.result{suffix}", {"token": Token(token), "h": h}),
             Paragraph("alibi.result_is", {"token": Token(token)}),
             Result(z, Shown(query.output, known=query.softmax.known))]
+    return out
+
+
+def _of_head(steps: list[Step], h: int | None) -> list[Step]:
+    """The shared softmax and weighted-sum steps of head h: the heading names the head ("Softmax (cats, head 2)")
+    and the values are v^(h); one head's (h None) as they are."""
+    if h is None:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        if isinstance(step, Heading):
+            step = replace(step, key=step.key + "_head", params={**step.params, "h": h})
+        elif isinstance(step, VectorList):
+            step = replace(step, names=tuple(replace(name, head=h) for name in step.names))
+        out.append(step)
     return out
 
 
