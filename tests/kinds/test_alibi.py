@@ -183,7 +183,7 @@ def test_a_given_slope_is_exact():
 BAD = [
     (one_head(slope="0"), "sections[0].slope", "above 0"),
     (one_head(slope="-0.5"), "sections[0].slope", "above 0"),
-    (one_head(slope="half"), "sections[0].slope", "expected a number"),
+    (one_head(slope="half"), "sections[0].slope", "expected a positive number such as 0.5"),
     (one_head(), "sections[0].slope", "missing"),
     (one_head(slope="0.5", heads=8, head=1), "sections[0].heads", "not both"),
     (one_head(heads=8), "sections[0].head", "missing"),
@@ -195,7 +195,7 @@ BAD = [
       "slopes": ["0.5"]}, "sections[0].slopes", "1 slopes, but there are 2 heads"),
     ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
       "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
-      "slopes": ["0.5", "x"]}, "sections[0].slopes[1]", "expected a number"),
+      "slopes": ["0.5", "x"]}, "sections[0].slopes[1]", "expected a positive number"),
     ({**{k: v for k, v in one_head().items() if not k.startswith("W_")},
       "heads": [{"W_Q": [["1"], ["0"]], "W_K": [["1"], ["0"]], "W_V": [["1"], ["0"]]}] * 2,
       "slopes": "0.5"}, "sections[0].slopes", "expected a list"),
@@ -380,3 +380,111 @@ def test_the_engine_adds_a_bias_to_the_scaled_scores_on_both_paths(divisor, slop
         assert np.allclose(weights[:i + 1], e / e.sum(), atol=1e-12) and weights[i + 1:] == [0.0] * (2 - i)
     rational = divisor == "2" and slope == "1/2"
     assert (biased.queries[2].softmax.fractions is not None) == rational  # the fractions path where it can be
+
+
+# ------------------------------------------------------------ review findings: what the page says is true
+
+
+def markdown(section, lang="en"):
+    return symattn.render_markdown(symattn.derive_spec(symattn.parse_spec({"lang": lang, "sections": [section]})))
+
+
+DIFFERENT = {"en": "prefers nearby tokens to a different degree", "ja": "度合いがヘッドごとに異なる"}
+SAME = {"en": "all have the same slope", "ja": "傾きはすべて同じ"}
+SOME = {"en": "some heads share a slope", "ja": "傾きが同じヘッドもあり"}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("slopes, says", [(["0.5", "0.5"], SAME), (["1/2", "0.5"], SAME), (["0.5", "0.25"], DIFFERENT),
+                                          (["0.5", "0.5", "0.25"], SOME), (None, DIFFERENT)])
+def test_heads_prefer_nearby_tokens_to_different_degrees_only_when_their_slopes_differ(slopes, says, lang):
+    section = several(len(slopes or "abc"), **({"slopes": slopes} if slopes else {}))
+    text = markdown(section, lang)
+    assert says[lang] in text
+    for other in (DIFFERENT, SAME, SOME):
+        if other is not says:
+            assert other[lang] not in text
+
+
+@pytest.mark.parametrize("example", ["alibi", "alibi_heads"])
+def test_japanese_step_headings_and_figure_labels_follow_the_other_kinds(example):
+    """The package writes "Step 1: …" and "図 1：…" in Japanese (symattn/locales/ja.toml, every kind's locale)."""
+    import re
+
+    other = symattn.render_markdown(symattn.derive("sliding_window", lang="ja"))
+    assert re.search(r"^### Step 1: ", other, re.M) and re.search(r"^図 1：", other, re.M)
+    text = symattn.render_markdown(symattn.derive(example, lang="ja"))
+    headings = re.findall(r"^#+ (.*)$", text, re.M)
+    numbered = [h for h in headings if re.search(r"\d+[：:]", h)]
+    assert numbered and all(re.match(r"Step \d+: \S", h) for h in numbered), numbered
+    assert "ステップ" not in text
+    assert re.search(r"^図 1：", text, re.M) and not re.search(r"図\d", text)
+
+
+EXAMPLES = symattn.__path__[0] + "/kinds/alibi/examples/"
+
+
+@pytest.mark.parametrize("line, field, message", [
+    ("slope = 1e400", "sections[0].slope", "got '1e400'"),
+    ("slope = -1e3", "sections[0].slope", "above 0 (ALiBi's m > 0), got -1e3"),
+    ("slope = -0.5", "sections[0].slope", "above 0 (ALiBi's m > 0), got -0.5"),
+    ('slope = "abc"', "sections[0].slope", "expected a positive number such as 0.5, 2 or 1/3, got 'abc'"),
+    ("slopes = 0.5", "sections[0].slopes", "positive numbers (one per head), got 0.5"),
+    ("slopes = [0.5, 1e400, 1]", "sections[0].slopes[1]", "got '1e400'"),
+    ('slopes = [0.5, "x", 1]', "sections[0].slopes[1]", "expected a positive number such as 0.5"),
+])
+def test_a_bad_slope_is_shown_as_the_spec_wrote_it(line, field, message, tmp_path, capsys):
+    """The slope's error quotes the spec's own text (1e400, not Python's 1E+400 or Decimal('0.5')), and suggests
+    only numbers a slope may be (positive ones)."""
+    example = "alibi_heads.toml" if line.startswith("slopes") else "alibi.toml"
+    with open(EXAMPLES + example, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace("W_O =", line + "\nW_O =") if line.startswith("slopes") else text.replace("slope = 0.5", line)
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text, encoding="utf-8")
+    assert main(["render", str(spec), "--format", "md", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and field + ":" in err and message in err, err
+    assert "E+" not in err and "Decimal" not in err and "-1.25" not in err
+
+
+AUTHORS = {"en": "The authors' released code uses a different set of slopes", "ja": "著者らが公開したコードは"}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize("section, said", [
+    (several(3), True), (several(6), True), (one_head(heads=12, head=1), True), (one_head(heads=3, head=3), True),
+    (several(8), False), (several(4), False), (several(1), False), (one_head(heads=16, head=2), False),
+    (several(3, slopes=["0.5", "0.25", "0.125"]), False), (one_head(slope="0.5"), False),
+])
+def test_the_authors_code_is_noted_only_when_the_heads_are_not_a_power_of_two(section, said, lang):
+    """2^(−8h/H) is the paper's rule; the authors' get_slopes differs from it when H is not a power of two."""
+    text = markdown(section, lang)
+    assert (AUTHORS[lang].lower() in text.lower()) == said
+
+
+def test_the_heads_example_says_which_of_its_slopes_are_irrational(capsys):
+    assert main(["examples"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("alibi_heads "))
+    assert "(two of them irrational, kept exact)" in line  # 2^(-8/3), 2^(-16/3); 2^(-8) = 1/256 is rational
+    assert "(irrational, exact)" not in line
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_each_heads_vectors_and_steps_carry_its_index(lang):
+    """A symbol has one value on a page: q_cats of head 1 and of head 2 differ, so they are q^(1)_cats and
+    q^(2)_cats (k and v likewise), and the steps' headings name the head."""
+    import re
+
+    text = symattn.render_markdown(symattn.derive("alibi_heads", lang=lang))
+    headings = re.findall(r"^### (.*)$", text, re.M)
+    assert len(headings) == len(set(re.sub(r"Step \d+: ", "", h) for h in headings))  # no two steps alike
+    for h in (1, 2, 3):
+        assert rf"{{q}}^{{({h})}}_{{\text{{cats}}}} &= " in text
+        assert rf"{{q}}^{{({h})}}_{{\text{{cats}}}} \cdot {{k}}^{{({h})}}_{{\text{{I}}}} &= " in text
+        assert rf"{{v}}^{{({h})}}_{{\text{{love}}}} &= " in text
+        word = {"en": f", head {h})", "ja": f"、ヘッド {h}）"}[lang]
+        assert sum(("Softmax" in x or "Value" in x or "values" in x) and word in x for x in headings) == 2
+    assert r"{q}_{\text{cats}}" not in text and r"{k}_{j}" not in text and r"{v}_{\text{I}}" not in text
+    one = symattn.render_markdown(symattn.derive("alibi", lang=lang))  # one head: no index
+    assert r"{q}_{\text{好き}}" in one and "^{(1)}" not in one

@@ -4,6 +4,8 @@ the concatenation (and W_O); all queries at once for focus "all" or "matrix"; th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sympy import ImmutableMatrix
 
 from ...document import sentences
@@ -20,6 +22,7 @@ from ...document.steps import (
     Name,
     Num,
     Paragraph,
+    Phrase,
     Result,
     RowTimesMatrix,
     Shown,
@@ -28,6 +31,7 @@ from ...document.steps import (
     Tokens,
     TokenTable,
     VectorEquation,
+    VectorList,
 )
 from ...features.attention import solution as common
 from .engine import AlibiResult, HeadResult
@@ -74,13 +78,14 @@ def steps(spec: AlibiSpec, result: AlibiResult) -> list[Step]:
     ]
     if spec.several:
         out += [Paragraph("alibi.heads_intro_W_O" if spec.W_O is not None else "alibi.heads_intro",
-                          {"H": len(spec.heads), "W_O": Name("W_O")}),
+                          {"H": len(spec.heads), "W_O": Name("W_O"), "slopes": Phrase(_slopes_phrase(spec))}),
                 Paragraph("alibi.slopes_geometric" if spec.geometric else "alibi.slopes_given",
                           {"H": spec.of, "formula": Formula("alibi_geometric")}),
                 Slopes(tuple(h.slope for h in spec.heads), spec.of, tuple(range(1, len(spec.heads) + 1)),
                        tuple(h.number or 0 for h in spec.heads))]
         if any(not h.slope.is_Rational for h in spec.heads):
             out.append(Paragraph("alibi.slopes_irrational", note=True))
+        out += _authors_code(spec)
     for h, (head, found) in enumerate(zip(spec.heads, result.heads, strict=True)):
         out += head_steps(spec, head, found, x, h + 1 if spec.several else None, number)
     if spec.several:
@@ -119,6 +124,7 @@ def head_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, x: Shown, h:
                 Slopes((head.slope,), spec.of, None, (head.number or 0,))]
         if not head.slope.is_Rational:
             out.append(Paragraph("alibi.slope_irrational", {"H": spec.of, "eight_h": 8 * head.number}, note=True))
+        out += _authors_code(spec)
     else:
         out += [Paragraph("alibi.slope_of_head", {"m": m, "h": h}), Slopes((head.slope,), spec.of, (h,),
                                                                           (head.number or 0,))]
@@ -151,7 +157,7 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
     facts = sentences.query_facts(whole, token, spec.tokens, query, first=token == spec.focus.stepwise[0])
     visible = spec.tokens[:i + 1]
     suffix = "" if h is None else "_head"
-    q, m = Name("q", token), Name("m", head=h)
+    q, m = Name("q", token, head=h), Name("m", head=h)  # q^(h) of head h: each head has its own vectors
     sees = sentences.first_true(facts, "alibi.sees_itself", "alibi.sees_all", "alibi.sees_earlier_one",
                                 "alibi.sees_earlier")
     scale_key = {"sqrt_d_k": "alibi.biased_sqrt", "number": "alibi.biased_number", "none": "alibi.biased_none"}
@@ -161,25 +167,40 @@ def query_steps(spec: AlibiSpec, head: AlibiHead, found: HeadResult, QKV: dict[s
         Paragraph("attend.query_is", {"token": Token(token)}),
         VectorEquation(q, QKV["Q"].row(i)),
         Paragraph("alibi.dot_products", {"s": Formula("score", (("s", Name("s", label="j")), ("q", q),
-                                                                 ("k", Name("k", label="j"))))}),
-        DotProducts(q, tuple(Name("k", t) for t in visible), QKV["Q"].row(i), QKV["K"].rows[:i + 1],
+                                                                 ("k", Name("k", label="j", head=h))))}),
+        DotProducts(q, tuple(Name("k", t, head=h) for t in visible), QKV["Q"].row(i), QKV["K"].rows[:i + 1],
                     query.scores[:i + 1], query.softmax.known),
     ]
     if spec.scale.mode == "sqrt_d_k":
         d = query.query.cols
         out.append(Paragraph("attend.d_k_is" + ("_one" if d == 1 else "") if d == head.d_k else "attend.d_k_given",
-                             {"d": d, "d_k": Eq(Name("d_k"), head.d_k), "q": q, "k": Name("k", label="j")}))
+                             {"d": d, "d_k": Eq(Name("d_k"), head.d_k), "q": q, "k": Name("k", label="j", head=h)}))
     out += [Paragraph(scale_key[spec.scale.mode], {"c": Num(found.divisor), "m": m, "token": Token(token)}),
             BiasedScores(i, spec.tokens, query.scores[:i + 1], spec.scale, head.d_k, found.divisor,
                          tuple(found.bias.row(i))[:i + 1], query.scaled, head.slope, h, query.softmax.known)]
     if len(facts.visible) > 1:
         out.append(say("alibi.bias_effect", facts, {"token": Token(token), "m": m, "far": Token(spec.tokens[0])}))
-    out += common.softmax_steps(spec.tokens, query, "alibi.step_softmax", facts, number.next())
-    out += common.sum_steps(spec.tokens, QKV["V"], query, "alibi.step_sum", facts, number.next())
+    out += _of_head(common.softmax_steps(spec.tokens, query, "alibi.step_softmax", facts, number.next()), h)
+    out += _of_head(common.sum_steps(spec.tokens, QKV["V"], query, "alibi.step_sum", facts, number.next()), h)
     z = Name("z", token, head=h)
     out += [Heading(2, f"alibi.result{suffix}", {"token": Token(token), "h": h}),
             Paragraph("alibi.result_is", {"token": Token(token)}),
             Result(z, Shown(query.output, known=query.softmax.known))]
+    return out
+
+
+def _of_head(steps: list[Step], h: int | None) -> list[Step]:
+    """The shared softmax and weighted-sum steps of head h: the heading names the head ("Softmax (cats, head 2)")
+    and the values are v^(h); one head's (h None) as they are."""
+    if h is None:
+        return steps
+    out: list[Step] = []
+    for step in steps:
+        if isinstance(step, Heading):
+            step = replace(step, key=step.key + "_head", params={**step.params, "h": h})
+        elif isinstance(step, VectorList):
+            step = replace(step, names=tuple(replace(name, head=h) for name in step.names))
+        out.append(step)
     return out
 
 
@@ -206,6 +227,24 @@ def combined_steps(spec: AlibiSpec, result: AlibiResult, number: Counter) -> lis
                                Shown(row.concat, known=row.known), Name("W_O"), W_O,
                                Shown(row.output, known=row.known))]
     return out
+
+
+def _authors_code(spec: AlibiSpec) -> list[Step]:
+    """The note that the paper's rule 2^(−8h/H) is not what the authors' released code (get_slopes) uses when H is
+    not a power of two: said only then, and only of geometric slopes."""
+    H = spec.of
+    if not spec.geometric or H & (H - 1) == 0:
+        return []
+    return [Paragraph("alibi.authors_code", {"H": H}, note=True)]
+
+
+def _slopes_phrase(spec: AlibiSpec) -> str:
+    """What the heads' slopes make of them: each prefers nearby tokens to a different degree only when no two
+    slopes are equal."""
+    distinct = len({h.slope for h in spec.heads})
+    if distinct == len(spec.heads):
+        return "alibi.slopes_differ"
+    return "alibi.slopes_same" if distinct == 1 else "alibi.slopes_some_same"
 
 
 def _goal(spec: AlibiSpec) -> Paragraph:

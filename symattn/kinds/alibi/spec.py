@@ -11,7 +11,9 @@ Spec keys: kind = "alibi", tokens, X, focus (a token, a list, "all" or "matrix")
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix, Integer, Rational, S
@@ -119,7 +121,7 @@ def _several(data: dict[str, Any], field: str, heads_data: list, common: dict[st
         given = data["slopes"]
         if not isinstance(given, list):
             raise SpecError(f"{field}.slopes", f"expected a list of {H} positive numbers (one per head), got "
-                                               f"{given!r}")
+                                               f"{_written(given)}")
         if len(given) != H:
             raise SpecError(f"{field}.slopes", f"{len(given)} slopes, but there are {H} heads (one slope each)")
         slopes = [_slope(m, f"{field}.slopes[{h}]") for h, m in enumerate(given)]
@@ -152,10 +154,29 @@ def _weights(data: dict[str, Any], field: str, X: GivenMatrix) -> tuple[GivenMat
 def _slope(value: Any, field: str) -> Expr:
     """A given slope: an exact number above 0 (0 would be attention without ALiBi; a negative slope would favour
     distant keys)."""
-    number, _ = parse_number(value, field)
+    if isinstance(value, str) and not _NUMBER.fullmatch(value):  # (a negative one is told "above 0" below)
+        raise SpecError(field, f"expected a positive number such as 0.5, 2 or 1/3, got {value!r}")
+    # a number the spec reader kept as a Decimal is parsed (and any error shown) as the spec wrote it: 1e400, not 1E+400
+    number, _ = parse_number(_written(value) if isinstance(value, Decimal) else value, field)
     if number <= 0:
-        raise SpecError(field, f"expected a slope above 0 (ALiBi's m > 0), got {value}")
+        raise SpecError(field, f"expected a slope above 0 (ALiBi's m > 0), got {_written(value)}")
     return number
+
+
+# what parse_number takes for a number (a decimal or a fraction, signed), spaces around it allowed
+_NUMBER = re.compile(r"\s*[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[0-9]+\s*/\s*[+-]?[0-9]+)\s*")
+
+
+def _written(value: Any) -> str:
+    """A slope's value as a spec writes it: a number read from TOML or JSON (a Decimal) as 1e400, -0.5 (not
+    1E+400 or Decimal('-0.5')), in a list too; a text as itself, quoted."""
+    if isinstance(value, Decimal):
+        return str(value).replace("E+", "e").replace("E", "e")
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_written, value)) + "]"
+    return repr(value)
 
 
 def _numeric(given: GivenMatrix, field: str) -> GivenMatrix:
