@@ -33,12 +33,12 @@ from .errors import RenderError, SpecError
 from .kinds import register as register_kind
 from .kinds import unregister as unregister_kind
 from .kinds.base import Carried, Kind, Size
-from .render.lines import Line as CheckedLine
-from .render.lines import Operand, guarded, operand
-from .render.math import MathRenderer
 from .spec.fields import check_keys, focus, matrix, require, tokens
 from .spec.model import GivenMatrix, Section
 from .spec.numbers import parse_number
+from .typeset.lines import Line as CheckedLine
+from .typeset.lines import Operand, guarded, operand
+from .typeset.math import MathRenderer
 
 __all__ = [
     "GAP", "LABELLED_GAP", "Arrow", "Box", "Carried", "CheckedLine", "Derivation", "DotProducts", "Facts", "Flow",

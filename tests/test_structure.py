@@ -108,6 +108,28 @@ def test_no_import_cycle_in_the_package():
     assert cycles(graph) == []
 
 
+def package_of(module: str) -> str:
+    """The package a module belongs to for layering: symattn.<package>, a kind's or a feature's folder counting as
+    symattn.kinds or symattn.features; a top-level module is its own."""
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_import_cycle_between_packages():
+    """The packages are layers: none imports (in any function) a package that imports it back."""
+    graph = {module: imported(module, path) for module, path in MODULES.items()}
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            if package_of(target) != package_of(module):
+                packages.setdefault(package_of(module), set()).add(package_of(target))
+    assert cycles(packages) == []
+
+
+def test_package_cycles_are_found():
+    assert package_of("symattn.kinds.alibi.kind") == "symattn.kinds" and package_of("symattn.cli") == "symattn.cli"
+    assert cycles({"symattn.render": {"symattn.kinds"}, "symattn.kinds": {"symattn.render"}}) != []
+
+
 def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..document.steps import Derivation
+from ..typeset.lines import Line
 from .latex import LatexRenderer
-from .lines import Line
 
 
 def displayed_lines(derivation: Derivation, **settings: Any) -> list[Line]:

@@ -15,10 +15,10 @@ from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..features.rope.figure import html_figure
 from ..features.rope.steps import RopeFigure
 from ..numbers.display import format_number
+from ..typeset.figures.flow import caption, layout
+from ..typeset.figures.svg import flow_svg
+from ..typeset.layout import heat_cells, visible_width
 from .escape import escape_attribute, escape_html
-from .figures.flow import caption, layout
-from .figures.svg import flow_svg
-from .layout import heat_cells, visible_width
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 

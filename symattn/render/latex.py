@@ -15,10 +15,9 @@ from ..document.steps import DefinitionTable, Derivation, FlowFigure, Heading, H
 from ..features.rope.figure import latex_figure
 from ..features.rope.steps import RopeFigure
 from ..numbers.display import format_number
-from .escape import escape
-from .figures.flow import caption, geometry, layout
-from .figures.tex_lengths import TexDims
-from .layout import (
+from ..typeset.figures.flow import caption, geometry, layout
+from ..typeset.figures.tex_lengths import TexDims
+from ..typeset.layout import (
     FONT_SIZE,
     MATRIX_ROWS,
     PAPER,
@@ -30,6 +29,7 @@ from .layout import (
     matrix_columns_setting,
     visible_width,
 )
+from .escape import escape
 from .printers import DerivationRenderer
 from .templates import class_options, common_preamble, language_preamble
 

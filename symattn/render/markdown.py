@@ -13,10 +13,10 @@ from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..infra import i18n
 from ..numbers.decimals import to_decimal
 from ..spec.model import Math, Written
+from ..typeset.figures.blocks import block_chain
+from ..typeset.figures.flow import caption, grouped_chain, layout
+from ..typeset.layout import heat_cells
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
-from .figures.blocks import block_chain
-from .figures.flow import caption, grouped_chain, layout
-from .layout import heat_cells
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 

@@ -10,9 +10,9 @@ from sympy import S as SymPy
 
 from ..document.steps import MatrixFormStep, Shown
 from ..engine import any_symbolic
-from .layout import visible_width
-from .lines import Line, Operand, guarded, operand
-from .math import MathRenderer
+from ..typeset.layout import visible_width
+from ..typeset.lines import Line, Operand, guarded, operand
+from ..typeset.math import MathRenderer
 
 
 class FormNames(NamedTuple):

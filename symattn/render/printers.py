@@ -32,11 +32,11 @@ from ..infra.memo import Memo
 from ..numbers.display import Number, format_number, format_numbers
 from ..numbers.exact_latex import exact_latex
 from ..spec.model import Math, Written
+from ..typeset.layout import column_groups, set_width, visible_width, wrap
+from ..typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
+from ..typeset.math import NOTATION, MathRenderer
 from .composed import compose
 from .escape import escape
-from .layout import column_groups, set_width, visible_width, wrap
-from .lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
-from .math import NOTATION, MathRenderer
 from .matrix_form import MatrixFormPrinter
 
 # Steps whose output depends only on the step (its decimals included) and the renderer's settings: they record no

@@ -187,7 +187,7 @@ def test_line_judgements_agree_with_decimal_arithmetic():
     from sympy import S
 
     from symattn.numbers.display import Number
-    from symattn.render.lines import Line, Operand
+    from symattn.typeset.lines import Line, Operand
 
     rng = random.Random(19)
 

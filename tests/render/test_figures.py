@@ -94,8 +94,8 @@ def test_html_draws_each_figure_as_inline_svg():
 
 def test_each_box_is_true_for_its_section():
     """No scaling box without scaling, ÷ c for a given scale, X + P with positional encodings, ⋮ beyond four heads."""
-    from symattn.render.figures.flow import flow
     from symattn.spec.model import Scale
+    from symattn.typeset.figures.flow import flow
 
     def names(step):
         return [box.name for box in flow(step, "2.5").boxes]

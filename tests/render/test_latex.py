@@ -14,8 +14,8 @@ from symattn.numbers.display import format_numbers
 from symattn.pipeline.parse import load_example
 from symattn.render.escape import escape
 from symattn.render.latex import LatexRenderer, render_latex, unbroken_words
-from symattn.render.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 from symattn.render.markdown import MarkdownRenderer
+from symattn.typeset.layout import TABLE_LINES, UNBROKEN_ROWS, column_width, display_rows, visible_width, wrap
 
 
 @pytest.fixture(scope="module")
@@ -363,7 +363,7 @@ def test_several_decoder_tokens_name_their_steps():
 def test_the_preamble_allows_as_many_matrix_columns_as_the_widest_matrix_has():
     """amsmath sets a matrix of at most MaxMatrixCols (10) columns, and every matrix costs in proportion to the
     setting: the preamble raises it only for a wider matrix, to exactly its width."""
-    from symattn.render.layout import matrix_columns, matrix_columns_setting
+    from symattn.typeset.layout import matrix_columns, matrix_columns_setting
 
     def bmatrix(cols: int) -> str:
         return "\\begin{bmatrix}\n" + " & ".join("1" * cols) + " \\\\\n" + " & ".join("2" * cols) + "\n\\end{bmatrix}"
@@ -406,8 +406,8 @@ def test_a_matrix_column_is_as_wide_as_its_widest_entry_and_the_gap():
 def test_the_page_geometry_is_defined_once_in_layout():
     """preamble-article.tex takes its geometry options from layout.py, whose widths the line breaking assumes."""
     from symattn.render.latex import shared_preamble
-    from symattn.render.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
     from symattn.render.templates import read_template
+    from symattn.typeset.layout import CHARACTER_PT, LINE_CHARACTERS, TEXT_WIDTH_PT, geometry_options
 
     assert "@GEOMETRY@" in read_template("preamble-article.tex")
     assert geometry_options() == "a4paper,margin=22mm"

@@ -23,8 +23,8 @@ from ...exercises.exercise import (
     exp_rows,
 )
 from ...render.latex import LatexRenderer, shared_preamble
-from ...render.layout import FONT_SIZE, PAPER
 from ...render.templates import class_options, read_template
+from ...typeset.layout import FONT_SIZE, PAPER
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .grading import grading_table

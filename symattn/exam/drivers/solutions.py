@@ -15,8 +15,8 @@ from ...numbers.decimals import decimal_places
 from ...numbers.display import format_number
 from ...render.escape import escape
 from ...render.latex import DOCUMENT_CLASS, LatexRenderer, shared_preamble
-from ...render.layout import PAPER
 from ...render.templates import class_options
+from ...typeset.layout import PAPER
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS, plus_minus

@@ -3,7 +3,7 @@ the attention steps' printers), only the symbols its steps and sentences name.""
 
 from __future__ import annotations
 
-from ...render.math import contribute
+from ...typeset.math import contribute
 
 # the symbols this folder's steps and sentences name, added to render/math.py's tables
 contribute(notation={

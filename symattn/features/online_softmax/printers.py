@@ -8,8 +8,8 @@ from sympy import S
 
 from ...document.steps import Name
 from ...numbers.display import format_number, format_numbers
-from ...render.lines import Line, Operand, exponent_shown, guarded, operand
-from ...render.math import MathRenderer, contribute
+from ...typeset.lines import Line, Operand, exponent_shown, guarded, operand
+from ...typeset.math import MathRenderer, contribute
 from .steps import OnlineBlock, OnlineResult
 
 # the symbols this folder's steps and sentences name, added to render/math.py's tables

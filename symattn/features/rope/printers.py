@@ -9,9 +9,9 @@ from sympy import Expr, cos, pi, sin
 from ...document.steps import Eq, Formula, Name, Phrase
 from ...numbers.display import Number, format_number
 from ...numbers.exact_latex import exact_latex
-from ...render.layout import visible_width
-from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
-from ...render.math import contribute
+from ...typeset.layout import visible_width
+from ...typeset.lines import GUARD_CAP, Line, Operand, guarded, operand
+from ...typeset.math import contribute
 from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 
 # the symbols this folder's steps and sentences name, added to render/math.py's tables

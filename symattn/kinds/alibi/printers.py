@@ -8,10 +8,10 @@ from sympy import Expr, Rational
 
 from ...document.steps import Name, Shown
 from ...numbers.display import Number, format_number, format_numbers
-from ...render.layout import visible_width
-from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
-from ...render.math import MathRenderer, contribute
 from ...spec.model import Scale
+from ...typeset.layout import visible_width
+from ...typeset.lines import GUARD_CAP, Line, Operand, guarded, operand
+from ...typeset.math import MathRenderer, contribute
 from .steps import AlibiMatrices, AlibiRule, BiasedScores, BiasMatrix, Slopes
 
 # the symbols this folder's steps and sentences name, added to render/math.py's tables: the bias matrix B (B^(h) of

@@ -11,8 +11,8 @@ import mpmath
 
 from ...document.steps import Name, RowTimesMatrix
 from ...numbers.display import Number, format_number
-from ...render.lines import GUARD_CAP, Line, Operand, decimals_shown, shown_value
-from ...render.math import MathRenderer, contribute
+from ...typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, shown_value
+from ...typeset.math import MathRenderer, contribute
 from .engine import GELU_TANH_CUBIC, activation_number
 from .steps import ActivationStep, FeedForwardFormula
 

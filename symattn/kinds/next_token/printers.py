@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ...document.steps import Name
 from ...numbers.display import Number, format_number, format_numbers
-from ...render.layout import visible_width
-from ...render.lines import GUARD_CAP, Line, Operand, guarded, operand
-from ...render.math import NOTATION, MathRenderer, contribute
+from ...typeset.layout import visible_width
+from ...typeset.lines import GUARD_CAP, Line, Operand, guarded, operand
+from ...typeset.math import NOTATION, MathRenderer, contribute
 from .steps import LogitLines, RankingTable, TemperatureLines
 
 # the symbols this folder's steps and sentences name, added to render/math.py's tables

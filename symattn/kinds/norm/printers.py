@@ -15,9 +15,9 @@ from ...features.rope.printers import negated
 from ...numbers.decimals import decimal_places
 from ...numbers.display import Number, format_number
 from ...numbers.exact_latex import exact_latex, shifted_surd_latex
-from ...render.layout import EXACT_MARGIN, visible_width
-from ...render.lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, shown_value
-from ...render.math import MathRenderer, contribute
+from ...typeset.layout import EXACT_MARGIN, visible_width
+from ...typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, operand, shown_value
+from ...typeset.math import MathRenderer, contribute
 from .steps import NormAffine, NormMean, NormNormalised, NormScalars, NormSettings, NormStep, NormSum, NormVariance
 
 # The widest exact fraction a line writes (\tfrac{1291321339}{1600000000}); a longer one is written rounded.

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ...document.figures import Box, Flow, math, words
 from ...document.steps import FlowFigure
 from ...numbers.exact_latex import exact_latex
-from ...render.figures.flow import flow
+from ...typeset.figures.flow import flow
 from .spec import KIND, SlidingWindowSpec
 
 # the boxes relabelled: the mask, and a cache's keys and values

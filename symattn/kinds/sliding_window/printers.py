@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...render.math import contribute
+from ...typeset.math import contribute
 
 contribute(formulas={
     "sliding_window_rule": r"i - w < j \le i",
