@@ -176,10 +176,8 @@ STILL_CENTRAL = {
     "symattn.check.hypotheses": {"rope"},  # the checker's hypotheses of a RoPE section's mistakes
     "symattn.document.phrases": {"rope"},  # Facts.rope, read by the attention sentences
     "symattn.engine": {"multi_head"},  # engine.multi_head: the concatenation and W_O every multi-head kind uses
-    "symattn.exam.blanks": {"next_token"},  # a docstring's example of a column's language key
     "symattn.exam.generate": {"self_attention"},  # the default exam kind
     "symattn.exam.options": {"self_attention"},  # the default exam kind
-    "symattn.features.given_forms.feature": {"rope"},  # refuses the rope key beside given Q and K, saying why
     "symattn.spec.fields": {"rope"},  # the rope key's parser, shared by the attention kinds
 }
 FEATURES = ("rope", "kv_cache", "online_softmax", "given_forms")

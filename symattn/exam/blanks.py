@@ -49,7 +49,7 @@ def letter(index: int) -> str:
 
 def symbol(name: Name | str, position: int) -> str:
     """The id's symbol of an answer named `name`: ASCII letters and digits of its base (else m<position>), the
-    head, and `_label`; a column named by a language key ("next_token.rank"), its last word."""
+    head, and `_label`; a column named by a language key (a kind's "<kind>.rank"), its last word."""
     if isinstance(name, str):
         return re.sub(r"[^A-Za-z0-9]", "", name.rsplit(".", 1)[-1]) or f"m{position}"
     base = re.sub(r"[^A-Za-z0-9]", "", name.base) or f"m{position}"

@@ -20,6 +20,7 @@ from ...spec.model import Focus, GivenMatrix, Mask, Scale, Section
 from ..attention import solution as common
 from ..attention.answers import attention_answers, scale_answers
 from ..online_softmax import feature as online
+from ..rope import feature as rotary
 
 KEYS = frozenset({"Q", "K", "V", "scores"})
 # The keys of the form from X that the given forms replace, in the order an error names them.
@@ -72,10 +73,10 @@ def parse(spec: type[GivenSpec], data: dict[str, Any], field: str) -> GivenSpec:
         if key in data:
             x_form = "X and memory with W_Q, W_K, W_V" if spec.cross else "X with W_Q, W_K, W_V"
             raise SpecError(f"{field}.{key}", f"give either {x_form}, or {given}, not both")
-    if "rope" in data:  # the given Q and K (or scores) are the ones the scores use: rotated already, if at all
+    if rotary.KEY in data:  # the given Q and K (or scores) are the ones the scores use: rotated already, if at all
         them = ("given scores come from q and k rotated already (for RoPE)" if "scores" in data else
                 "a section that gives Q, K and V gives them as the scores use them (rotated already, for RoPE)")
-        raise SpecError(f"{field}.rope", f"applies to the queries and keys projected from X; {them}")
+        raise SpecError(f"{field}.{rotary.KEY}", f"applies to the queries and keys projected from X; {them}")
     cached = [key for key in ("past_tokens", "past_K", "past_V") if key in data]
     if cached:  # a cache holds keys and values projected earlier from X; a given form gives every key already
         where = "the cached keys' columns in scores (and their rows in V)" if "scores" in data \

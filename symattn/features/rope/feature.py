@@ -37,6 +37,8 @@ from ..attention.answers import exact_texts, row_texts
 from . import engine as rope_engine
 from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 
+KEY = "rope"  # the section key that turns RoPE on (spec.fields.rope parses it)
+
 # The symbols RoPE's sentences name (render/math.py NOTATION and FORMULAS)
 SYMBOLS = {"m": Formula("m"), "n": Formula("n"), "i": Formula("i"), "d": Formula("d"), "q": Name("q"), "k": Name("k")}
 # The names of the rotated matrices and rows (render/math.py NOTATION): Q̂ with rows q̂_t, K̂ with rows k̂_j.
