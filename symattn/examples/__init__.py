@@ -6,17 +6,13 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-_PACKAGE = resources.files("symattn")
-_FOLDERS = ("kinds", "features")  # whose subfolders may hold examples/ of their own
+from ..infra.places import in_folders
 
 
 @cache
 def _files() -> dict:
     """Each example's file, by name: this folder's first, then the kinds' and the features' folders in order."""
-    places = [resources.files(__name__)]
-    for folder in _FOLDERS:
-        places += [entry / "examples" for entry in sorted((_PACKAGE / folder).iterdir(), key=lambda e: e.name)
-                   if entry.is_dir() and (entry / "examples").is_dir()]
+    places = [resources.files(__name__), *(path for _, path in in_folders("examples"))]
     found: dict = {}
     for place in places:
         for entry in place.iterdir():

@@ -10,10 +10,10 @@ from functools import cache
 from importlib import resources
 
 from ..errors import RenderError
+from .places import in_folders
 
 _PACKAGE = resources.files("symattn")
 _LOCALES = _PACKAGE / "locales"
-_FOLDERS = ("kinds", "features")  # whose subfolders may hold a locale/ of their own
 _added: dict[str, dict[str, str]] = {}  # language -> strings added at run time, by key
 
 
@@ -26,12 +26,7 @@ def languages() -> tuple[str, ...]:
 
 def sources(lang: str) -> list:
     """The language's files: locales/<lang>.toml, then each folder's locale/<lang>.toml in the folders' order."""
-    found = [_LOCALES / f"{lang}.toml"]
-    for folder in _FOLDERS:
-        for entry in sorted((_PACKAGE / folder).iterdir(), key=lambda e: e.name):
-            if entry.is_dir() and (entry / "locale" / f"{lang}.toml").is_file():
-                found.append(entry / "locale" / f"{lang}.toml")
-    return found
+    return [_LOCALES / f"{lang}.toml", *(path for _, path in in_folders(f"locale/{lang}.toml"))]
 
 
 @cache

@@ -5,11 +5,11 @@ kinds/<name>/ and a line in BUILT_IN, loaded when first asked for; a kind define
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from importlib import import_module
 from typing import Any
 
 from ..errors import SpecError
 from ..infra import i18n
+from ..infra.places import attribute_at
 from ..spec.fields import suggest
 from .base import Kind
 
@@ -47,8 +47,7 @@ class Registry(Mapping[str, Kind]):
     def __getitem__(self, name: str) -> Kind:
         kind = self._kinds[name]
         if kind is None:
-            module, _, attribute = self._where.pop(name).partition(":")
-            kind = self._kinds[name] = getattr(import_module(module), attribute)
+            kind = self._kinds[name] = attribute_at(self._where.pop(name))
         return kind
 
     def __iter__(self) -> Iterator[str]:
@@ -112,11 +111,7 @@ def kind_of(name: Any, field: str = "kind") -> Kind:
 
 def exam_variants() -> dict[str, Any]:
     """The exam kinds that are variants of a kind of section, by name (EXAM_VARIANTS, imported)."""
-    found = {}
-    for name, where in EXAM_VARIANTS.items():
-        module, _, attribute = where.partition(":")
-        found[name] = getattr(import_module(module), attribute)
-    return found
+    return {name: attribute_at(where) for name, where in EXAM_VARIANTS.items()}
 
 
 def examinable() -> tuple[str, ...]:

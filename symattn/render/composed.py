@@ -6,22 +6,16 @@ is instantiated, behind the format's own methods and before the generic math (re
 from __future__ import annotations
 
 from functools import cache
-from importlib import import_module, resources
 
 from ..errors import RenderError
-
-FOLDERS = ("kinds", "features")  # the package's folders whose subfolders may hold a printers.py
+from ..infra.places import attribute_at, in_folders
 
 
 @cache
 def package_printers() -> tuple[type, ...]:
     """The PRINTERS of every printers.py in a kind's or a feature's folder of the package, in folder order."""
-    found: list[type] = []
-    for folder in FOLDERS:
-        for entry in sorted(resources.files(f"symattn.{folder}").iterdir(), key=lambda e: e.name):
-            if entry.is_dir() and (entry / "printers.py").is_file():
-                found += import_module(f"symattn.{folder}.{entry.name}.printers").PRINTERS
-    return tuple(found)
+    return tuple(cls for package, _ in in_folders("printers.py")
+                 for cls in attribute_at(f"{package}.printers:PRINTERS"))
 
 
 def registered_printers() -> tuple[type, ...]:

@@ -2,13 +2,14 @@
 rendered straight from a Derivation (its renderer, "module:function", imported only when the format is asked for,
 so that `--help` stays fast) or a file compiled from another format's text (pdf: from tex's, with upLaTeX and
 dvipdfmx). render/build.py writes them and the command line's help and --format read them from here; this module
-imports nothing of symattn's, no SymPy, nothing the command line has not loaded already."""
+imports nothing of symattn's but infra.places (what loads "module:function"), and no SymPy."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
+
+from ..infra.places import attribute_at
 
 # The compiler of symattn's PDFs, render/pdf.py's (text, jobname, on_page) -> bytes: build.py runs it through its
 # LaTeX run started early by the command line, and skips or refuses its formats where TeX is not installed.
@@ -34,7 +35,7 @@ class Format(NamedTuple):  # not a dataclass: `dataclasses` would add a tenth to
 
     def render_function(self) -> Callable[..., str]:
         """The function that renders a derivation as this format's text, called with the keyword `exact`."""
-        function = _imported(self.renderer)
+        function = attribute_at(self.renderer)
         return function if self.exact else (lambda derivation, exact: function(derivation))
 
 
@@ -98,11 +99,6 @@ def unregister(name: str) -> Format:
     return FORMATS.pop(name)
 
 
-def _imported(where: str) -> Callable:
-    module, _, attribute = where.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 def compiler_function(fmt: Format) -> Callable[..., bytes]:
     """The function that compiles a compiled format's text to its bytes."""
-    return _imported(fmt.compiler)
+    return attribute_at(fmt.compiler)
