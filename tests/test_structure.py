@@ -173,7 +173,6 @@ def test_the_kind_switch_lives_only_in_the_registry():
 # compose it: the central places this restructure has not yet emptied (see README, How it is built). The list may
 # only shrink: a new kind or feature named anywhere else fails the test below.
 STILL_CENTRAL = {
-    "symattn.check.hypotheses": {"rope"},  # the checker's hypotheses of a RoPE section's mistakes
     "symattn.document.phrases": {"rope"},  # Facts.rope, read by the attention sentences
     "symattn.engine": {"multi_head"},  # engine.multi_head: the concatenation and W_O every multi-head kind uses
     "symattn.exam.generate": {"self_attention"},  # the default exam kind

@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .. import kinds
+
 Matrix = list[list[float]]  # rows of floats
 
 # The stages whose rounded values a later stage may have been computed from, in pipeline order.
@@ -43,63 +45,26 @@ class Section:
     mask: Matrix | None  # 1: visible
     sinusoidal: bool
     P: Matrix | None  # a given P (sinusoidal: None, computed per variant)
-    self_attention: bool
+    own_keys: bool  # keys and values from X itself (self-attention), not from a memory
     tokens: tuple[str, ...]
 
 
-def _floats(matrix) -> Matrix:
-    return [[float(v) for v in row] for row in matrix.tolist()]
-
-
 def section_of(spec: Any) -> Section | None:
-    """The float inputs of a section the hypotheses can recompute (self- or cross-attention, computed or given,
-    without RoPE or a KV cache, numeric); None for any other."""
-    from ..kinds.cross_attention.kind import CrossAttentionSpec, GivenCrossAttentionSpec
-    from ..kinds.self_attention.kind import GivenSelfAttentionSpec, SelfAttentionSpec
-
-    own = isinstance(spec, (SelfAttentionSpec, GivenSelfAttentionSpec))  # self-attention: keys from X itself
-    if not (own or isinstance(spec, (CrossAttentionSpec, GivenCrossAttentionSpec))) \
-            or getattr(spec, "rope", None) is not None or getattr(spec, "cache", None) is not None:
-        return None
-    try:
-        divisor = float(spec.scale.divisor(spec.d_k)) if spec.d_k is not None or spec.scale.mode != "sqrt_d_k" \
-            else 1.0
-        mask = getattr(spec, "mask", None)
-        mask = None if mask is None else _floats(mask.values)
-        if hasattr(spec, "scores"):  # a given form
-            given = {k: _floats(getattr(spec, k).values) for k in ("Q", "K", "V", "scores")
-                     if getattr(spec, k) is not None}
-            return Section(None, None, {}, given, spec.d_k, divisor, mask, False, None, own, spec.tokens)
-        X = _floats(spec.X.values)
-        M = X if own else _floats(spec.memory.values)
-        positions = getattr(spec, "positions", None)
-        sinusoidal = positions is not None and positions.mode == "sinusoidal"
-        P = None if positions is None or sinusoidal else _floats(positions.P.values)
-        W = {k: _floats(getattr(spec, k).values) for k in ("W_Q", "W_K", "W_V")}
-    except TypeError:  # symbols
-        return None
-    return Section(X, M, W, {}, spec.d_k, divisor, mask, sinusoidal, P, own, spec.tokens)
+    """The float inputs of a section the hypotheses can recompute, as its kind gives them (kinds/<name>/
+    hypotheses.py: self- and cross-attention, computed or given, without RoPE or a KV cache, numeric); None for a
+    kind without hypotheses or a section they do not model."""
+    hypotheses = kinds.folder_module(spec.kind, "hypotheses")
+    inputs = None if hypotheses is None else hypotheses.inputs_of_spec(spec)
+    return None if inputs is None else Section(**inputs)
 
 
 def section_from_data(data: dict[str, Any]) -> Section | None:
     """section_of() of a section given as plain spec data with exact decimal strings (an exam version in
-    exam.json: self- or cross-attention with computed Q, K, V, √d_k scaling, no RoPE, cache or encodings); None
-    for any other. Reads no SymPy: `symattn grade` diagnoses with it."""
-    kind, simple = data.get("kind"), not any(k in data for k in ("rope", "past_K", "positional_encoding", "P",
-                                                                   "scale", "softmax", "Q", "scores"))
-    # self- or cross-attention, told by the name's ending (the registry's classes would import SymPy)
-    if not str(kind).endswith("_attention") or not simple or data.get("mask") not in (None, "causal"):
-        return None
-    try:
-        X = [[float(v) for v in row] for row in data["X"]]
-        own = kind.startswith("self")
-        M = X if own else [[float(v) for v in row] for row in data["memory"]]
-        W = {k: [[float(v) for v in row] for row in data[k]] for k in ("W_Q", "W_K", "W_V")}
-    except (KeyError, TypeError, ValueError):
-        return None
-    d_k = len(W["W_K"][0])
-    mask = [[1.0 if j <= i else 0.0 for j in range(len(X))] for i in range(len(X))] if data.get("mask") else None
-    return Section(X, M, W, {}, d_k, math.sqrt(d_k), mask, False, None, own, tuple(data["tokens"]))
+    exam.json, which `symattn grade` diagnoses); None for any other."""
+    kind = data.get("kind")
+    hypotheses = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
+    inputs = None if hypotheses is None else hypotheses.inputs_of_data(data)
+    return None if inputs is None else Section(**inputs)
 
 
 def variants(section: Section) -> list[Variant]:
@@ -111,7 +76,7 @@ def variants(section: Section) -> list[Variant]:
     out.append(Variant("softmax_axis", axis=0))
     if section.mask is not None:
         out += [Variant("mask", mask=m) for m in ("none", "transposed", "zero")]
-    elif section.self_attention:
+    elif section.own_keys:
         out.append(Variant("mask", mask="causal"))
     if section.sinusoidal:
         out += [Variant("pe_index", pe="dim2"), Variant("pe_index", pe="dim1")]

@@ -5,6 +5,7 @@ kinds/<name>/ and a line in BUILT_IN, loaded when first asked for; a kind define
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from importlib import import_module
 from typing import Any
 
 from ..errors import SpecError
@@ -107,6 +108,21 @@ def kind_of(name: Any, field: str = "kind") -> Kind:
     if name not in KINDS:
         raise SpecError(field, f"unknown section kind {name!r}{suggest(name, KINDS)}")
     return KINDS[name]
+
+
+def folder_module(name: str, module: str) -> Any | None:
+    """kinds/<folder>/<module>.py of the built-in kind of that name (its check hypotheses, say), imported without
+    the kind itself; None for a kind registered from elsewhere or a folder without that module."""
+    where = BUILT_IN.get(name)
+    if where is None:
+        return None
+    package = where.partition(":")[0].rpartition(".")[0]
+    try:
+        return import_module(f"{package}.{module}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{package}.{module}":
+            raise
+        return None
 
 
 def exam_variants() -> dict[str, Any]:
