@@ -174,9 +174,6 @@ def test_the_kind_switch_lives_only_in_the_registry():
 # only shrink: a new kind or feature named anywhere else fails the test below.
 STILL_CENTRAL = {
     "symattn.document.phrases": {"rope"},  # Facts.rope, read by the attention sentences
-    "symattn.engine": {"multi_head"},  # engine.multi_head: the concatenation and W_O every multi-head kind uses
-    "symattn.exam.generate": {"self_attention"},  # the default exam kind
-    "symattn.exam.options": {"self_attention"},  # the default exam kind
     "symattn.spec.fields": {"rope"},  # the rope key's parser, shared by the attention kinds
 }
 FEATURES = ("rope", "kv_cache", "online_softmax", "given_forms")

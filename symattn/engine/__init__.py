@@ -27,10 +27,10 @@ from .pipeline import (
     attend,
     attention,
     attention_of,
+    combine_heads,
     concat,
     dot,
     matrix_form,
-    multi_head,
     scores,
 )
 from .softmax import CANCELLED_DIGITS, FractionRow, Softmax, weighted_sum
@@ -67,7 +67,7 @@ __all__ = [
     "is_symbolic",
     "matrix_form",
     "matrix_of_entries",
-    "multi_head",
+    "combine_heads",
     "project",
     "row_matrices",
     "scores",

@@ -349,7 +349,7 @@ def concat(outputs: tuple[ImmutableMatrix, ...]) -> ImmutableMatrix:
     return ImmutableMatrix(1, sum(o.cols for o in outputs), [x for o in outputs for x in o])
 
 
-def multi_head(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
+def combine_heads(outputs: tuple[ImmutableMatrix, ...], W_O: ImmutableMatrix,
                attentions: tuple[Attention | None, ...] = ()) -> MultiHead:
     """Concatenate the head outputs and project by W_O; the numbers of the heads' values stay known."""
     known = Numbers(*(a.known for a in attentions if a is not None))

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from ..errors import SpecError
 from ..exercises.levels import DIFFICULTIES, Level
+from ..kinds import EXAM_DEFAULT
 from ..numbers.display import DEFAULT_DIGITS
 from ..pipeline.derive import compute
 from ..pipeline.parse import parse_spec
@@ -60,7 +61,7 @@ class Candidate:
     data: dict[str, Any]
 
 
-def generate(count: int, seed: int, kind: str = "self_attention", difficulty: str = "easy",
+def generate(count: int, seed: int, kind: str = EXAM_DEFAULT, difficulty: str = "easy",
              lang: str = "en", tokens: int | None = None, d_k: int | None = None) -> list[Version]:
     """`count` different hand-friendly problems; the same arguments always give the same problems, and the
     same numbers in every language."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..kinds import EXAM_DEFAULT
 from ..numbers.display import DEFAULT_DIGITS
 from .students import Student
 
@@ -14,7 +15,7 @@ class ExamOptions:
 
     count: int
     seed: int
-    kind: str = "self_attention"
+    kind: str = EXAM_DEFAULT
     difficulty: str = "easy"
     lang: str = "en"
     digits: int = DEFAULT_DIGITS

@@ -30,6 +30,9 @@ BUILT_IN = {
     "sliding_window": "symattn.kinds.sliding_window.kind:SLIDING_WINDOW",
 }
 
+# The kind an exam draws when none is asked for (`symattn exam` without --kind).
+EXAM_DEFAULT = "self_attention"
+
 # The exam kinds that draw a variant of a kind of section (`--kind rope`: self-attention with RoPE): name ->
 # "module:attribute" of an object with the exam hooks and claims(section_data), imported when an exam asks.
 EXAM_VARIANTS = {

@@ -84,7 +84,7 @@ def test_cross_attention(cross_attention):
 
 def test_multi_head(parts):
     s = parts[2]
-    result = engine.multi_head(tuple(h.output.values for h in s.heads), s.W_O.values)
+    result = engine.combine_heads(tuple(h.output.values for h in s.heads), s.W_O.values)
     assert texts(result.concat, decimals=3) == ["0.893", "0.930", "0.818", "1.020", "0.710", "0.640", "0.640",
                                                 "1.210", "0.580"]
     assert texts(result.output, uniform=True) == ["0.8742", "0.9230", "0.6962"]

@@ -80,7 +80,7 @@ def test_softmax_keeps_exp_over_shared_total():
 def test_multi_head_concatenates_in_order():
     heads = (ImmutableMatrix([[1, 2]]), ImmutableMatrix([[3]]))
     W_O = ImmutableMatrix([[1, 0], [0, 1], [1, 1]])
-    result = engine.multi_head(heads, W_O)
+    result = engine.combine_heads(heads, W_O)
     assert list(result.concat) == [1, 2, 3]
     assert list(result.output) == [4, 5]
 

@@ -10,7 +10,7 @@ from sympy import Expr, ImmutableMatrix, S
 
 from ...engine import Numbers
 from ...engine.matrices import projection
-from ...engine.pipeline import Attention, MultiHead, attention_of, concat, multi_head
+from ...engine.pipeline import Attention, MultiHead, attention_of, combine_heads, concat
 from ...spec.model import Mask
 from .spec import AlibiHead, AlibiSpec, bias_matrix
 
@@ -73,5 +73,5 @@ def compute(spec: AlibiSpec) -> AlibiResult:
     rows = None
     if spec.W_O is not None:
         attentions = tuple(h.attention for h in heads)
-        rows = {i: multi_head(outputs[i], spec.W_O.values, attentions) for i in focus}
+        rows = {i: combine_heads(outputs[i], spec.W_O.values, attentions) for i in focus}
     return AlibiResult(heads, focus, concats, rows)

@@ -20,7 +20,7 @@ from sympy.polys.matrices import DomainMatrix
 from ...engine.fast import ball_number, ball_products, binary_precision, fixed_point
 from ...engine.matrices import as_matrix, fractions, over_QQ, projection
 from ...engine.numbers import PRECISION, WORKING_DIGITS, fraction_numbers
-from ...engine.pipeline import Attention, MultiHead, attention_of, multi_head
+from ...engine.pipeline import Attention, MultiHead, attention_of, combine_heads
 from ...engine.softmax import CANCELLED_DIGITS
 from ...engine.symbols import any_symbolic
 from ...features.kv_cache.engine import decode
@@ -58,7 +58,7 @@ class GroupedQuery:
         """Focus query i's head outputs, their concatenation and its projection by W_O, exactly (what a document
         shows, and an answer whose numbers are not enough: rational rows, cancellation)."""
         if i not in self._combined:
-            self._combined[i] = multi_head(tuple(a.queries[i].output for a in self.heads), self.W_O, self.heads)
+            self._combined[i] = combine_heads(tuple(a.queries[i].output for a in self.heads), self.W_O, self.heads)
         return self._combined[i]
 
     @cached_property

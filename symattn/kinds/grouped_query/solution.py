@@ -264,7 +264,7 @@ def _check_steps(section: Section, result: GroupedQuery) -> list[Step]:
     results = {}
     for token in section.focus.tokens:
         t = section.tokens.index(token)
-        combined = engine.multi_head(tuple(w.queries[p + t].output for w in wholes), section.W_O.values,
+        combined = engine.combine_heads(tuple(w.queries[p + t].output for w in wholes), section.W_O.values,
                                      tuple(wholes))
         results[token] = Result(Name("z", token, label="final"), Shown(combined.output, known=combined.known))
     return cache.check_steps(section.cache, section.tokens, result.heads[0], wholes[0], section.mask,

@@ -9,7 +9,7 @@ from functools import cached_property
 from sympy import ImmutableMatrix
 
 from ...engine.numbers import Numbers
-from ...engine.pipeline import Attention, MultiHead, multi_head
+from ...engine.pipeline import Attention, MultiHead, combine_heads
 
 
 @dataclass(frozen=True)
@@ -48,4 +48,4 @@ class MultiHeadRows:
 def multi_head_rows(focus: tuple[int, ...], outputs: dict[int, tuple[ImmutableMatrix, ...]], W_O: ImmutableMatrix,
                     attentions: tuple[Attention | None, ...]) -> MultiHeadRows:
     """Each focus query's head outputs concatenated and projected by W_O."""
-    return MultiHeadRows({i: multi_head(outputs[i], W_O, attentions) for i in focus}, attentions)
+    return MultiHeadRows({i: combine_heads(outputs[i], W_O, attentions) for i in focus}, attentions)
