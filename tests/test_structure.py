@@ -174,7 +174,6 @@ def test_the_kind_switch_lives_only_in_the_registry():
 # only shrink: a new kind or feature named anywhere else fails the test below.
 STILL_CENTRAL = {
     "symattn.document.phrases": {"rope"},  # Facts.rope, read by the attention sentences
-    "symattn.spec.fields": {"rope"},  # the rope key's parser, shared by the attention kinds
 }
 FEATURES = ("rope", "kv_cache", "online_softmax", "given_forms")
 # Kind names that are ordinary words in text: the "text" of a language string, a vector's "norm".

@@ -12,7 +12,7 @@ from typing import Any
 from sympy import Expr, ImmutableMatrix, Symbol
 
 from ..errors import SpecError
-from .model import LANGUAGES, MAX_DIGITS, WRITTEN_NAME, Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale
+from .model import LANGUAGES, MAX_DIGITS, WRITTEN_NAME, Cache, Focus, GivenMatrix, Mask, Positions, Scale
 from .numbers import matrix_of, parse_number
 
 SIZE_KEYS = frozenset({"d_k", "d_model", "d_v"})
@@ -111,42 +111,6 @@ def positions(data: dict[str, Any], X: GivenMatrix, field: str, offset: int = 0)
             raise SpecError(f"{field}.P", f"{P.shape[0]} × {P.shape[1]}, but X is {X.shape[0]} × {X.shape[1]}")
         return Positions("given", P)
     return None
-
-
-ROPE_KEYS = frozenset({"base", "pairing", "positions"})
-PAIRINGS = ("interleaved", "half")
-
-
-def rope(data: dict[str, Any], d: int, n: int, field: str) -> Rope | None:
-    """rope = true (base 10000, interleaved pairs, positions from 0), false, or a table of base, pairing and
-    positions (n whole numbers from 0); d, the width of q and k, must be even: RoPE rotates pairs of dimensions."""
-    value = data.get("rope", False)
-    if value is False:
-        return None
-    where = f"{field}.rope"
-    if value is not True and not isinstance(value, dict):
-        raise SpecError(where, f"expected true, false or a table of base, pairing and positions, got {value!r}")
-    if d % 2:
-        raise SpecError(where, f"RoPE rotates pairs of dimensions, but q and k have {d} (an odd number)")
-    if value is True:
-        return Rope()
-    check_keys(value, set(ROPE_KEYS), where)
-    base = Rope.base
-    if "base" in value:
-        base, _ = parse_number(value["base"], f"{where}.base")
-        if base <= 1:
-            raise SpecError(f"{where}.base", f"expected a number greater than 1, got {shown(value['base'])}")
-    pairing = value.get("pairing", "interleaved")
-    if pairing not in PAIRINGS:
-        raise SpecError(f"{where}.pairing", f"expected \"interleaved\" or \"half\", got {pairing!r}"
-                                           f"{suggest(str(pairing), PAIRINGS)}")
-    at = None
-    if "positions" in value:
-        at = value["positions"]
-        if not isinstance(at, list) or len(at) != n:
-            raise SpecError(f"{where}.positions", f"expected a list of {n} positions, one per token, got {at!r}")
-        at = tuple(whole(p, f"{where}.positions[{i}]") for i, p in enumerate(at))
-    return Rope(base, pairing, at)
 
 
 def whole(value: Any, field: str, most: int = 10**6) -> int:

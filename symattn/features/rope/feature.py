@@ -31,13 +31,13 @@ from ...document.steps import (
     TokenTable,
 )
 from ...errors import SpecError
-from ...spec import fields
 from ...spec.model import GivenMatrix, Positions, Rope
 from ..attention.answers import exact_texts, row_texts
 from . import engine as rope_engine
+from .spec import rope_of
 from .steps import RelativeScores, RopeFigure, RopeFrequencies, RopeRotation
 
-KEY = "rope"  # the section key that turns RoPE on (spec.fields.rope parses it)
+KEY = "rope"  # the section key that turns RoPE on (spec.rope_of parses it)
 
 # The symbols RoPE's sentences name (render/math.py NOTATION and FORMULAS)
 SYMBOLS = {"m": Formula("m"), "n": Formula("n"), "i": Formula("i"), "d": Formula("d"), "q": Name("q"), "k": Name("k")}
@@ -59,7 +59,7 @@ def parse(data: dict[str, Any], field: str, m: dict[str, GivenMatrix], n: int,
     section would add positions twice, which no RoPE model does, so the pair is refused; symbolic matrices are
     refused too (their rotations are not derived). After `past` cached tokens the new tokens' positions are
     past, past + 1, … (the cache's mask and its sentences use them), so other positions are refused."""
-    rope = fields.rope(data, m["W_Q"].shape[1], n, field)
+    rope = rope_of(data, m["W_Q"].shape[1], n, field)
     if rope is None:
         return None
     if positions is not None:

@@ -21,6 +21,7 @@ from ...features.attention.answers import (
     scale_answers,
 )
 from ...features.kv_cache import feature as cache
+from ...features.rope.spec import rope_of
 from ...numbers import certify
 from ...numbers.significant import asked, significant_approximation
 from ...spec import fields
@@ -112,7 +113,7 @@ class GroupedQueryKind(Kind):
             focus=fields.focus(data.get("focus", "all"), tokens, f"{field}.focus"),
             d_k=fields.d_k(data, kv[0].W_K, field), scale=fields.scale(data, field),
             mask=cache.mask(data, field, len(tokens), kv[0].cache),
-            rope=fields.rope(data, width["W_Q"][0], len(tokens), field))
+            rope=rope_of(data, width["W_Q"][0], len(tokens), field))
 
     def compute(self, section: GroupedQuerySpec) -> GroupedQuery:
         focus = tuple(section.tokens.index(t) for t in section.focus.tokens)
