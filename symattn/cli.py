@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", metavar="DIR", default="grades", help="output folder (default: grades)")
     grade.add_argument("--format", dest="formats", metavar="LIST",
                        help="feedback formats: md, pdf (default: md,pdf, or md where TeX is not installed)")
+    grade.add_argument("--below", metavar="POINTS",
+                       help="the class report lists the students whose total is below POINTS (default: half the "
+                            "paper's points)")
     _check_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
@@ -297,7 +300,7 @@ def _exam(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .grade.build import GRADE_FORMATS, grade_exam
+    from .grade.build import GRADE_FORMATS, grade_exam, parse_below
     from .render.pdf import tex_available
 
     _settle()
@@ -309,13 +312,16 @@ def _grade(args: argparse.Namespace) -> int:
         formats = parse_formats(args.formats, GRADE_FORMATS)
         if "pdf" in formats:
             _require_tex()
-    result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats)
+    below = parse_below(args.below) if args.below is not None else None
+    result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats, below)
     if result.skipped:
         _note(f"skipped {len(result.skipped)} rows without an attempt (rows {', '.join(map(str, result.skipped))})")
     for doubt in result.doubts:
         _note(f"warning: {doubt}")
-    print(f"graded {len(result.graded)} students; wrote {Path(args.out) / 'grades.csv'} and "
-          f"{len(result.written) - 1} feedback files")
+    feedback = sum(1 for path in result.written if path.parent.name == "feedback")
+    not_graded = f", {len(result.unread)} not graded (see grades.csv)" if result.unread else ""
+    print(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
+          f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files")
     return 0
 
 
