@@ -272,7 +272,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
     from .exam.points import parse_parts
-    from .exam.students import read_students
+    from .exam.students import read_students, unprinted_names
     from .exam.workers import default_jobs
     from .numbers.display import DEFAULT_DIGITS
     from .spec.fields import parse_digits
@@ -293,6 +293,8 @@ def _exam(args: argparse.Namespace) -> int:
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
+        for warning in unprinted_names(students, str(args.students)):
+            _note(f"warning: {warning}")
     jobs = args.jobs if args.jobs is not None else default_jobs()
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs):
         print(f"wrote {path}")

@@ -97,6 +97,7 @@ def cell(row: list[str], index: int, number: int, column: str, source: str) -> s
 _UNPRINTABLE = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate",
                 "Co": "a private-use character", "Cn": "an unassigned character", "Zl": "a line break",
                 "Zp": "a line break"}
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85"
 
 
 def name_problem(value: str) -> str | None:
@@ -105,7 +106,7 @@ def name_problem(value: str) -> str | None:
     if not value:
         return "empty (every student needs an id and a name)"
     for char in value:
-        what = _UNPRINTABLE.get(unicodedata.category(char))
+        what = "a line break" if char in _BREAKS else _UNPRINTABLE.get(unicodedata.category(char))
         if what:
             return f"{what} (U+{ord(char):04X}) in {_shown(value)} (expected one line of printable text)"
     if len(value) > MAX_LENGTH:
@@ -137,3 +138,14 @@ def check_class(count: int, students: tuple[Student, ...]) -> None:
     if students and count != len(students):
         raise SpecError("--count", f"{count} versions, but the class list has {len(students)} students (with "
                                    f"{OPTION}, leave out --count: each student gets a version of their own)")
+
+
+def unprinted_names(students: tuple[Student, ...], source: str) -> list[str]:
+    """A warning for each student whose name the PDFs print with an empty box, naming the row and the letter."""
+    out = []
+    for student in students:
+        letter = unprinted(student.name) or unprinted(student.id)
+        if letter:
+            out.append(f"{source}: {student.name!r} (id {student.id}): the PDFs print {letter} as an empty box "
+                       "(TeX here has no font with it)")
+    return out
