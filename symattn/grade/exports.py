@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
-from fractions import Fraction
 
 from .exam import Exam
 from .feedback import points_text
@@ -74,10 +73,6 @@ def possible(rows: list[Row]) -> int:
     return max((r.graded.version.points for r in rows if r.graded), default=0)
 
 
-def _total(g: Graded) -> str:
-    return points_text(Fraction(g.total))
-
-
 def moodle_csv(rows: list[Row], item: str) -> tuple[str, list[Row]]:
     """Moodle's grade import CSV (Grades > Import > CSV file): `ID number`, `Email address`, `Username` (the
     identities known), the student's name, and the grade item's column; and the graded rows left out because
@@ -93,7 +88,9 @@ def moodle_csv(rows: list[Row], item: str) -> tuple[str, list[Row]]:
         (found if any(values.values()) else left).append((r, values))
     used = [c for c in columns if any(values[c] for _, values in found)] or ["ID number"]
     table = [[*used, "Full name", item]]
-    table += [[*(values[c] for c in used), r.student, _total(r.graded)] for r, values in found]  # type: ignore
+    for r, values in found:
+        name = r.entry[1] if r.entry else r.student
+        table.append([*(values[c] for c in used), name, points_text(r.graded.total)])  # type: ignore[union-attr]
     return csv_text(table), [r for r, _ in left]
 
 
@@ -110,5 +107,5 @@ def canvas_csv(rows: list[Row], item: str) -> tuple[str, list[Row]]:
         if r.entry is None:
             left.append(r)
             continue
-        table.append([r.student, "", r.entry[0], "", "", _total(r.graded)])
+        table.append([r.entry[1], "", r.entry[0], "", "", points_text(r.graded.total)])
     return csv_text(table), left

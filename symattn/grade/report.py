@@ -13,7 +13,7 @@ from ..render.escape import escape, escape_markdown, markdown_line_start
 from ..render.templates import class_options, common_preamble, language_preamble
 from .exam import Exam
 from .exports import Row, possible
-from .feedback import points_text
+from .feedback import points_text, signs
 
 TOP_CAUSES = 5  # the causes the report lists, most common first
 
@@ -116,7 +116,7 @@ class Report:
                 continue
             spec = "l" * len(header)
             body += [f"\\begin{{longtable}}{{{spec}}}\\toprule", " & ".join(map(escape, header)) + r" \\\midrule\relax"]
-            body += [" & ".join(escape(c.strip("`")) for c in row) + r" \\" for row in rows]
+            body += [" & ".join(signs(escape(c.strip("`"))) for c in row) + r" \\" for row in rows]
             body += [r"\bottomrule", r"\end{longtable}"]
         preamble = common_preamble("article").replace("@GEOMETRY@", "a4paper,margin=20mm")
         return (f"\\documentclass[{','.join(['a4paper', '10pt', *class_options(documentclass)])}]{{{documentclass}}}\n"
