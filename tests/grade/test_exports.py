@@ -117,3 +117,22 @@ def test_below_must_be_points(tmp_path, course):
                  "--below", "ten")
     assert result.returncode == 2 and "--below: expected points, a number such as 10 or 12.5, got 'ten'" \
         in result.stderr
+
+
+def test_moodle_import_by_email_without_a_class_list(tmp_path):
+    """From Moodle's Responses report with emails as the identity: moodle-grades.csv maps by Email address;
+    Canvas has no SIS id to match by, so its file lists no student and the report says so once."""
+    from .exams import HAND, write_exam
+
+    path = write_exam(tmp_path, [HAND])
+    values = "; ".join(f"part {i}: {v}" for i, v in enumerate(correct(path, "01").values(), start=1))
+    with (tmp_path / "m.csv").open("w", newline="", encoding="utf-8-sig") as handle:
+        csv.writer(handle).writerows([["Last name", "First name", "Email address", "Response 1"],
+                                      ["Lee", "Ann", "ann@example.org", values]])
+    result = run(str(path), str(tmp_path / "m.csv"), "--out", str(tmp_path / "out"), "--format", "md")
+    assert result.returncode == 0, result.stderr
+    assert table(tmp_path / "out" / "moodle-grades.csv") == [["Email address", "Full name", "symattn exam"],
+                                                             ["ann@example.org", "Ann Lee (ann@example.org)", "20"]]
+    assert len(table(tmp_path / "out" / "canvas-grades.csv")) == 2
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| every student |  | not in canvas-grades.csv: no id to match the student by |" in report
