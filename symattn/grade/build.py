@@ -103,8 +103,8 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
         files.update(_compile(sources))
     write_set(files, keep)
     warned = [*responses.warnings, *(f"row {r.row}: {r.student!r}: {'; '.join(r.notes)}" for r in rows if r.notes)]
-    warned += [f"row {r.row}: {r.student!r}: the PDFs print {letter} as an empty box (no font of TeX's here "
-               "has it)" for r in rows if "pdf" in formats and (letter := unprinted(r.student))]
+    warned += [f"row {r.row}: {r.student!r}: the PDFs print {letter} as an empty box (TeX here has no font "
+               "with it)" for r in rows if "pdf" in formats and (letter := unprinted(r.student))]
     return GradeResult(list(files), graded, responses.skipped, tuple(warned), responses.unread)
 
 

@@ -223,6 +223,7 @@ def _moodle(name: str, header: list[str], rows: list[list[str]], exam: Exam, res
         if not student:
             raise SpecError(f"{name} row {number}, column First name", "empty: every row needs the student's name")
         ident = (identity, who) if identity is not None and who else None
+        step = header[chosen] if chosen is not None else header[right] if right is not None else header[column]
         try:
             if chosen is not None:
                 version = _version(cells[chosen], exam)
@@ -230,14 +231,14 @@ def _moodle(name: str, header: list[str], rows: list[list[str]], exam: Exam, res
                 version = _by_right_answer(cells[right], index, exam)
             else:
                 version = next(iter(exam.versions.values()))
+            step = header[column]
             texts = _parts(summary)
             if len(texts) != len(version.blanks):
                 raise _Unreadable(f"{len(texts)} answers, but version {version.label} has {len(version.blanks)} "
                                   "blanks")
         except _Unreadable as exc:
             typed = cells[chosen].strip() if chosen is not None else ""
-            where = header[chosen] if chosen is not None and "version" in str(exc) else header[column]
-            unread.append(Unread(number, student, typed, f"column {where}: {exc}", ident))
+            unread.append(Unread(number, student, typed, f"column {step}: {exc}", ident))
             continue
         answers = {b.id: (t.strip() or None) for b, t in zip(version.blanks, texts, strict=True)}
         out.append(Response(number, student, version.label, answers, ident))

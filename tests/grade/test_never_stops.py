@@ -153,7 +153,7 @@ def test_moodle_right_answers_of_1e20_are_no_version(tmp_path):
     result = run(str(path), str(tmp_path / "m.csv"), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 0, result.stderr
     ann, bo = grades(tmp_path / "out")
-    assert ann["note"] == "not graded: column Response 1: these right answers are those of no version of " \
+    assert ann["note"] == "not graded: column Right answer 1: these right answers are those of no version of " \
                           "exam.json (a different exam?)"
     assert bo["total"] == "20"
 
@@ -251,3 +251,16 @@ def test_parse_answer_reads_long_answers_exactly():
 
     assert parse_answer("0." + "0" * 10_000 + "1") == Decimal(1).scaleb(-10_001)
     assert parse_answer("n/a") is None
+
+
+def test_the_class_list_names_a_student_the_pdfs_print_as_boxes():
+    """exam --students warns of these (with PDFs); Greek, Cyrillic, Vietnamese and Japanese names print."""
+    from symattn.exam.students import Student, unprinted_names
+
+    students = (Student("s1", "Ωμέγα Жуков"), Student("s2", "Nguyễn 山田"), Student("s3", "דוד לוי"),
+                Student("s4", "김민준"))
+    assert unprinted_names(students, "class.csv") == [
+        "class.csv: 'דוד לוי' (id s3): the PDFs print HEBREW LETTER DALET as an empty box (TeX here has no font "
+        "with it)",
+        "class.csv: '김민준' (id s4): the PDFs print HANGUL SYLLABLE GIM as an empty box (TeX here has no font with "
+        "it)"]
