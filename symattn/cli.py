@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", metavar="DIR", default="grades", help="output folder (default: grades)")
     grade.add_argument("--format", dest="formats", metavar="LIST",
                        help="feedback formats: md, pdf (default: md,pdf, or md where TeX is not installed)")
+    grade.add_argument("--below", metavar="POINTS",
+                       help="the class report lists the students whose total is below POINTS (default: half the "
+                            "paper's points)")
     _check_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
@@ -269,7 +272,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
     from .exam.points import parse_parts
-    from .exam.students import read_students
+    from .exam.students import read_students, unprinted_names
     from .exam.workers import default_jobs
     from .numbers.display import DEFAULT_DIGITS
     from .spec.fields import parse_digits
@@ -290,6 +293,8 @@ def _exam(args: argparse.Namespace) -> int:
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
+        for warning in unprinted_names(students, str(args.students)):
+            _note(f"warning: {warning}")
     jobs = args.jobs if args.jobs is not None else default_jobs()
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs):
         print(f"wrote {path}")
@@ -297,7 +302,7 @@ def _exam(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from .grade.build import GRADE_FORMATS, grade_exam
+    from .grade.build import GRADE_FORMATS, grade_exam, parse_below
     from .render.pdf import tex_available
 
     _settle()
@@ -309,13 +314,16 @@ def _grade(args: argparse.Namespace) -> int:
         formats = parse_formats(args.formats, GRADE_FORMATS)
         if "pdf" in formats:
             _require_tex()
-    result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats)
+    below = parse_below(args.below) if args.below is not None else None
+    result = grade_exam(Path(args.exam_json), Path(args.responses), Path(args.out), formats, below)
     if result.skipped:
         _note(f"skipped {len(result.skipped)} rows without an attempt (rows {', '.join(map(str, result.skipped))})")
     for doubt in result.doubts:
         _note(f"warning: {doubt}")
-    print(f"graded {len(result.graded)} students; wrote {Path(args.out) / 'grades.csv'} and "
-          f"{len(result.written) - 1} feedback files")
+    feedback = sum(1 for path in result.written if path.parent.name == "feedback")
+    not_graded = f", {len(result.unread)} not graded (see grades.csv)" if result.unread else ""
+    print(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
+          f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files")
     return 0
 
 

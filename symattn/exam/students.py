@@ -87,14 +87,50 @@ def parse_students(text: str, source: str, max_count: int) -> tuple[Student, ...
 def cell(row: list[str], index: int, number: int, column: str, source: str) -> str:
     """One cell of a student's row, stripped and checked: present, one line, printable, not too long."""
     value = unicodedata.normalize("NFC", row[index].strip()) if index < len(row) else ""
-    where = f"{source} row {number}, column {column}"
-    if not value:
-        raise SpecError(OPTION, f"{where}: empty (every student needs an id and a name)")
-    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
-        raise SpecError(OPTION, f"{where}: a line break or control character in {value!r} (expected one line)")
-    if len(value) > MAX_LENGTH:
-        raise SpecError(OPTION, f"{where}: {len(value)} characters, at most {MAX_LENGTH}")
+    problem = name_problem(value)
+    if problem:
+        raise SpecError(OPTION, f"{source} row {number}, column {column}: {problem}")
     return value
+
+
+# What a name or an id may not hold: it would print as nothing, reorder the text around it (U+202E), or end a line.
+_UNPRINTABLE = {"Cc": "a control character", "Cf": "an invisible format character", "Cs": "a lone surrogate",
+                "Co": "a private-use character", "Cn": "an unassigned character", "Zl": "a line break",
+                "Zp": "a line break"}
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85"
+
+
+def name_problem(value: str) -> str | None:
+    """Why a student's name or id (stripped, NFC) cannot be printed or matched, or None: the class list's rule,
+    which `symattn grade` applies to the names of a responses sheet too."""
+    if not value:
+        return "empty (every student needs an id and a name)"
+    for char in value:
+        what = "a line break" if char in _BREAKS else _UNPRINTABLE.get(unicodedata.category(char))
+        if what:
+            return f"{what} (U+{ord(char):04X}) in {_shown(value)} (expected one line of printable text)"
+    if len(value) > MAX_LENGTH:
+        return f"{len(value)} characters, at most {MAX_LENGTH}"
+    return None
+
+
+def _shown(value: str) -> str:
+    """A name as an error quotes it: escaped (control characters as \\x..), at most 40 characters."""
+    text = ascii(value[:40]) if any(unicodedata.category(c)[0] == "C" for c in value) else repr(value[:40])
+    return text if len(value) <= 40 else text[:-1] + "...'"
+
+
+# Scripts the PDFs' fonts have (T1 Latin, upLaTeX's Japanese fonts with their Greek and Cyrillic): a letter of
+# another (Arabic, Hebrew, Devanagari, Thai, Hangul, ...) prints as an empty box.
+_PRINTED_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "CJK", "HIRAGANA", "KATAKANA", "FULLWIDTH", "HALFWIDTH")
+
+
+def unprinted(value: str) -> str | None:
+    """The first letter of a name the PDFs cannot print (its Unicode name), or None."""
+    for char in value:
+        if unicodedata.category(char)[0] == "L" and not unicodedata.name(char, "").startswith(_PRINTED_SCRIPTS):
+            return unicodedata.name(char, f"U+{ord(char):04X}")
+    return None
 
 
 def check_class(count: int, students: tuple[Student, ...]) -> None:
@@ -102,3 +138,14 @@ def check_class(count: int, students: tuple[Student, ...]) -> None:
     if students and count != len(students):
         raise SpecError("--count", f"{count} versions, but the class list has {len(students)} students (with "
                                    f"{OPTION}, leave out --count: each student gets a version of their own)")
+
+
+def unprinted_names(students: tuple[Student, ...], source: str) -> list[str]:
+    """A warning for each student whose name the PDFs print with an empty box, naming the row and the letter."""
+    out = []
+    for student in students:
+        letter = unprinted(student.name) or unprinted(student.id)
+        if letter:
+            out.append(f"{source}: {student.name!r} (id {student.id}): the PDFs print {letter} as an empty box "
+                       "(TeX here has no font with it)")
+    return out

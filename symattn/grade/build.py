@@ -1,25 +1,27 @@
-"""`symattn grade`: read exam.json and the responses, mark every student, write grades.csv and the feedback files
-as one set (all or none; the inputs are never overwritten)."""
+"""`symattn grade`: read exam.json and the responses, mark every student, write grades.csv, the LMS import CSVs,
+the class report and the feedback files as one set (all or none; the inputs are never overwritten)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from ..infra.output import check_targets, write_set
 from ..render.pdf import LatexRuns
+from ..errors import SpecError
+from ..exam.students import unprinted
 from .exam import Exam, load_exam
-from .feedback import Feedback, points_text
+from .exports import Row, canvas_csv, grades_csv, moodle_csv, possible
+from .feedback import Feedback
 from .mark import Graded, grade
-from .responses import read_responses
+from .report import Report
+from .responses import Unread, read_responses
 
 GRADE_FORMATS = ("md", "pdf")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
 
 
 @dataclass(frozen=True)
@@ -27,13 +29,16 @@ class GradeResult:
     written: list[Path]
     graded: list[Graded]
     skipped: tuple[int, ...]
-    # rows the class list does not bear out: a student not on it, or graded on another version than theirs
+    # what stderr warns of: columns or cells ignored, rows not graded, rows the class list does not bear out
     doubts: tuple[str, ...] = ()
+    unread: tuple[Unread, ...] = ()
 
 
-def csv_cell(text: str) -> str:
-    """A name as a CSV cell a spreadsheet shows as text: a leading =, +, -, @ gets a ' before it."""
-    return "'" + text if text.startswith(_FORMULA) else text
+def parse_below(text: str) -> Fraction:
+    """--below: points, a decimal of ASCII digits ("10", "12.5")."""
+    if not re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", text.strip()):
+        raise SpecError("--below", f"expected points, a number such as 10 or 12.5, got {text[:40]!r}")
+    return Fraction(text.strip())
 
 
 def file_stem(student: str, number: int) -> str:
@@ -42,58 +47,65 @@ def file_stem(student: str, number: int) -> str:
     return f"{number:03d}-{slug}"
 
 
-def grades_csv(graded: list[Graded], exam: Exam | None = None) -> str:
-    """grades.csv: student, version, the points of each part (a, b, ...), total; two decimals at most. With a
-    class list in exam.json, an `id` column after the student (its id, empty for one not on the list), for
-    uploading the marks by id."""
-    letters = list(dict.fromkeys(p.letter for g in graded for p in g.version.parts))
-    listed = exam is not None and bool(exam.students)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", *(["id"] if listed else []), "version", *letters, "total"])
-    for g in graded:
-        points = {p.letter: points_text(g.points(p)) for p in g.version.parts}
-        entry = exam.student(g.response.student) if listed else None
-        ids = [csv_cell(entry[0]) if entry else ""] if listed else []
-        writer.writerow([csv_cell(g.response.student), *ids, g.version.label, *(points.get(k, "") for k in letters),
-                         points_text(g.total)])
-    return out.getvalue()
-
-
-def doubts(exam: Exam, graded: list[Graded]) -> tuple[str, ...]:
-    """What the class list says against the rows: a student not on it, or one graded on another version."""
-    if not exam.students:
-        return ()
-    out = []
-    for g in graded:
-        entry = exam.student(g.response.student)
-        if entry is None:
-            out.append(f"row {g.response.row}: {g.response.student!r} is not on exam.json's class list")
-        elif entry[2] != g.version.label:
-            out.append(f"row {g.response.row}: {g.response.student!r} sat version {entry[2]} by the class list, "
-                       f"graded on version {g.version.label}")
+def notes(exam: Exam, written: str, version: str | None, notes: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What grades.csv and the report say of a row: what was set aside on it, and what the class list says
+    against it (a student not on it, one graded on another version, a name several students have)."""
+    out = list(notes)
+    if exam.students:
+        entry = exam.student(written)
+        if entry is None and exam.namesakes(written) > 1:
+            out.append(f"{exam.namesakes(written)} students of the class list have this name: give the id")
+        elif entry is None:
+            out.append("not on the class list")
+        elif version is not None and entry[2] != version:
+            out.append(f"sat version {entry[2]} by the class list, graded on version {version}")
     return tuple(out)
 
 
-def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tuple[str, ...]) -> GradeResult:
-    """Grade every response; write grades.csv and feedback/<nnn>-<name>.md (and .pdf) under out_dir."""
+def class_rows(exam: Exam, graded: list[Graded], unread: tuple[Unread, ...]) -> list[Row]:
+    """Every row of the responses, graded or not, in the responses' order."""
+    rows = [Row(g.response.student, g, None, exam.student(g.response.student),
+                notes(exam, g.response.student, g.version.label, g.response.notes)) for g in graded]
+    rows += [Row(u.student, None, u, exam.student(u.student), (f"not graded: {u.reason}",
+                                                                 *notes(exam, u.student, None))) for u in unread]
+    return sorted(rows, key=lambda r: r.row)
+
+
+def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tuple[str, ...],
+               below: Fraction | None = None) -> GradeResult:
+    """Grade every response; write grades.csv, the Moodle and Canvas import CSVs, the class report and
+    feedback/<nnn>-<name>.md (and .pdf) under out_dir. `below`: the total under which the report lists a
+    student (default: half the paper's points)."""
     exam = load_exam(exam_path)
     responses = read_responses(responses_path, exam)
     keep = (exam_path, responses_path)
     check_targets([out_dir / "grades.csv"], keep)
     graded = [grade(r, exam.versions[r.version]) for r in responses.responses]
+    rows = class_rows(exam, graded, responses.unread)
+    item = exam.title or "symattn exam"
+    moodle, no_moodle = moodle_csv(rows, item)
+    canvas, no_canvas = canvas_csv(rows, item)
+    threshold = below if below is not None else Fraction(possible(rows), 2)
+    report = Report(exam, rows, threshold, {f: left for f, left in (("moodle-grades.csv", no_moodle),
+                                                                     ("canvas-grades.csv", no_canvas)) if left})
+    files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(rows, exam),
+                                      out_dir / "moodle-grades.csv": moodle, out_dir / "canvas-grades.csv": canvas}
     feedback = Feedback(exam.lang, exam.digits)
-    files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded, exam)}
     stems = [file_stem(g.response.student, k) for k, g in enumerate(graded, start=1)]
     if "md" in formats:
+        files[out_dir / "report.md"] = report.markdown()
         files.update({out_dir / "feedback" / f"{stem}.md": feedback.markdown(g) for stem, g in zip(stems, graded,
                                                                                                    strict=True)})
     if "pdf" in formats:
         sources = {out_dir / "feedback" / f"{stem}.pdf": feedback.latex(g) for stem, g in zip(stems, graded,
                                                                                             strict=True)}
+        sources[out_dir / "report.pdf"] = report.latex()
         files.update(_compile(sources))
     write_set(files, keep)
-    return GradeResult(list(files), graded, responses.skipped, doubts(exam, graded))
+    warned = [*responses.warnings, *(f"row {r.row}: {r.student!r}: {'; '.join(r.notes)}" for r in rows if r.notes)]
+    warned += [f"row {r.row}: {r.student!r}: the PDFs print {letter} as an empty box (TeX here has no font "
+               "with it)" for r in rows if "pdf" in formats and (letter := unprinted(r.student))]
+    return GradeResult(list(files), graded, responses.skipped, tuple(warned), responses.unread)
 
 
 def _compile(sources: dict[Path, str]) -> dict[Path, bytes]:

@@ -11,7 +11,7 @@ written), typo (check's rule), else unknown."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from ..check.claims import claims_of, path_text
 from ..check.diagnose import diagnose, typo
@@ -19,7 +19,7 @@ from ..check.hypotheses import section_from_data
 from ..errors import SpecError
 from .carry import Quantities, softmax, weighted
 from .exam import GradedBlank, GradedVersion
-from .numbers import places, working
+from .numbers import places, rounded, within, working
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "typo", "unknown")
@@ -80,12 +80,13 @@ def cause_of(version: GradedVersion, blank: GradedBlank, written: str, answers: 
     if value is None:
         return Cause("unknown")
     for name, alternatives in _hypotheses(version, blank, answers):
-        if any(alt is not None and abs(value - alt) <= tolerance for alt in alternatives):
+        if any(alt is not None and within(value, alt, tolerance) for alt in alternatives):
             return Cause(name)
-    if abs(value - blank.answer) <= Decimal(1).scaleb(-places(written)) and places(written) > 0:
+    decimals = places(written)
+    if decimals > 0 and within(value, blank.answer, Decimal(1).scaleb(-decimals)):
         return Cause("rounding")
-    shown = format(blank.answer.quantize(Decimal(1).scaleb(-places(written)), rounding=ROUND_HALF_UP), "f")
-    if places(written) >= min(max(-blank.answer.normalize().as_tuple().exponent, 0), 2) and typo(
+    shown = format(rounded(blank.answer, decimals), "f")  # exact, at any number of decimals written
+    if decimals >= min(max(-blank.answer.normalize().as_tuple().exponent, 0), 2) and typo(
             written.strip().replace("\u2212", "-").replace(",", "."), shown):
         return Cause("typo")
     return Cause("unknown")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -92,15 +93,24 @@ class Exam:
     versions: dict[str, GradedVersion]
     # the class list (`symattn exam --students`): (id, name, version) of each student; () without one
     students: tuple[tuple[str, str, str], ...] = ()
+    title: str | None = None  # the exam's --title: the grade column's name in the LMS exports
 
     def student(self, written: str) -> tuple[str, str, str] | None:
-        """The class list's entry of a responses row's student: by id, by name, or as Moodle writes them, a name
-        with an identity in brackets ("Ann Lee (s001)")."""
+        """The class list's entry of a responses row's student: by id first (the id itself, or as Moodle writes
+        it, in brackets after the name: "Ann Lee (s001)"), then by name when one student alone has it; both
+        NFC-normalised, so that é and e + U+0301 are one student."""
+        written = unicodedata.normalize("NFC", written)
         for entry in self.students:
-            number, name, _ = entry
-            if written in (number, name) or written.endswith(f"({number})") or written.startswith(f"{name} ("):
+            number = entry[0]
+            if written == number or written.endswith(f"({number})"):
                 return entry
-        return None
+        named = [entry for entry in self.students if written == entry[1] or written.startswith(f"{entry[1]} (")]
+        return named[0] if len(named) == 1 else None
+
+    def namesakes(self, written: str) -> int:
+        """How many students of the class list have the name a row gives (2 or more: matched by id only)."""
+        written = unicodedata.normalize("NFC", written)
+        return sum(1 for entry in self.students if written == entry[1] or written.startswith(f"{entry[1]} ("))
 
 
 def load_exam(path: Path) -> Exam:
@@ -133,9 +143,15 @@ def load_exam(path: Path) -> Exam:
             what = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) else "a value of another type or form"
             raise SpecError(where, f"not a version as `symattn exam` writes it ({what})") from None
         versions[version.label] = version
-    students = tuple((str(s["id"]), str(s["name"]), str(s["version"])) for s in data.get("students") or ()
+    students = tuple((_nfc(s["id"]), _nfc(s["name"]), str(s["version"])) for s in data.get("students") or ()
                      if isinstance(s, dict) and {"id", "name", "version"} <= set(s))
-    return Exam(lang, digits, versions, students)
+    title = options.get("title")
+    title = _nfc(title).strip() or None if isinstance(title, str) and len(title) <= 200 else None
+    return Exam(lang, digits, versions, students, title)
+
+
+def _nfc(value: Any) -> str:
+    return unicodedata.normalize("NFC", str(value))
 
 
 def _required(data: Any, key: str, where: str, kind: type | tuple[type, ...], what: str) -> Any:

@@ -23,6 +23,14 @@ def signs(latex: str) -> str:
     return "".join(_SIGNS.get(c, c) for c in latex)
 
 
+def brief(typed: str, most: int = 60) -> str:
+    """A typed answer as the feedback quotes it: whole up to `most` characters, else its ends around "…" and its
+    length (0.000…0001, 10,002 characters), which a line of the PDF can hold."""
+    if len(typed) <= most:
+        return typed
+    return f"{typed[:most // 2]}…{typed[-most // 4:]} ({len(typed):,} characters)"
+
+
 def points_text(value: Fraction) -> str:
     """Points rounded half-up to two decimals at most (3.33, 0.13 for 1/8), whole points without decimals."""
     rounded = math.floor(abs(value) * 100 + Fraction(1, 2))
@@ -50,7 +58,7 @@ class Feedback:
             if mark.verdict == "right":
                 continue
             params = {"part": mark.blank.part, "where": code(where(mark.blank)),
-                      "typed": code(mark.text or ""), "answer": self._number(mark.blank.answer),
+                      "typed": code(brief(mark.text or "")), "answer": self._number(mark.blank.answer),
                       "tolerance": plain(format(mark.tolerance.normalize(), "f"))}
             if mark.verdict == "carried":
                 credited.append(self.t("carried", carried=self._number(mark.carried), **params))

@@ -11,7 +11,7 @@ from fractions import Fraction
 from .carry import carry
 from .causes import Cause, cause_of, diagnosed
 from .exam import GradedBlank, GradedPart, GradedVersion
-from .numbers import parse_answer
+from .numbers import parse_answer, within
 from .responses import Response
 
 CREDITED = ("right", "carried")
@@ -73,8 +73,8 @@ def _mark(version: GradedVersion, blank: GradedBlank, tol: Decimal, text: str | 
         return Mark(blank, None, "missing", tol, alt, refused)
     if value is None:
         return Mark(blank, text, "invalid", tol, alt, refused)
-    if abs(value - blank.answer) <= tol:
+    if within(value, blank.answer, tol):
         return Mark(blank, text, "right", tol)
-    if alt is not None and abs(value - alt) <= tol:
+    if alt is not None and within(value, alt, tol):
         return Mark(blank, text, "carried", tol, alt)
     return Mark(blank, text, "wrong", tol, alt, refused)  # its cause: grade()

@@ -7,35 +7,58 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 from ..errors import SpecError
+from ..exam.students import name_problem
 from .exam import Exam, GradedVersion
-from .numbers import MAX_FIGURES, parse_answer
+from .numbers import parse_answer, rounded
 
 MAX_ROWS = 100_000
 _MOODLE_RESPONSE = re.compile(r"Response \S+")
 _MOODLE_RIGHT = re.compile(r"Right answer \S+")
+_DIGITS = re.compile(r"[0-9]{1,9}")
 _IDENTITY = ("ID number", "Email address", "Username")  # Moodle's identity columns, the first one present is used
 
 
 @dataclass(frozen=True)
 class Response:
-    """One student's answers: the CSV row (from 1, the header is row 1), name, version label, and each blank's
-    text by id (None: left blank)."""
+    """One student's answers: the CSV row (from 1, the header is row 1), name, version label, each blank's text by
+    id (None: left blank), the identity Moodle gave them (its column and value, e.g. ("Email address", "a@b")),
+    and what was set aside on the row (a cell of another version's blank)."""
 
     row: int
     student: str
     version: str
     answers: dict[str, str | None]
+    identity: tuple[str, str] | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A row that could not be graded (its version unreadable, its answers of no version): the student is listed
+    in grades.csv and the report with the reason, every other row is graded."""
+
+    row: int
+    student: str
+    version: str
+    reason: str
+    identity: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
 class Responses:
     responses: tuple[Response, ...]
     skipped: tuple[int, ...] = ()  # rows of a Moodle report without an attempt ("-")
+    unread: tuple[Unread, ...] = ()
+    warnings: tuple[str, ...] = ()  # columns or cells ignored, once each
+
+
+class _Unreadable(Exception):
+    """A row's problem that is that student's alone (the row is listed, not graded)."""
 
 
 def read_responses(path: Path, exam: Exam) -> Responses:
@@ -57,77 +80,92 @@ def read_responses(path: Path, exam: Exam) -> Responses:
     header = [h.strip() for h in rows[0]]
     moodle = [h for h in header if _MOODLE_RESPONSE.fullmatch(h)]
     result = _moodle(name, header, rows[1:], exam, moodle) if moodle and "student" not in header else \
-        Responses(tuple(_plain(name, header, rows[1:], exam)))
-    _no_duplicates(name, result.responses)
+        _plain(name, header, rows[1:], exam)
+    _no_duplicates(name, (*result.responses, *result.unread))
     return result
 
 
 # ---------------------------------------------------------------- symattn's format
 
 
-def _plain(name: str, header: list[str], rows: list[list[str]], exam: Exam) -> list[Response]:
+def _plain(name: str, header: list[str], rows: list[list[str]], exam: Exam) -> Responses:
     for required in ("student", "version"):
         if required not in header:
             raise SpecError(f"{name} row 1", f"no column {required!r} (expected student, version and one column "
                                              "per blank id of exam.json)")
     owner = {b.id: v.label for v in exam.versions.values() for b in v.blanks}
-    for k, column in enumerate(header, start=1):
-        if column not in ("student", "version") and column not in owner:
-            raise SpecError(f"{name} row 1, column {k}", f"{column!r} is not a blank id of exam.json "
-                                                         "(ids look like v01.b.s.3)")
+    warnings = []
+    unknown = [column for column in header if column not in ("student", "version") and column not in owner]
+    if unknown:
+        warnings.append(f"{name}: {len(unknown)} columns that are no blank id of exam.json are ignored: "
+                        f"{_listed(unknown)}")
     if len(set(header)) != len(header):
-        twice = next(h for h in header if header.count(h) > 1)
+        twice = next(h for h in header if header.count(h) > 1 and h not in unknown)
         raise SpecError(f"{name} row 1", f"column {twice!r} appears twice")
-    index = {column: k for k, column in enumerate(header)}
-    out = []
+    index = {column: k for k, column in enumerate(header) if column not in unknown}
+    out, unread, longer = [], [], []
     for number, cells in enumerate(rows, start=2):
         if len(cells) > len(header):
-            raise SpecError(f"{name} row {number}", f"{len(cells)} cells, but the header has {len(header)} columns")
-        cells = cells + [""] * (len(header) - len(cells))
-        student = _student(name, number, cells[index["student"]])
-        version = _version(name, number, "version", cells[index["version"]], exam)
-        answers: dict[str, str | None] = {}
-        for blank in version.blanks:
-            if blank.id not in index:
-                raise SpecError(f"{name} row {number}", f"no column {blank.id} (version {version.label} has that "
-                                                        "blank; add the column, empty where not answered)")
-            typed = cells[index[blank.id]].strip()
-            if typed and parse_answer(typed) is None:
-                raise SpecError(f"{name} row {number}, column {blank.id}",
-                                f"expected a number (of at most {MAX_FIGURES} significant digits), got {typed!r}")
-            answers[blank.id] = typed or None
+            longer.append(number)
+        cells = cells[:len(header)] + [""] * (len(header) - len(cells))
+        student = _student(name, number, "student", cells[index["student"]])
+        typed = cells[index["version"]].strip()
+        try:
+            version = _version(typed, exam)
+        except _Unreadable as exc:
+            unread.append(Unread(number, student, typed, f"column version: {exc}"))
+            continue
+        missing = [b.id for b in version.blanks if b.id not in index]
+        if missing:
+            typo = f"; is {unknown[0]!r}, which is no blank id, meant?" if unknown else ""
+            raise SpecError(f"{name} row {number}", f"no column {missing[0]} (version {version.label} has that "
+                                                    f"blank; add the column, empty where not answered{typo})")
+        answers = {b.id: cells[index[b.id]].strip() or None for b in version.blanks}  # not a number: marked so
+        notes: list[str] = []
         # a cell of another version's blank: counted at C speed (most cells are empty), found only if there is one
         if len(cells) - cells.count("") > 2 + sum(1 for b in version.blanks if cells[index[b.id]]):
-            for column, typed in zip(header, cells, strict=True):
-                if typed.strip() and column in owner and owner[column] != version.label:
-                    raise SpecError(f"{name} row {number}, column {column}", f"a blank of version {owner[column]}, "
-                                                                             f"but {student!r} answers version "
-                                                                             f"{version.label}")
-        out.append(Response(number, student, version.label, answers))
-    return out
+            foreign = [column for column, text in zip(header, cells, strict=True)
+                       if text.strip() and column in owner and owner[column] != version.label]
+            if foreign:
+                notes.append(f"answers in {len(foreign)} blanks of another version ignored ({_listed(foreign)})")
+        out.append(Response(number, student, version.label, answers, None, tuple(notes)))
+    if longer:
+        warnings.append(f"{name}: the cells past the header's {len(header)} columns are ignored (rows "
+                        f"{_listed(list(map(str, longer)))})")
+    return Responses(tuple(out), (), tuple(unread), tuple(warnings))
 
 
-def _student(name: str, number: int, text: str) -> str:
-    if not text.strip():
-        raise SpecError(f"{name} row {number}, column student", "empty: every row needs the student's name")
-    return text.strip()
+def _listed(items: list[str], most: int = 5) -> str:
+    shown = ", ".join(items[:most])
+    return shown if len(items) <= most else f"{shown}, ... ({len(items)} in all)"
 
 
-def _version(name: str, number: int, column: str, text: str, exam: Exam) -> GradedVersion:
+def _student(name: str, number: int, column: str, text: str) -> str:
+    """A row's student (NFC, so that é and e + U+0301 are one student), checked as a class list's names are."""
+    value = unicodedata.normalize("NFC", text.strip())
+    if not value:
+        raise SpecError(f"{name} row {number}, column {column}", "empty: every row needs the student's name")
+    problem = name_problem(value)
+    if problem:
+        raise SpecError(f"{name} row {number}, column {column}", problem)
+    return value
+
+
+def _version(text: str, exam: Exam) -> GradedVersion:
     """The version a row names: its label as exam.json has it ("07"), or "7", "v07", "Version 07"."""
     key = re.sub(r"^(version\s*|v)", "", text.strip(), flags=re.IGNORECASE)
     if key in exam.versions:
         return exam.versions[key]
-    if key.isdigit():
+    if _DIGITS.fullmatch(key):  # ASCII digits only ("²" and "٤" are not a version), and few of them
         for label, version in exam.versions.items():
-            if label.isdigit() and int(label) == int(key):
+            if _DIGITS.fullmatch(label) and int(label) == int(key):
                 return version
     labels = list(exam.versions)
-    raise SpecError(f"{name} row {number}, column {column}",
-                    f"no version {text.strip()!r} in exam.json (it has {labels[0]} to {labels[-1]})")
+    shown = repr(text.strip()) if len(text.strip()) <= 20 else repr(text.strip()[:20] + "...")
+    raise _Unreadable(f"no version {shown} in exam.json (it has {labels[0]} to {labels[-1]})")
 
 
-def _no_duplicates(name: str, responses: tuple[Response, ...]) -> None:
+def _no_duplicates(name: str, responses) -> None:
     seen: dict[str, int] = {}
     for response in responses:
         if response.student in seen:
@@ -142,12 +180,12 @@ def _no_duplicates(name: str, responses: tuple[Response, ...]) -> None:
 def moodle_parts(summary: str, field: str) -> list[str]:
     """The blanks' answers of a cloze response summary, in order: Moodle's multianswer question joins its
     subquestions' summaries as "part 1: 0.92; part 2: ; part 3: 1.5" (an unanswered numerical blank has an
-    empty summary)."""
-    out, at = [], 0
-    k = 1
+    empty summary; a last one left empty ends the summary in "part 3: ", whose space a CSV reader may strip)."""
+    if re.search(r"(^|; )part \d+:$", summary):
+        summary += " "
     if not summary.startswith("part 1: "):
         raise SpecError(field, f"expected a cloze response summary ('part 1: ...; part 2: ...'), got {summary[:40]!r}")
-    at = len("part 1: ")
+    out, at, k = [], len("part 1: "), 1
     while True:
         marker = f"; part {k + 1}: "
         end = summary.find(marker, at)
@@ -168,37 +206,54 @@ def _moodle(name: str, header: list[str], rows: list[list[str]], exam: Exam, res
     if chosen is None and right is None and len(exam.versions) > 1:
         raise SpecError(f"{name} row 1", "a Moodle report needs a 'Right answer' column (tick 'Right answer' in the "
                                          "report's options) or a 'version' column to tell the versions apart")
-    identity = next((header.index(h) for h in _IDENTITY if h in header), None)
+    identity = next((h for h in _IDENTITY if h in header), None)
     index = _answer_index(exam)
-    out, skipped = [], []
+    out, skipped, unread = [], [], []
     for number, cells in enumerate(rows, start=2):
         cells = cells + [""] * (len(header) - len(cells))
         summary = cells[column].strip()
         if summary in ("", "-"):
             skipped.append(number)
             continue
-        where = f"{name} row {number}, column {header[column]!r}"
-        student = " ".join(cells[header.index(h)].strip() for h in ("First name", "Last name") if h in header)
-        if identity is not None and cells[identity].strip():
-            student = f"{student} ({cells[identity].strip()})".strip()
-        student = _student(name, number, student)
-        if chosen is not None:
-            version = _version(name, number, header[chosen], cells[chosen], exam)
-        elif right is not None:
-            version = _by_right_answer(f"{name} row {number}, column {header[right]!r}", cells[right], index, exam)
-        else:
-            version = next(iter(exam.versions.values()))
-        texts = moodle_parts(summary, where)
-        if len(texts) != len(version.blanks):
-            raise SpecError(where, f"{len(texts)} answers, but version {version.label} has {len(version.blanks)} "
-                                   "blanks")
+        parts = [_student(name, number, h, cells[header.index(h)]) for h in ("First name", "Last name")
+                 if h in header and cells[header.index(h)].strip()]
+        who = _student(name, number, identity, cells[header.index(identity)]) if identity is not None and \
+            cells[header.index(identity)].strip() else None
+        student = f"{' '.join(parts)} ({who})".strip() if who else " ".join(parts)
+        if not student:
+            raise SpecError(f"{name} row {number}, column First name", "empty: every row needs the student's name")
+        ident = (identity, who) if identity is not None and who else None
+        step = header[chosen] if chosen is not None else header[right] if right is not None else header[column]
+        try:
+            if chosen is not None:
+                version = _version(cells[chosen], exam)
+            elif right is not None:
+                version = _by_right_answer(cells[right], index, exam)
+            else:
+                version = next(iter(exam.versions.values()))
+            step = header[column]
+            texts = _parts(summary)
+            if len(texts) != len(version.blanks):
+                raise _Unreadable(f"{len(texts)} answers, but version {version.label} has {len(version.blanks)} "
+                                  "blanks")
+        except _Unreadable as exc:
+            typed = cells[chosen].strip() if chosen is not None else ""
+            unread.append(Unread(number, student, typed, f"column {step}: {exc}", ident))
+            continue
         answers = {b.id: (t.strip() or None) for b, t in zip(version.blanks, texts, strict=True)}
-        out.append(Response(number, student, version.label, answers))
-    return Responses(tuple(out), tuple(skipped))
+        out.append(Response(number, student, version.label, answers, ident))
+    return Responses(tuple(out), tuple(skipped), tuple(unread))
+
+
+def _parts(summary: str) -> list[str]:
+    try:
+        return moodle_parts(summary, "")
+    except SpecError as exc:
+        raise _Unreadable(exc.problem) from None
 
 
 def _key(values) -> tuple[str, ...]:
-    return tuple(format(v.quantize(Decimal("1e-8")), "f") for v in values)
+    return tuple(format(rounded(v, 8), "f") for v in values)  # exact at any size (1e20 and more)
 
 
 def _answer_index(exam: Exam) -> dict[tuple[str, ...], str]:
@@ -206,9 +261,9 @@ def _answer_index(exam: Exam) -> dict[tuple[str, ...], str]:
     return {_key(b.answer for b in v.blanks): v.label for v in exam.versions.values()}
 
 
-def _by_right_answer(where: str, summary: str, index: dict[tuple[str, ...], str], exam: Exam) -> GradedVersion:
-    values = [parse_answer(t) for t in moodle_parts(summary.strip(), where)]
+def _by_right_answer(summary: str, index: dict[tuple[str, ...], str], exam: Exam) -> GradedVersion:
+    values = [parse_answer(t) for t in _parts(summary.strip())]
     label = index.get(_key(values)) if None not in values else None
     if label is None:
-        raise SpecError(where, "these right answers are those of no version of exam.json (a different exam?)")
+        raise _Unreadable("these right answers are those of no version of exam.json (a different exam?)")
     return exam.versions[label]

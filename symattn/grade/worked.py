@@ -4,17 +4,18 @@ where every number shown is exact, "≈" where any is rounded."""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from .carry import Quantities
 from .exam import GradedBlank, GradedVersion
+from .numbers import rounded
 
 
 def shown(value: Decimal, digits: int) -> tuple[str, bool]:
     """A number as shown (−0.25, U+2212 for the minus) and whether it is exact at `digits` decimals."""
-    rounded = value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
-    exact = rounded == value
-    written = format(value.normalize() if exact else rounded, "f")
+    near = rounded(value, digits)
+    exact = near == value
+    written = format(value.normalize() if exact else near, "f")
     if written.startswith("-"):
         written = "\u2212" + written[1:]
     return ("0" if written in ("\u22120", "-0") else written), exact
