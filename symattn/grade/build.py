@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from ..infra.output import check_targets, write_set
-from ..render.pdf import LatexRuns
 from ..errors import SpecError
 from ..exam.students import unprinted
+from ..infra.output import check_targets, write_set
+from ..render.pdf import LatexRuns
 from .exam import Exam, load_exam
 from .exports import Row, canvas_csv, grades_csv, moodle_csv, possible
 from .feedback import Feedback
