@@ -80,7 +80,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     exam = load_exam(exam_path)
     responses = read_responses(responses_path, exam)
     keep = (exam_path, responses_path)
-    check_targets([out_dir / "grades.csv"], keep)
+    check_targets([out_dir / "grades.csv"], keep, folder=out_dir)
     graded = [grade(r, exam.versions[r.version]) for r in responses.responses]
     feedback = Feedback(exam.lang, exam.digits)
     files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded, exam)}
@@ -92,7 +92,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
         sources = {out_dir / "feedback" / f"{stem}.pdf": feedback.latex(g) for stem, g in zip(stems, graded,
                                                                                             strict=True)}
         files.update(_compile(sources))
-    write_set(files, keep)
+    write_set(files, keep, folder=out_dir, name="grade")
     return GradeResult(list(files), graded, responses.skipped, doubts(exam, graded))
 
 
