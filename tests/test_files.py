@@ -291,3 +291,17 @@ def test_a_read_only_exam_out_is_one_line(tmp_path):
     one_line_error(result, f"--out: cannot write {out}: permission denied")
     assert TEMP_PREFIX not in result.stderr and list(out.iterdir()) == []
 
+
+
+# 10. progress for long work
+
+def test_grade_shows_its_progress_on_stderr(tmp_path):
+    """Off a terminal, one closing line per phase (on a terminal the bar is redrawn in place)."""
+    exam = write_exam(tmp_path, [HAND])
+    rows = [(name, "01", correct(exam, "01")) for name in ("Ann", "Bob")]
+    formats = "md,pdf" if shutil.which("uplatex") else "md"
+    result = symattn("grade", str(exam), str(write_csv(tmp_path / "r.csv", exam, rows)), "--out",
+                     str(tmp_path / "g"), "--format", formats)
+    assert result.returncode == 0, result.stderr
+    assert "grading: 2/2\n" in result.stderr
+    assert ("compiling feedback PDFs: 2/2\n" in result.stderr) == ("pdf" in formats)

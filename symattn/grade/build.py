@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..infra.output import check_targets, write_set
+from ..infra.progress import Progress
 from ..render.pdf import LatexRuns
 from .exam import Exam, load_exam
 from .feedback import Feedback, points_text
@@ -81,7 +82,11 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     responses = read_responses(responses_path, exam)
     keep = (exam_path, responses_path)
     check_targets([out_dir / "grades.csv"], keep, folder=out_dir)
-    graded = [grade(r, exam.versions[r.version]) for r in responses.responses]
+    graded = []
+    with Progress("grading", len(responses.responses)) as bar:  # on stderr: a class of 1,000 takes a while
+        for response in responses.responses:
+            graded.append(grade(response, exam.versions[response.version]))
+            bar.advance()
     feedback = Feedback(exam.lang, exam.digits)
     files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded, exam)}
     stems = [file_stem(g.response.student, k) for k, g in enumerate(graded, start=1)]
@@ -99,10 +104,15 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
 def _compile(sources: dict[Path, str]) -> dict[Path, bytes]:
     """The PDFs, compiled side by side (one upLaTeX run each); an interrupt or failure stops the others."""
     runs = LatexRuns()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    with (Progress("compiling feedback PDFs", len(sources)) as bar,
+          ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool):
         futures = {path: pool.submit(runs.compile, source, path.stem) for path, source in sources.items()}
         try:
-            return {path: future.result() for path, future in futures.items()}
+            pdfs = {}
+            for path, future in futures.items():
+                pdfs[path] = future.result()
+                bar.advance()
+            return pdfs
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             runs.stop()
