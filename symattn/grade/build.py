@@ -81,7 +81,9 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     exam = load_exam(exam_path)
     responses = read_responses(responses_path, exam)
     keep = (exam_path, responses_path)
-    check_targets([out_dir / "grades.csv"], keep, folder=out_dir)
+    stems = [file_stem(r.student, k) for k, r in enumerate(responses.responses, start=1)]
+    feedback_files = [out_dir / "feedback" / f"{stem}.{fmt}" for stem in stems for fmt in formats]
+    check_targets([out_dir / "grades.csv", *feedback_files], keep, folder=out_dir)  # before the work
     graded = []
     with Progress("grading", len(responses.responses)) as bar:  # on stderr: a class of 1,000 takes a while
         for response in responses.responses:
@@ -89,7 +91,6 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
             bar.advance()
     feedback = Feedback(exam.lang, exam.digits)
     files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(graded, exam)}
-    stems = [file_stem(g.response.student, k) for k, g in enumerate(graded, start=1)]
     if "md" in formats:
         files.update({out_dir / "feedback" / f"{stem}.md": feedback.markdown(g) for stem, g in zip(stems, graded,
                                                                                                    strict=True)})
