@@ -168,16 +168,27 @@ def _check_parser(commands) -> None:
 
 def run() -> None:
     """The `symattn` command and `python -m symattn`: main() with the process's signals. SIGTERM raises
-    Terminated from the first line on; a Ctrl-C or SIGTERM that arrives as the command returns (its files all in
-    place, or none replaced) ends in the status of an interrupt, not in a traceback or a kill."""
-    signal.signal(signal.SIGTERM, terminate)
+    Terminated from the first line on; a Ctrl-C or SIGTERM that arrives as the command starts (its arguments being
+    read) or returns (its files all in place, or none replaced) ends in the one line and status of an interrupt,
+    not in a traceback or a kill."""
     try:
-        status = main()
-    except KeyboardInterrupt as exc:
+        try:
+            signal.signal(signal.SIGTERM, terminate)
+            status = main()
+        except KeyboardInterrupt as exc:  # outside main()'s own handling: say it as main() does
+            status = interrupted(exc)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    except KeyboardInterrupt as exc:  # a second signal while the first was handled
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         status = interrupt_status(exc)
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     gc.freeze()  # the exit's last collection need not walk the finished command's objects
     sys.exit(status)
+
+
+def interrupted(exc: KeyboardInterrupt) -> int:
+    """`symattn: interrupted` (or terminated) on stderr; the exit status of the interrupt."""
+    print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
+    return interrupt_status(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,8 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                 return check(args, parse_formats)
             return _render(args)
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM, after the cleanup: nothing of the old set replaced
-        print(f"{PROG}: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}", file=sys.stderr)
-        return interrupt_status(exc)
+        return interrupted(exc)
     except Exception as exc:  # user errors are one line; anything else is a bug with a traceback
         from .errors import SymattnError
 
@@ -296,7 +306,8 @@ def _exam(args: argparse.Namespace) -> int:
         for warning in unprinted_names(students, str(args.students)):
             _note(f"warning: {warning}")
     jobs = args.jobs if args.jobs is not None else default_jobs()
-    for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs):
+    keep = (Path(args.students),) if args.students is not None else ()  # the class list is never overwritten
+    for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs, keep=keep):
         print(f"wrote {path}")
     return 0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..infra.inputs import read_input_text
 
 Path_ = tuple  # a path into solve's answers: keys (str) and indices (int)
 
@@ -95,10 +96,7 @@ def number(value: Any, field: str) -> tuple[str, Decimal, int]:
 
 def read(path: Path) -> list[Claim]:
     """The claims of a claims file (.toml or .json)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), f"cannot read the claims file ({exc.__class__.__name__})") from None
+    text = read_input_text(path, str(path))
     return parse(text, path.suffix.lower() == ".json", str(path))
 
 

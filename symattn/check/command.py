@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..infra.inputs import read_input_text
 from . import answers_of, check
 from .claims import Claim, parse, read
 
@@ -68,10 +69,7 @@ def run(args: Any, parse_formats) -> int:
 
 def _document(path: Path) -> str:
     """The text of --from's document (read before the derivation: an unreadable file is refused at once)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError("--from", f"cannot read {path} ({exc.__class__.__name__})") from None
+    text = read_input_text(path, "--from")
     if path.suffix.lower() in (".html", ".htm", ".xhtml"):
         from .document import html_text
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
@@ -75,11 +76,13 @@ def drivers(options: ExamOptions, names: tuple[str, ...]) -> dict[str, Driver]:
 
 
 def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], split: bool = False,
-               jobs: int = 1, langs: tuple[str, ...] = ()) -> list[Path]:
+               jobs: int = 1, langs: tuple[str, ...] = (), keep: Iterable[Path] = ()) -> list[Path]:
     """Write the requested files: everything is computed and compiled first, then the whole set is written
     (write_set: all files or none). The versions are checked and rendered in `jobs` processes; the files are
     the same for any number of them. `langs`: the papers of the same exam in each language, every file named
-    with its language (exam-ja.pdf, key-en.tex, moodle-ja.xml, exam-en-07.pdf); () or one: options.lang's."""
+    with its language (exam-ja.pdf, key-en.tex, moodle-ja.xml, exam-en-07.pdf); () or one: options.lang's.
+    A file in `keep` (the class list) is never overwritten; the files of the previous exam in out_dir that this
+    one does not write again are removed (write_set's set "exam")."""
     check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
     if options.parts is not None:
         parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
@@ -87,14 +90,15 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     check_heading(options)
     langs = tuple(dict.fromkeys(langs)) or (options.lang,)
     named = (lambda name, lang: name) if len(langs) == 1 else lang_name
-    check_targets([out_dir / named("exam.json", langs[0])])  # an --out never writable fails before the work
+    keep = tuple(keep)
+    check_targets([out_dir / named("exam.json", langs[0])], keep, folder=out_dir)  # fails before the work
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     drivers(options, driver_names(formats))  # a driver that cannot run (qti without text2qti) fails before the work
     outputs: dict[Path, str | bytes] = {}
     for lang in langs:
         paper = exam_files(replace(options, lang=lang), formats, split, jobs)
         outputs.update({out_dir / named(name, lang): content for name, content in paper.items()})
-    write_set(outputs)
+    write_set(outputs, keep, folder=out_dir, name="exam")
     return list(outputs)
 
 

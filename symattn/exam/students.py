@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SpecError
+from ..infra.inputs import read_input
 
 OPTION = "--students"
 MAX_LENGTH = 80  # characters of a name or an id: more would not fit the paper's running head
@@ -29,10 +30,7 @@ class Student:
 
 def read_students(path: Path, max_count: int) -> tuple[Student, ...]:
     """The students of a class list, in its order; SpecError naming the row and column of the first problem."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise SpecError(OPTION, f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_input(path, OPTION)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import SpecError
 from ..exam.students import unprinted
 from ..infra.output import check_targets, write_set
+from ..infra.progress import Progress
 from ..render.pdf import LatexRuns
 from .exam import Exam, load_exam
 from .exports import Row, canvas_csv, grades_csv, moodle_csv, possible
@@ -79,8 +80,16 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     exam = load_exam(exam_path)
     responses = read_responses(responses_path, exam)
     keep = (exam_path, responses_path)
-    check_targets([out_dir / "grades.csv"], keep)
-    graded = [grade(r, exam.versions[r.version]) for r in responses.responses]
+    stems = [file_stem(r.student, k) for k, r in enumerate(responses.responses, start=1)]
+    feedback_files = [out_dir / "feedback" / f"{stem}.{fmt}" for stem in stems for fmt in formats]
+    reports = [out_dir / name for name in ("grades.csv", "moodle-grades.csv", "canvas-grades.csv")]
+    reports += [out_dir / f"report.{fmt}" for fmt in formats]
+    check_targets([*reports, *feedback_files], keep, folder=out_dir)  # before the work
+    graded = []
+    with Progress("grading", len(responses.responses)) as bar:  # on stderr: a class of 1,000 takes a while
+        for response in responses.responses:
+            graded.append(grade(response, exam.versions[response.version]))
+            bar.advance()
     rows = class_rows(exam, graded, responses.unread)
     item = exam.title or "symattn exam"
     moodle, no_moodle = moodle_csv(rows, item)
@@ -91,7 +100,6 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     files: dict[Path, str | bytes] = {out_dir / "grades.csv": grades_csv(rows, exam),
                                       out_dir / "moodle-grades.csv": moodle, out_dir / "canvas-grades.csv": canvas}
     feedback = Feedback(exam.lang, exam.digits)
-    stems = [file_stem(g.response.student, k) for k, g in enumerate(graded, start=1)]
     if "md" in formats:
         files[out_dir / "report.md"] = report.markdown()
         files.update({out_dir / "feedback" / f"{stem}.md": feedback.markdown(g) for stem, g in zip(stems, graded,
@@ -101,7 +109,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
                                                                                             strict=True)}
         sources[out_dir / "report.pdf"] = report.latex()
         files.update(_compile(sources))
-    write_set(files, keep)
+    write_set(files, keep, folder=out_dir, name="grade")
     warned = [*responses.warnings, *(f"row {r.row}: {r.student!r}: {'; '.join(r.notes)}" for r in rows if r.notes)]
     warned += [f"row {r.row}: {r.student!r}: the PDFs print {letter} as an empty box (TeX here has no font "
                "with it)" for r in rows if "pdf" in formats and (letter := unprinted(r.student))]
@@ -111,10 +119,15 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
 def _compile(sources: dict[Path, str]) -> dict[Path, bytes]:
     """The PDFs, compiled side by side (one upLaTeX run each); an interrupt or failure stops the others."""
     runs = LatexRuns()
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    with (Progress("compiling feedback PDFs", len(sources)) as bar,
+          ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool):
         futures = {path: pool.submit(runs.compile, source, path.stem) for path, source in sources.items()}
         try:
-            return {path: future.result() for path, future in futures.items()}
+            pdfs = {}
+            for path, future in futures.items():
+                pdfs[path] = future.result()
+                bar.advance()
+            return pdfs
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             runs.stop()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..infra.inputs import MAX_EXAM_BYTES, read_input_text
 from ..spec.fields import parse_digits
 from .numbers import exact_decimal
 
@@ -116,9 +117,10 @@ class Exam:
 def load_exam(path: Path) -> Exam:
     """Read exam.json; a file symattn did not write (or one written before blanks had ids) is a one-line error."""
     field = str(path)
+    text = read_input_text(path, field, MAX_EXAM_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = json.loads(text)
+    except ValueError as exc:
         raise SpecError(field, f"cannot read an exam.json: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("versions"), list):
         raise SpecError(field, "expected the exam.json `symattn exam --format json` writes (a 'versions' list)")

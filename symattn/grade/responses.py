@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import SpecError
 from ..exam.students import name_problem
+from ..infra.inputs import read_input_text
 from .exam import Exam, GradedVersion
 from .numbers import parse_answer, rounded
 
@@ -64,10 +65,7 @@ class _Unreadable(Exception):
 def read_responses(path: Path, exam: Exam) -> Responses:
     """The responses of a CSV file, in either format (Moodle's when it has a `Response N` column)."""
     name = path.name
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(path), f"cannot read the responses CSV: {exc}") from None
+    text = read_input_text(path, str(path))
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:

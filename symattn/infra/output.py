@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import SpecError
+from . import sets
 
 TEMP_PREFIX = ".symattn-tmp-"  # every temporary file a set writes starts so; a failed set removes its own
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -22,34 +23,53 @@ def write_atomic(path: Path, data: str | bytes, option: str = "--out") -> None:
     write_set({path: data}, option=option)
 
 
-def write_set(files: Mapping[Path, str | bytes], keep: Iterable[Path] = (), option: str = "--out") -> None:
+def write_set(files: Mapping[Path, str | bytes], keep: Iterable[Path] = (), option: str = "--out",
+              folder: Path | None = None, name: str | None = None) -> None:
     """Write every file or none: each goes to a temporary file in its folder first, and only when all are
     written are they renamed into place (with SIGINT and SIGTERM held off, so an interrupt cannot split the
-    set). A file in `keep` (the input spec) is never replaced. Problems with the folders or the disk raise a
-    one-line SpecError naming `option`; folders this call created are removed again."""
+    set), the output `folder` (default: the targets' common folder) locked meanwhile so that of two runs into one
+    folder one whole set wins. A file in `keep` (the inputs) is never replaced. With a set `name`, the files this
+    set wrote last time into `folder` and does not write now are removed, if still as written (infra/sets.py).
+    Problems with the folders or the disk raise a one-line SpecError naming `option`; folders this call created
+    are removed again."""
     targets = {Path(path): data for path, data in files.items()}
-    check_targets(targets, keep, option)
+    root = Path(folder) if folder is not None else _common_folder(targets)
+    check_targets(targets, keep, option, root)
     created: list[Path] = []
     temps: dict[Path, Path] = {}
     done = False
     try:
-        for path in targets:
+        for path in [root / sets.MANIFEST, *targets]:
             created += _make_folder(path.parent)
-        for folder in {path.parent for path in targets}:
-            _sweep(folder)
+        for place in {path.parent for path in targets}:
+            _sweep(place)
         for path, data in targets.items():
             temps[path] = _write_temp(path, data)
-        with _signals_held():
-            _replace_all(temps)
-            done = True
+        with sets.locked(root):
+            old: list[Path] = []
+            if name is not None:
+                recorded = sets.read_manifest(root)
+                old = sets.stale(recorded, name, root, targets)
+                manifest = root / sets.MANIFEST
+                temps[manifest] = _write_temp(manifest, sets.manifest_text(recorded, name, root, targets))
+            with _signals_held():
+                _replace_all(temps)
+                done = True
+                sets.remove(old)
     except OSError as exc:
         raise SpecError(option, _problem(exc)) from None
     finally:
         if not done:
             for temp in temps.values():
                 temp.unlink(missing_ok=True)
-            for folder in reversed(created):
-                _remove_empty(folder)
+            for made in reversed(created):
+                _remove_empty(made)
+
+
+def _common_folder(targets: Iterable[Path]) -> Path:
+    """The folder every target lies in (the one of a single file)."""
+    parents = [str(path.parent) for path in targets]
+    return Path(os.path.commonpath(parents)) if parents else Path(".")
 
 
 def _replace_all(temps: dict[Path, Path]) -> None:
@@ -59,7 +79,11 @@ def _replace_all(temps: dict[Path, Path]) -> None:
     try:
         for path, temp in temps.items():
             backups[path] = _backup(path, temp)
-            os.replace(temp, path)
+            try:
+                os.replace(temp, path)
+            except OSError as exc:
+                exc.filename = str(path)  # the target, not the temporary file, is what the user knows
+                raise
     except OSError:
         for path, backup in backups.items():
             if backup is not None:
@@ -86,20 +110,46 @@ def _backup(path: Path, temp: Path) -> Path | None:
     return backup
 
 
-def check_targets(files: Iterable[Path], keep: Iterable[Path] = (), option: str = "--out") -> None:
-    """A one-line SpecError, before anything is written, if a target is an input to keep, is a folder, or lies
-    below a file."""
+def check_targets(files: Iterable[Path], keep: Iterable[Path] = (), option: str = "--out",
+                  folder: Path | None = None) -> None:
+    """A one-line SpecError, before anything is written, if a target is an input to keep, is a folder, lies below
+    a file or in a folder that cannot be written, or (below the output `folder`) in a symbolic link to a folder
+    that may lie anywhere else."""
+    try:
+        _check_targets(files, keep, option, folder)
+    except OSError as exc:  # a name too long, a folder that cannot be looked into
+        raise SpecError(option, _problem(exc)) from None
+
+
+def _check_targets(files: Iterable[Path], keep: Iterable[Path], option: str, folder: Path | None) -> None:
     kept = {_identity(Path(path)) for path in keep}
     for path in map(Path, files):
         if _identity(path) in kept:
             raise SpecError(option, f"would overwrite the input {path}: choose another output folder")
         if path.is_dir():
             raise SpecError(option, f"{path} is a folder, not a file: move it away or choose another folder")
-        for folder in [path.parent, *path.parent.parents]:
-            if folder.exists():
-                if not folder.is_dir():
-                    raise SpecError(option, f"{folder} is a file, not a folder")
+        if folder is not None and _below(path, Path(folder)):
+            for link in path.parents:
+                if link == Path(folder) or not _below(link, Path(folder)):
+                    break
+                if link.is_symlink():
+                    raise SpecError(option, f"{link} is a symbolic link: symattn writes only inside {folder} "
+                                            "(remove the link or choose another folder)")
+        for parent in [path.parent, *path.parent.parents]:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise SpecError(option, f"{parent} is a file, not a folder")
+                if not os.access(parent, os.W_OK | os.X_OK):
+                    raise SpecError(option, f"cannot write {parent}: permission denied (read-only?)")
                 break
+
+
+def _below(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder)
+    except ValueError:
+        return False
+    return True
 
 
 def _identity(path: Path) -> tuple[int, int] | Path:
@@ -114,14 +164,22 @@ def _identity(path: Path) -> tuple[int, int] | Path:
 def _make_folder(folder: Path) -> list[Path]:
     """Create `folder` and its missing parents; the ones created, outermost first."""
     missing = [parent for parent in [folder, *folder.parents] if not parent.exists()][::-1]
+    made = []
     for parent in missing:
-        parent.mkdir()
-    return missing
+        try:
+            parent.mkdir()
+        except FileExistsError:  # another run made it meanwhile: a folder to share, not ours to remove
+            if not parent.is_dir():
+                raise
+            continue
+        made.append(parent)
+    return made
 
 
 def _write_temp(path: Path, data: str | bytes) -> Path:
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{path.name}.", dir=path.parent)
+    # the target's name shortened: a name that fits the file system fits with the prefix and suffix too
+    fd, name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-{path.name[:40]}.", dir=path.parent)
     temp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -131,8 +189,8 @@ def _write_temp(path: Path, data: str | bytes) -> Path:
         os.chmod(temp, 0o666 & ~_umask())
     except BaseException as exc:
         temp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and not exc.filename:
-            exc.filename = str(path)  # a failed write() names no file: name the one being written
+        if isinstance(exc, OSError):
+            exc.filename = str(path)  # the file being written, never its temporary name
         raise
     return temp
 

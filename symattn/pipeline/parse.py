@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from ..infra.inputs import read_input_text
 from ..kinds import KINDS, kind_of
 from ..kinds.base import Kind
 from ..spec.fields import check_keys, parse_digit_stages, parse_lang, require
@@ -78,12 +79,7 @@ def load_spec(path: str | Path) -> Spec:
     if suffix not in SPEC_SUFFIXES:
         raise SpecError(str(path), f"expected a .toml or .json spec file, got {suffix or 'no extension'}")
     fmt = suffix.removeprefix(".")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(str(path), f"cannot read file ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise SpecError(str(path), "not UTF-8 text") from None
+    text = read_input_text(path, str(path))
     return parse_spec(read_spec_text(text, fmt, str(path)), name=path.stem)
 
 

@@ -67,7 +67,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     sweep_stale_folders()  # build folders of earlier runs killed with SIGKILL
     stem = output_stem(spec.name)
     paths = {fmt: out_dir / f"{stem}.{format_of(fmt).suffix}" for fmt in formats}
-    check_targets(list(paths.values()), keep)  # before the work: an --out that cannot be written fails
+    check_targets(list(paths.values()), keep, folder=out_dir)  # before the work: an --out that cannot be written fails
     warning = None
     if any(format_of(fmt).compiler == LATEX for fmt in formats) and not tex_available():
         if pdf_required:
@@ -91,7 +91,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
         outputs[paths[fmt]] = _compiled(format_of(fmt), texts[source], stem, notify, latex)
         if format_of(fmt).compiler == LATEX:
             latex = None  # a LaTeX run started early compiles one document
-    write_set(outputs, keep)
+    write_set(outputs, keep, folder=out_dir)
     return BuildResult(tuple(outputs), warning)
 
 
