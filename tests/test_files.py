@@ -304,4 +304,5 @@ def test_grade_shows_its_progress_on_stderr(tmp_path):
                      str(tmp_path / "g"), "--format", formats)
     assert result.returncode == 0, result.stderr
     assert "grading: 2/2\n" in result.stderr
-    assert ("compiling feedback PDFs: 2/2\n" in result.stderr) == ("pdf" in formats)
+    # two feedback files and the class report
+    assert ("compiling PDFs: 3/3\n" in result.stderr) == ("pdf" in formats)

@@ -119,7 +119,7 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
 def _compile(sources: dict[Path, str]) -> dict[Path, bytes]:
     """The PDFs, compiled side by side (one upLaTeX run each); an interrupt or failure stops the others."""
     runs = LatexRuns()
-    with (Progress("compiling feedback PDFs", len(sources)) as bar,
+    with (Progress("compiling PDFs", len(sources)) as bar,
           ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool):
         futures = {path: pool.submit(runs.compile, source, path.stem) for path, source in sources.items()}
         try:
