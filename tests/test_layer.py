@@ -72,6 +72,17 @@ def test_the_layer_predicts_the_next_token_as_the_float_transformer_does():
     assert shown["ranking"] == [vocabulary[i] for i in np.argsort(-expected)]
 
 
+def block(figure: FlowFigure) -> tuple[tuple[str, ...], int, int]:
+    """A block figure's stages top to bottom (from its boxes' strings), the highlighted one and the one the rows
+    from outside the chain enter (-1: none), read from its drawing."""
+    boxes = [box for box in figure.drawing.boxes if box.name != "H"]
+    stages = tuple(box.lines[0].content.removeprefix("figure.block_") if box.tint != "none" else "dots"
+                   for box in boxes)
+    current = next(n for n, box in enumerate(boxes) if box.tint == "output")
+    side = next((int(box.row) for box in figure.drawing.boxes if box.name == "H"), -1)
+    return stages, current, side
+
+
 @pytest.mark.parametrize("lang", ["ja", "en"])
 def test_the_layer_document_draws_each_run_with_its_section_highlighted(lang):
     derivation = symattn.derive("layer", lang=lang)
@@ -79,9 +90,9 @@ def test_the_layer_document_draws_each_run_with_its_section_highlighted(lang):
               if isinstance(step, FlowFigure) and step.flavour == "block"]
     encoder = ("self", "add_norm", "ffn", "add_norm")
     decoder = ("masked", "add_norm", "cross", "add_norm", "ffn", "add_norm", "next")
-    assert [b.stages for b in blocks] == [encoder] * 4 + [decoder] * 7
-    assert [b.current for b in blocks] == [*range(4), *range(7)]
-    assert [b.side for b in blocks] == [-1] * 4 + [2] * 7  # the encoder's output enters the cross-attention
+    assert [block(b)[0] for b in blocks] == [encoder] * 4 + [decoder] * 7
+    assert [block(b)[1] for b in blocks] == [*range(4), *range(7)]
+    assert [block(b)[2] for b in blocks] == [-1] * 4 + [2] * 7  # the encoder's output enters the cross-attention
     md = symattn.render_markdown(derivation)
     assert md.count(r"\boxed{") == 11
     assert (r"\text{next{-}token prediction}" if lang == "en" else r"\text{次のトークンの予測}") in md
@@ -108,7 +119,7 @@ focus = "x"
 """
     derivation = symattn.derive_spec(symattn.parse_spec(symattn.read_spec_text(text, "toml", "two.toml")), lang="en")
     blocks = [s for sec in derivation.sections for s in sec.steps if isinstance(s, FlowFigure) and s.flavour == "block"]
-    assert [(b.stages, b.current, b.side) for b in blocks] == [(("self", "norm"), 0, -1), (("self", "norm"), 1, -1)]
+    assert [block(b) for b in blocks] == [(("self", "norm"), 0, -1), (("self", "norm"), 1, -1)]
     assert "Figure 1: The sections of this chain in order" in symattn.render_markdown(derivation)
 
 
@@ -145,10 +156,11 @@ def test_a_long_chain_draws_the_stages_near_the_current_one():
     blocks = [step for section in derivation.sections for step in section.steps
               if isinstance(step, FlowFigure) and step.flavour == "block"]
     assert len(blocks) == 30
-    for n, block in enumerate(blocks):
-        assert len(block.stages) <= 12 and block.stages[block.current] == ("self" if n == 0 else "norm")
-    assert blocks[0].stages[-1] == "dots" and blocks[15].stages[0] == blocks[15].stages[-1] == "dots"
-    assert blocks[29].stages[0] == "dots" and blocks[29].current == len(blocks[29].stages) - 1
+    drawn = [block(b) for b in blocks]
+    for n, (stages, current, _) in enumerate(drawn):
+        assert len(stages) <= 12 and stages[current] == ("self" if n == 0 else "norm")
+    assert drawn[0][0][-1] == "dots" and drawn[15][0][0] == drawn[15][0][-1] == "dots"
+    assert drawn[29][0][0] == "dots" and drawn[29][1] == len(drawn[29][0]) - 1
 
 
 def test_a_full_carry_s_answers_keep_to_30_significant_digits():

@@ -1,6 +1,6 @@
-"""A flow figure as data: boxes on a grid (each line math or a language string), the arrows between them, and the
-gaps between columns (mm). The package's flow figures are laid out from these by render/figures/flow.py; a kind may
-draw its own (FlowFigure.drawing), and every format draws it from this data alone."""
+"""A flow figure as data: boxes on a grid (each line math or a language string), the arrows between them, the gaps
+between columns (mm) and, for Markdown, the figure as a chain of math. The kind (or feature) whose flow it is builds
+it (FlowFigure.drawing); every format draws it from this data alone (typeset/figures/flow.py: the geometry)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,17 @@ GAP, LABELLED_GAP = 7, 14
 
 @dataclass(frozen=True)
 class Line:
-    """One line of a box: math (LaTeX) or the language string `key` with its parameters."""
+    """One line of a box: math (LaTeX; with a number `value` in params, followed by that number as the renderer
+    writes it) or the language string `key` with its parameters."""
 
     kind: Literal["math", "text"]
     content: str
     params: dict[str, Any] = field(default_factory=dict, hash=False)  # (a figure is hashed: memo of its drawing)
 
 
-def math(latex: str) -> Line:
-    return Line("math", latex)
+def math(latex: str, value: Any = None) -> Line:
+    """LaTeX; `value`: a number written after it in the renderer's digits (a given divisor: ÷ 2.5)."""
+    return Line("math", latex, {} if value is None else {"value": value})
 
 
 def text(key: str, **params: Any) -> Line:
@@ -60,3 +62,7 @@ class Flow:
     boxes: tuple[Box, ...]
     arrows: tuple[Arrow, ...]
     gaps: tuple[float, ...]  # mm after each column but the last
+    # Markdown (which draws no boxes) sets the figure as these lines of math, each of pieces: math Lines (LaTeX as
+    # is) and text Lines (the language string as math text); none: the boxes column by column, joined by arrows.
+    chain: tuple[tuple[Line, ...], ...] = ()
+    tex_relax: bool = False  # LaTeX ends each length statement with \relax (render/latex.py says why)

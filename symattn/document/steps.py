@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from sympy import Expr, ImmutableMatrix
 
@@ -285,37 +285,17 @@ class Display(Step):
 
 @dataclass(frozen=True)
 class FlowFigure(Step):
-    """A numbered figure of one kind's flow, where its first section begins.
+    """A numbered figure of one kind's flow, where its first section begins: `drawing`, its boxes and arrows as data,
+    built by the kind (or feature) whose flow it is, and the language key of its `caption` (which takes {number} and
+    `names`), with the key of a `note` after it (or none). `flavour` names the flow (its kind's stage in a block
+    figure: "self", "masked", "cross", "multi", "grouped", "block", or a kind's name)."""
 
-    flavour "self": X → Q, K, V → scores → scaling → softmax → weighted sum → output (the article's Figure 1);
-    "masked": the same with the mask added to the scaled scores before the softmax (mask: "causal" or "matrix");
-    "cross": Q from the decoder state X, K and V from the encoder outputs H; "multi": the heads' outputs,
-    their concatenation and W_O (heads: how many; computed: the heads are computed from X, not given);
-    "grouped": grouped-query attention, K/V heads each shared by a group of query heads; "block": the sections of
-    a chain in order (`stages`, each a kind's Kind.stage), the one at `current` highlighted, rows from outside the
-    chain (an encoder's output) entering the stage at `side` (-1: none). A kind's own figure (any other flavour,
-    its kind's name) is `drawing`, boxes and arrows as data, with the language key of its `caption` (which takes
-    {number})."""
-
-    flavour: str = "self"
-    scale: Scale = Scale()  # the division of the scores the figure shows (none: no scaling box)
-    positions: bool = False  # X + P enters the projections
-    mask: Literal["causal", "matrix"] | None = None
-    heads: int = 0
-    computed: bool = False
-    rows: bool = False  # multi-head for every token: Z^(h), their concatenation and Z_final are matrices
-    kv_heads: int = 0  # "grouped": the K/V heads that the query heads share, in groups of heads / kv_heads
+    flavour: str
+    drawing: Flow
+    caption: str
+    note: str = ""
+    names: tuple[tuple[str, Name], ...] = ()  # the names the caption and the note take: ("M", Name("M")), ...
     number: int = 1  # Figure 1, 2, ... in the document's order
-    # the given forms (features/given_forms): the flow starts at given Q, K and V, or at given scores (V or not)
-    given: Literal["qkv", "scores"] | None = None
-    values: bool = True
-    cached: bool = False  # a KV cache: the new keys and values are appended to the cached ones
-    rope: bool = False  # q and k are rotated (RoPE) before the scores
-    stages: tuple[str, ...] = ()  # "block": the chain's stages, top to bottom
-    current: int = -1
-    side: int = -1
-    drawing: Flow | None = None
-    caption: str = ""
 
 
 @dataclass(frozen=True)

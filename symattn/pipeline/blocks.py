@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..document.steps import FlowFigure
 from ..kinds import kind_of
 from ..spec.model import Section
+from .block_figure import block_figure
 
 # The most boxes a block figure draws in its column (an 11-section decoder step fits a page with its caption).
 MOST_STAGES = 12
@@ -25,7 +26,7 @@ def block_figures(sections: tuple[Section, ...]) -> dict[int, FlowFigure]:
                      if any(c.source not in names for c in sections[i].carried)), -1)
         for n, (i, _) in enumerate(run):
             shown, current, at = _window(stages, n, side)
-            figures[i] = FlowFigure("block", stages=shown, current=current, side=at)
+            figures[i] = block_figure(shown, current, at)
     return figures
 
 

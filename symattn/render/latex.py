@@ -234,7 +234,7 @@ class LatexRenderer(DerivationRenderer):
         ])
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
-        """A flow figure in picture mode, as render/figures/flow.py lays it out, measured by TeX (the macros of
+        """A flow figure in picture mode, as typeset/figures/flow.py lays it out, measured by TeX (the macros of
         preamble-common.tex), with its caption."""
         figure = layout(self, step)
         dims = TexDims()
@@ -256,9 +256,10 @@ class LatexRenderer(DerivationRenderer):
         picture += [rf"\flowlabel{{{at(label.x)}}}{{{at(label.y)}}}{{{label.math}}}" for label in drawing.labels]
         size = rf"(\dimexpr{at(drawing.width)}\relax,\dimexpr{at(drawing.height)}\relax)(0,\dimexpr-\FlowH/2\relax)"
         # A \flowset assignment (glue) looks for "plus" after its value and so expands a following \ifdim before it
-        # is made: a column's widest box is then found from stale widths. \relax ends each statement; the figures
-        # before grouped-query attention keep their bytes (their columns' boxes are about equally wide).
-        end = r"\relax%" if step.flavour == "grouped" else "%"
+        # is made: a column's widest box is then found from stale widths. \relax ends each statement where the figure
+        # asks (Flow.tex_relax: grouped-query's); the older figures keep their bytes (their columns' boxes are about
+        # equally wide).
+        end = r"\relax%" if figure.tex_relax else "%"
         lines += [f"{statement}{end}" for statement in dims.statements]
         lines += [r"\setlength\unitlength{1pt}%", rf"\sbox\FlowAll{{\begin{{picture}}{size}", *picture]
         lines.append(r"\end{picture}}\flowfit")

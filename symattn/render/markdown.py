@@ -13,8 +13,8 @@ from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, Paragraph
 from ..infra import i18n
 from ..numbers.decimals import to_decimal
 from ..spec.model import Math, Written
-from ..typeset.figures.blocks import block_chain
-from ..typeset.figures.flow import caption, grouped_chain, layout
+from ..typeset.figures.boxes import Line
+from ..typeset.figures.flow import caption, columns, layout
 from ..typeset.layout import heat_cells
 from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
 from .printers import DerivationRenderer
@@ -100,59 +100,16 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
 
     def _print_FlowFigure(self, step: FlowFigure) -> str:
         """The figure as a display every Markdown math renderer sets (GitHub, VS Code, Jupyter: no SVG or HTML,
-        which GitHub strips): the flow as a chain of labelled arrows on two lines, then the caption."""
-        boxes = {box.name: box for box in layout(self, step).boxes}
+        which GitHub strips): the figure's chain of math, each of its lines a line of the display (without one, its
+        columns joined by arrows), then the caption."""
+        figure = layout(self, step)
 
-        def words(key: str, params: dict) -> str:  # a language string inside \text{}: escaped for math, not Markdown
-            return self.math_text(i18n.text(self.lang, key).format(**params))
+        def piece(line: Line) -> str:  # math as is; a language string escaped for math text, not for Markdown
+            return line.content if line.kind == "math" else self.math_text(
+                i18n.text(self.lang, line.content).format(**line.params))
 
-        def part(name: str) -> str:  # the box's math with its first language string under it
-            lines = boxes[name].lines
-            texts = [words(line.content, line.params) for line in lines if line.kind == "text"]
-            math = next(line.content for line in lines if line.kind == "math")
-            return rf"\underbrace{{{math}}}_{{\text{{{texts[0]}}}}}" if texts else math
-
-        if step.drawing is not None:  # a kind's own figure: its columns in order, the boxes of a column side by side
-            columns: dict[int, list[str]] = {}
-            for box in step.drawing.boxes:
-                if box.tint != "none" and any(line.kind == "math" for line in box.lines):
-                    columns.setdefault(box.col, []).append(part(box.name))
-            flow = r" \longrightarrow ".join(r",\ ".join(parts) for _, parts in sorted(columns.items()))
-            chain = self.align([f"& {flow}"])
-            text = caption(self, step)
-            return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
-        if step.flavour == "block":  # a chain's stages on one line, the current one boxed
-            text = caption(self, step)
-            chain = self.align([f"& {block_chain(step, words)}"])
-            return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
-        if step.flavour == "grouped":  # K/V heads, the query heads sharing them, their concatenation, W_O
-            first, second = grouped_chain(step, words)
-        elif "C" in boxes:  # multi-head: heads, their concatenation, W_O
-            heads = ",\\ ".join(box.lines[1].content for name, box in boxes.items() if name[0] == "h"
-                                  and box.tint != "none")
-            start = rf"{part('X')} \longrightarrow " if "X" in boxes else ""
-            first = rf"{start}\underbrace{{{heads}}}_{{\text{{{words('figure.heads', {})}}}}}"
-            second = rf"\longrightarrow {part('C')} \xrightarrow{{\cdot W_O}} {part('O')}"
-        else:
-            if "H" in boxes:  # cross-attention: Q from the decoder, K and V from the encoder
-                start = rf"{part('X')} \xrightarrow{{W_Q}} Q,\quad {part('H')} \xrightarrow{{W_K,\, W_V}} K,\ V"
-            elif "X" in boxes:
-                start = rf"{part('X')} \xrightarrow{{W_Q,\, W_K,\, W_V}} Q,\ K,\ V"
-                if step.rope:  # q and k rotated for their positions before the scores
-                    start += r" \xrightarrow{\mathrm{RoPE}} \hat{Q},\ \hat{K}"
-            else:  # the given forms: from given Q, K and V, or from given scores (and V)
-                start = rf"\underbrace{{Q,\ K,\ V}}_{{\text{{{words('figure.given', {})}}}}}" if "Q" in boxes else ""
-            if "KC" in boxes:  # a KV cache: the new keys (rotated, with RoPE) and values appended to the cached ones
-                keys = r"\hat{K}" if step.rope else "K"
-                start += rf" \longrightarrow \underbrace{{{keys},\ V}}_{{\text{{{words('figure.cache_both', {})}}}}}"
-            first = rf"{start} \longrightarrow {part('S')}" if start else part("S")
-            first += rf",\quad {part('V')}" if "V" in boxes and not start else ""
-            steps = [boxes[n].lines[0].content for n in ("D", "M") if n in boxes]
-            second = "".join(rf"\xrightarrow{{{s}}} " for s in steps) or r"\longrightarrow "
-            second += part("A") + (rf" \longrightarrow {part('Z')} = {boxes['O'].lines[0].content}" if "Z" in boxes
-                                   else "")
-        one = "C" in boxes and step.flavour != "grouped"
-        chain = self.align([f"& {first} {second}"] if one else [f"& {first}", f"& {second}"])
+        lines = figure.chain or (columns(figure),)
+        chain = self.align([f"& {''.join(piece(p) for p in line)}" for line in lines])
         text = caption(self, step)
         return chain + "\n\n" + (text if self.lang in UPRIGHT else f"*{text}*")
 

@@ -319,7 +319,7 @@ def test_the_figures_of_the_given_forms_lay_out_in_chromium(lang, fonts, tmp_pat
     spec = parse_spec({"sections": list(SPECS.values())})
     d = derive_spec(spec, lang=lang)
     figures = [step for step in d.steps if type(step).__name__ == "FlowFigure"]
-    assert len(figures) == 7 and {f.given for f in figures} == {"qkv", "scores"}
+    assert len(figures) == 7 and {f.drawing.boxes[0].name for f in figures} == {"Q", "S"}  # Q, K, V or S given
     result = measure(render_html(d), tmp_path, fonts)
     assert result["boxes"] and all(b["fits"] for b in result["boxes"]), [b for b in result["boxes"] if not b["fits"]]
     texts = {b["text"] for b in result["boxes"]}

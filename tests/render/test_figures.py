@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sympy import Rational
 
 from symattn import derive, render_markdown
 from symattn.cli import main
@@ -24,10 +25,14 @@ def figures(source, lang="en"):
 def test_one_figure_per_kind_numbered_where_its_section_begins():
     assert [(f.flavour, f.number) for f in figures("mt")] == [("self", 1), ("cross", 2), ("multi", 3)]
     (masked,) = figures("decoder")
-    assert (masked.flavour, masked.mask, masked.positions) == ("masked", "causal", True)
+    boxes = {box.name: box for box in masked.drawing.boxes}
+    assert masked.flavour == "masked" and boxes["M"].lines[1].content == "figure.mask_causal"
+    assert boxes["X"].lines[0].content == r"\tilde{X} = X + P"  # with positional encodings
     found = figures(ALL_KINDS)
     assert [(f.flavour, f.number) for f in found] == [("cross", 1), ("masked", 2), ("multi", 3)]  # cross once
-    assert found[1].scale.mode == "number" and found[2].computed and found[2].heads == 2
+    scaled = {box.name: box for box in found[1].drawing.boxes}["D"].lines[0]
+    assert (scaled.content, scaled.params["value"]) == (r"\div ", Rational(5, 2))  # written by the renderer
+    assert [box.name for box in found[2].drawing.boxes] == ["X", "h1", "h2", "C", "O"]  # computed from X
     for section in derive("mt").sections:  # right under each attention section's heading
         if section.kind != "text":
             assert isinstance(section.steps[1], FlowFigure)
@@ -93,18 +98,24 @@ def test_html_draws_each_figure_as_inline_svg():
 
 
 def test_each_box_is_true_for_its_section():
-    """No scaling box without scaling, ÷ c for a given scale, X + P with positional encodings, ⋮ beyond four heads."""
+    """No scaling box without scaling, ÷ c for a given scale (in the renderer's digits), X + P with positional
+    encodings, ⋮ beyond four heads."""
+    from types import SimpleNamespace
+
+    from symattn.features.attention.figure import attention_flow
+    from symattn.kinds.multi_head.figure import figure
     from symattn.spec.model import Scale
-    from symattn.typeset.figures.flow import flow
 
-    def names(step):
-        return [box.name for box in flow(step, "2.5").boxes]
+    def names(flow):
+        return [box.name for box in flow.boxes]
 
-    assert "D" not in names(FlowFigure("self", Scale("none")))
-    assert names(FlowFigure("masked", Scale("number"), mask="causal")).index("D") < names(
-        FlowFigure("masked", mask="causal")).index("M")
-    boxes = {b.name: b for b in flow(FlowFigure("self", Scale("number"), positions=True), "2.5").boxes}
-    assert boxes["D"].lines[0].content == r"\div 2.5" and boxes["X"].lines[0].content == r"\tilde{X} = X + P"
+    assert "D" not in names(attention_flow(Scale("none")))
+    assert names(attention_flow(Scale("number", Rational(5, 2)), "causal")).index("D") < names(
+        attention_flow(Scale(), "causal")).index("M")
+    boxes = {b.name: b for b in attention_flow(Scale(), positions=True).boxes}
+    assert boxes["D"].lines[0].content == r"\div \sqrt{d_k}" and boxes["X"].lines[0].content == r"\tilde{X} = X + P"
     assert boxes["K"].lines[0].content == r"K = \tilde{X} W_K"
-    many = flow(FlowFigure("multi", heads=8), "").boxes
+    assert r"\xrightarrow{\div 2.5}" in render_markdown(derive(ALL_KINDS, lang="en"))  # the given scale's box
+    heads = SimpleNamespace(heads=[None] * 8, X=None, matrix_form=False, positions=None)
+    many = figure(heads).drawing.boxes
     assert [b.name for b in many][:4] == ["h1", "h2", "dots", "h8"] and many[2].tint == "none"

@@ -283,7 +283,6 @@ def _result_steps(token: str, facts: Facts, query: engine.QueryAttention, result
 
 def figure(section: GivenSpec) -> FlowFigure:
     """The flow from what is given: Q, K and V, or the scores (and V)."""
-    mask = None if section.mask is None else section.mask.mode
-    flavour = "cross" if section.cross else "masked" if mask else "self"
-    return FlowFigure(flavour, section.scale, mask=mask, given="qkv" if section.scores is None else "scores",
-                      values=section.V is not None)
+    from .figure import figure  # the flow's boxes: only a document with the figure needs them
+
+    return figure(section)

@@ -32,9 +32,7 @@ def figure(spec: AlibiSpec) -> FlowFigure:
               Arrow("right", ("K",), ("S",)), *steps,
               Arrow("down", ("A",), ("Z",)), Arrow("right", ("V",), ("Z",)), Arrow("down", ("Z",), ("O",))]
     caption = "alibi.caption_heads" if spec.several else "alibi.caption"
-    return FlowFigure("alibi", spec.scale, mask="causal", drawing=Flow(tuple(boxes), tuple(arrows),
-                                                                      (LABELLED_GAP, *[GAP] * (last - 1))),
-                      caption=caption)
+    return FlowFigure("alibi", Flow(tuple(boxes), tuple(arrows), (LABELLED_GAP, *[GAP] * (last - 1))), caption)
 
 
 def _number(value) -> str:

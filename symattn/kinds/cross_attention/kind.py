@@ -189,7 +189,9 @@ class CrossAttentionKind(Kind):
     def figure(self, section: CrossAttentionSpec) -> FlowFigure | None:
         if isinstance(section, given.GivenSpec):
             return given.figure(section)
-        return FlowFigure("cross", section.scale)
+        from ...features.attention import figure as attention  # the flow's boxes: only a document with the figure
+
+        return attention.figure("cross", "figure.caption_cross", attention.attention_flow(section.scale, cross=True))
 
     def size(self, section: CrossAttentionSpec) -> Size:
         if isinstance(section, given.GivenSpec):

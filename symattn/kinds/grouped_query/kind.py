@@ -154,8 +154,9 @@ class GroupedQueryKind(Kind):
         return grouped_steps(section, result)
 
     def figure(self, section: GroupedQuerySpec) -> FlowFigure:
-        return FlowFigure("grouped", section.scale, heads=len(section.W_Q), kv_heads=len(section.kv_heads),
-                          cached=section.cache is not None)
+        from .figure import figure  # the flow's boxes: only a document with the figure needs them
+
+        return figure(section)
 
     def size(self, section: GroupedQuerySpec) -> Size:
         """Every query head derives each focus token over every key (and its matrix form)."""

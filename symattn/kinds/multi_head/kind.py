@@ -184,8 +184,9 @@ class MultiHeadKind(Kind):
         return steps
 
     def figure(self, section: MultiHeadSpec) -> FlowFigure:
-        return FlowFigure("multi", positions=section.positions is not None, heads=len(section.heads),
-                          computed=section.X is not None, rows=section.matrix_form)
+        from .figure import figure  # the flow's boxes: only a document with the figure needs them
+
+        return figure(section)
 
     def size(self, section: MultiHeadSpec) -> Size:
         """Each head with its own weights derives each focus token's query over every token (one token: as the

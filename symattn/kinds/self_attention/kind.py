@@ -271,9 +271,9 @@ class SelfAttentionKind(Kind):
     def figure(self, section: SelfAttentionSpec) -> FlowFigure | None:
         if isinstance(section, given.GivenSpec):
             return given.figure(section)
-        mask = section.mask.mode if section.mask is not None else None
-        return FlowFigure("masked" if mask else "self", section.scale, section.positions is not None, mask,
-                          cached=section.cache is not None, rope=section.rope is not None)
+        from .figure import figure  # the flow's boxes: only a document with the figure needs them
+
+        return figure(section)
 
     def size(self, section: SelfAttentionSpec) -> Size:
         if isinstance(section, given.GivenSpec):

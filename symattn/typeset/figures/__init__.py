@@ -1,1 +1,1 @@
-"""The flow figures laid out as boxes and arrows on a grid (flow, blocks), and their geometry for TeX and SVG."""
+"""The flow figures' pieces (boxes), their layout and geometry (flow) for TeX and SVG; the kinds build the figures."""

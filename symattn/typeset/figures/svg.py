@@ -18,7 +18,7 @@ SCRIPT = 10  # px, sub- and superscripts and arrow labels' scripts
 LABEL = 12  # px, an arrow's label
 LINE = 20  # px from one line of a box to the next
 PAD_X, PAD_Y = 9, 5  # px inside a box's frame
-MM = 3.78  # px to a millimetre of render/figures/flow.py's gaps
+MM = 3.78  # px to a millimetre of typeset/figures/flow.py's gaps
 MARGIN = 4  # px around the drawing
 
 _SYMBOLS = {r"\top": "⊤", r"\div": "÷", r"\cdot": "·", r"\|": "‖", r"\cdots": "⋯", r"\vdots": "⋮", r"\sum": "Σ",
@@ -120,7 +120,7 @@ def tspans(parts: list[Run]) -> str:
 
 
 class SvgDims:
-    """render/figures/flow.py's geometry in px, from the estimated widths."""
+    """typeset/figures/flow.py's geometry in px, from the estimated widths."""
 
     def __init__(self, widths: dict[str, float], height: float) -> None:
         self.widths, self.height = widths, height

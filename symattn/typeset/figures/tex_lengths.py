@@ -1,4 +1,4 @@
-"""Lengths of the flow figures as TeX computes them: render/figures/flow.py's geometry written as \\dimexpr expressions,
+"""Lengths of the flow figures as TeX computes them: typeset/figures/flow.py's geometry written as \\dimexpr expressions,
 with the boxes measured by TeX and the values fixed in named lengths."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from fractions import Fraction
 
 
 class TexLength:
-    """A length as a TeX dimen expression (the inside of \\dimexpr), for render/figures/flow.py's geometry."""
+    """A length as a TeX dimen expression (the inside of \\dimexpr), for typeset/figures/flow.py's geometry."""
 
     def __init__(self, text: str) -> None:
         self.text = text
