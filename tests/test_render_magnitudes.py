@@ -97,3 +97,16 @@ def test_a_tiny_power_is_certified_against_mpmath():
         weight = 1 / (1 + mpmath.exp(-2000000))
     assert mpmath.nstr(weight, 5) == "1.0"
     assert r"\approx 1.0000" in tex
+
+
+@pytest.mark.pdf
+def test_the_pdf_at_such_magnitudes_compiles_in_seconds(tmp_path):
+    from symattn.cli import main
+
+    spec = tmp_path / "m.json"
+    spec.write_text(json.dumps({"lang": "en", "sections": [SPECS["scores"], SPECS["x1e5"], SPECS["online"]]}),
+                    encoding="utf-8")
+    start = time.perf_counter()
+    assert main(["render", str(spec), "--format", "pdf", "--out", str(tmp_path / "out")]) == 0
+    assert time.perf_counter() - start < 60
+    assert (tmp_path / "out" / "m.pdf").read_bytes().startswith(b"%PDF")
