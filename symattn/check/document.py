@@ -95,33 +95,48 @@ def groups(text: str) -> list[Group]:
             at = end
         return "".join([*pieces, text[at:]])
 
-    def keep(start: int, body: str) -> None:
-        numbers = _numbers(body)
-        if len(numbers) >= 2:
+    # Groups starting after `limit` are not among the first MAX_GROUPS: one pass (each finds its groups in order)
+    # found as many before it. Their numbers are not read (a megabyte of vectors holds 77,000); masking is unchanged.
+    limit, counted = len(text), [0]
+
+    def keep(start: int, numbers: list[str]) -> None:
+        nonlocal limit
+        if len(numbers) >= 2 and start <= limit:
             found.append(Group(start, tuple(numbers)))
+            counted[0] += 1
+            if counted[0] == MAX_GROUPS:
+                limit = start
+
+    def next_pass() -> None:
+        counted[0] = 0
 
     matrices = list(spans(text, _MATRIX))
     for start, _, body_start, body_end in matrices:
-        keep(start, text[body_start:body_end])
+        if start <= limit:
+            keep(start, _numbers(text[body_start:body_end]))
     masked = masking([(start, end) for start, end, _, _ in matrices], text)
+    next_pass()
     vectors = list(_VECTOR.finditer(masked))
     for match in vectors:
-        keep(match.start(), match.group(1))
+        if match.start() <= limit:
+            keep(match.start(), _numbers(match.group(1)))
     masked = masking([match.span() for match in vectors], masked)
+    next_pass()
     aligned = []
     for start, end, body_start, body_end in spans(masked, _ALIGNED):  # lines of one number each: a column vector
         lines = [_numbers(line) for line in masked[body_start:body_end].split("\\\\")]
         lines = [line for line in lines if line]
         if len(lines) >= 2 and all(len(line) == 1 for line in lines):
-            found.append(Group(start, tuple(line[0] for line in lines)))
+            keep(start, [line[0] for line in lines])
             aligned.append((start, end))
     masked = masking(aligned, masked)
+    next_pass()
     for match in _LINE.finditer(masked):  # table rows
+        if match.start() > limit:
+            break
         line = match.group(0)
         if "|" in line or "\t" in line or "&" in line:
-            numbers = _numbers(line)
-            if len(numbers) >= 2:
-                found.append(Group(match.start(), tuple(numbers)))
+            keep(match.start(), _numbers(line))
     return sorted(found, key=lambda g: g.at)[:MAX_GROUPS]
 
 
