@@ -215,6 +215,18 @@ def main() -> int:
     rows.append(("check --example mt --claims article, against solve --example mt", checking,
                  f"{checking / solving:.2f} (solve)", f"≤ 2 × solve: {met}"))
 
+    # check --from reads any 1 MB document in linear time (issue 30: unclosed environments were quadratic): the
+    # slowest of three hostile documents, its reading time beyond solve's
+    reading = 0.0
+    for name, fragment in (("env.md", "\\begin{bmatrix} 1 "), ("vectors.md", "[1.05, 0.65] "), ("tags.html", "<script ")):
+        document = work / name
+        document.write_text(fragment * (1_000_000 // len(fragment)), encoding="utf-8")
+        checked, solved = paired([*symattn, "check", "--example", "mt", "--from", str(document)],
+                                 [*symattn, "solve", "--example", "mt"], repeat, cwd=work, codes=(0, 1))
+        reading = max(reading, checked - solved)
+    rows.append(("check --from a 1 MB hostile document, beyond solve --example mt (slowest of 3)", reading, "",
+                 f"≤ 2 s: {'met' if reading <= 2 else 'NOT met'}"))
+
     against_floor("solve, grouped-query: n = 64, d = 64, 8 query heads, 2 K/V heads (focus = all)",
                   [*symattn, "solve", str(random_gqa_spec(work))], 3)
 

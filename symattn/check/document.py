@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -16,21 +18,56 @@ from .compare import correct_text, holds
 from .diagnose import typo
 
 _NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)[-−]?[0-9]+(?:\.[0-9]+)?(?![\w.])")
-_MATRIX = re.compile(r"\\begin\{([bpvBV]?matrix)\}(.*?)\\end\{\1\}", re.S)
+# The environments' opening and closing tags, paired by spans() (a pattern `\begin{E}(.*?)\end{E}` is quadratic:
+# 20,000 unclosed \begin{bmatrix} took a minute)
+_MATRIX = re.compile(r"\\(begin|end)\{([bpvBV]?matrix)\}")
+_ALIGNED = re.compile(r"\\(begin|end)\{(aligned|align\*?|split|gathered)\}")
+_SCRIPT = re.compile(r"<(/?)(script|style)\b", re.I)  # <script ...> up to the next </script\s*>
+_SCRIPT_END = re.compile(r"\s*>")
 _VECTOR = re.compile(r"(?<!\\)\[([^\[\]]*?)(?<!\\)\]", re.S)
-_ALIGNED = re.compile(r"\\begin\{(aligned|align\*?|split|gathered)\}(.*?)\\end\{\1\}", re.S)
 _LINE = re.compile(r"[^\n]+")
 MAX_GROUPS = 20000  # a document's groups looked at (bounded work)
+
+
+def spans(text: str, tags: re.Pattern, closer: re.Pattern | None = None) -> Iterator[tuple[int, int, int, int]]:
+    """(start, end, body start, body end) of each environment in text, as `open(.*?)close` with the same name
+    finds them, left to right, in linear time: each opening tag is paired with the first closing tag of its name
+    after it (found by bisection), and tags inside a found environment are skipped. `tags` matches both (group 1
+    empty or "begin" for an opening tag, group 2 the name); a closing tag must be followed by `closer` if given."""
+    opening, closing = [], {}
+    name = (lambda m: m.group(2).lower()) if tags.flags & re.I else (lambda m: m.group(2))
+    for m in tags.finditer(text):
+        if m.group(1) in ("", "begin"):
+            opening.append(m)
+        elif closer is None or closer.match(text, m.end()):
+            end = m.end() if closer is None else closer.match(text, m.end()).end()
+            closing.setdefault(name(m), []).append((m.start(), end))
+    after = 0
+    for m in opening:
+        if m.start() < after:
+            continue
+        ends = closing.get(name(m), [])
+        i = bisect_left(ends, (m.end(), -1))
+        if i < len(ends):
+            after = ends[i][1]
+            yield m.start(), after, m.end(), ends[i][0]
 
 
 def html_text(text: str) -> str:
     """An HTML document's text with its table rows as lines of `|` cells and MathML's matrix rows as `&` cells
     (MathML's brackets and numbers are text already), for groups() to read."""
-    text = re.sub(r"<(script|style)\b.*?</\1\s*>", " ", text, flags=re.S | re.I)
+    kept, at = [], 0
+    for start, end, _, _ in spans(text, _SCRIPT, _SCRIPT_END):
+        kept += [text[at:start], " "]
+        at = end
+    text = "".join([*kept, text[at:]])
     text = re.sub(r"</t[dh]\s*>", " | ", text, flags=re.I)
     text = re.sub(r"</mtd\s*>", " & ", text, flags=re.I)
     text = re.sub(r"</tr\s*>|</mtr\s*>|<br\s*/?>|</p\s*>|</li\s*>", "\n", text, flags=re.I)
-    return html.unescape(re.sub(r"<[^>]*>", "", text))
+    # tags removed up to the last '>' only: from a '<' with no '>' after it, <[^>]*> would scan to the end, once
+    # for every such '<' (quadratic)
+    last = text.rfind(">") + 1
+    return html.unescape(re.sub(r"<[^>]*>", "", text[:last]) + text[last:])
 
 
 @dataclass(frozen=True)
@@ -42,37 +79,64 @@ class Group:
 
 
 def _numbers(text: str) -> list[str]:
-    return [m.group(0) for m in _NUMBER.finditer(text)]
+    return _NUMBER.findall(text)  # (the pattern has no groups: the whole matches)
 
 
 def groups(text: str) -> list[Group]:
     """The groups of numbers a document prints, in order: matrix bodies, bracketed vectors, the lines of an aligned
     block that print one number each, and table rows (Markdown pipes, tabs, LaTeX &) of two numbers or more."""
     found: list[Group] = []
-    masked = text
 
-    def take(pattern: re.Pattern, body: int) -> None:
-        nonlocal masked
-        for match in pattern.finditer(masked):
-            numbers = _numbers(match.group(body))
-            if len(numbers) >= 2:
-                found.append(Group(match.start(), tuple(numbers)))
-        masked = pattern.sub(lambda m: " " * len(m.group(0)), masked)
+    def masking(taken: list[tuple[int, int]], text: str) -> str:
+        """text with the spans taken blanked out (as long as they were), in one pass."""
+        pieces, at = [], 0
+        for start, end in taken:
+            pieces += [text[at:start], " " * (end - start)]
+            at = end
+        return "".join([*pieces, text[at:]])
 
-    take(_MATRIX, 2)
-    take(_VECTOR, 1)
-    for match in _ALIGNED.finditer(masked):  # aligned lines of one number each: a vector written down a column
-        lines = [_numbers(line) for line in match.group(2).split("\\\\")]
+    # Groups starting after `limit` are not among the first MAX_GROUPS: one pass (each finds its groups in order)
+    # found as many before it. Their numbers are not read (a megabyte of vectors holds 77,000); masking is unchanged.
+    limit, counted = len(text), [0]
+
+    def keep(start: int, numbers: list[str]) -> None:
+        nonlocal limit
+        if len(numbers) >= 2 and start <= limit:
+            found.append(Group(start, tuple(numbers)))
+            counted[0] += 1
+            if counted[0] == MAX_GROUPS:
+                limit = start
+
+    def next_pass() -> None:
+        counted[0] = 0
+
+    matrices = list(spans(text, _MATRIX))
+    for start, _, body_start, body_end in matrices:
+        if start <= limit:
+            keep(start, _numbers(text[body_start:body_end]))
+    masked = masking([(start, end) for start, end, _, _ in matrices], text)
+    next_pass()
+    vectors = list(_VECTOR.finditer(masked))
+    for match in vectors:
+        if match.start() <= limit:
+            keep(match.start(), _numbers(match.group(1)))
+    masked = masking([match.span() for match in vectors], masked)
+    next_pass()
+    aligned = []
+    for start, end, body_start, body_end in spans(masked, _ALIGNED):  # lines of one number each: a column vector
+        lines = [_numbers(line) for line in masked[body_start:body_end].split("\\\\")]
         lines = [line for line in lines if line]
         if len(lines) >= 2 and all(len(line) == 1 for line in lines):
-            found.append(Group(match.start(), tuple(line[0] for line in lines)))
-            masked = masked[:match.start()] + " " * len(match.group(0)) + masked[match.end():]
+            keep(start, [line[0] for line in lines])
+            aligned.append((start, end))
+    masked = masking(aligned, masked)
+    next_pass()
     for match in _LINE.finditer(masked):  # table rows
+        if match.start() > limit:
+            break
         line = match.group(0)
         if "|" in line or "\t" in line or "&" in line:
-            numbers = _numbers(line)
-            if len(numbers) >= 2:
-                found.append(Group(match.start(), tuple(numbers)))
+            keep(match.start(), _numbers(line))
     return sorted(found, key=lambda g: g.at)[:MAX_GROUPS]
 
 
@@ -126,21 +190,33 @@ def _near(claim: Claim, exact: Decimal) -> bool:
                                                                              correct_text(claim, exact))
 
 
-def match(group: Group, quantity: Quantity) -> tuple[int, list[Claim]] | None:
+def parsed(group: Group) -> tuple[tuple[str, Decimal, int], ...]:
+    """The group's numbers as claims.number reads them: (as printed, value, places)."""
+    return tuple(number(text, "document") for text in group.texts)
+
+
+def match(group: Group, quantity: Quantity,
+          numbers: tuple[tuple[str, Decimal, int], ...] | None = None) -> tuple[int, list[Claim]] | None:
     """(entries holding, the group's claims on the quantity) when the group prints that quantity: as many entries,
     at least two holding and at most one in four not (of three or more printed to the same two decimals or more),
-    each of those near."""
+    each of those near. `numbers`: parsed(group), when the caller has it (a group meets many quantities)."""
     if len(group.texts) != len(quantity.values):
         return None
-    claims = []
-    for text, path in zip(group.texts, quantity.paths, strict=True):
-        printed, value, places = number(text, "document")
-        claims.append(Claim(path, printed, value, places))
-    good = [holds(c, v) for c, v in zip(claims, quantity.values, strict=True)]
-    bad = len(good) - sum(good)
+    numbers = parsed(group) if numbers is None else numbers
     # a wrong entry only among right ones printed alike, to two decimals or more (not 0 and 1 of a mask or index)
-    uniform = len({c.places for c in claims}) == 1 and claims[0].places >= 2
-    if sum(good) < 2 or bad > (max(1, len(good) // 4) if uniform else 0) or (bad and len(good) < 3):
+    uniform = len({n[2] for n in numbers}) == 1 and numbers[0][2] >= 2
+    allowed = (max(1, len(numbers) // 4) if uniform else 0) if len(numbers) >= 3 else 0
+    claims, good, bad = [], [], 0
+    for (printed, value, places), path, exact in zip(numbers, quantity.paths, quantity.values,
+                                                     strict=True):
+        claim = Claim(path, printed, value, places)
+        ok = holds(claim, exact)
+        bad += not ok
+        if bad > allowed:  # decided at the first entries too many that do not hold (most groups meet most
+            return None    # quantities: each is refused at once)
+        claims.append(claim)
+        good.append(ok)
+    if sum(good) < 2:
         return None
     if not all(ok or _near(c, v) for ok, c, v in zip(good, claims, quantity.values, strict=True)):
         return None
@@ -155,11 +231,15 @@ def claims_in(text: str, answers: dict[str, Any]) -> list[Claim]:
     for index, quantity in enumerate(pool):
         by_length.setdefault(len(quantity.values), []).append(index)
     cursor, claims, seen = 0, [], set()
+    # match() of the texts printed and a quantity: a document repeating a vector (or 20,000 of them) matches once
+    matched: dict[tuple[tuple[str, ...], int], tuple[int, list[Claim]] | None] = {}
     for group in groups(text):
-        best = None
+        best, numbers = None, None
         for index in by_length.get(len(group.texts), ()):
-            quantity = pool[index]
-            found = match(group, quantity)
+            if (group.texts, index) not in matched:
+                numbers = parsed(group) if numbers is None else numbers
+                matched[group.texts, index] = match(group, pool[index], numbers)
+            found = matched[group.texts, index]
             if found is None:
                 continue
             rank = (found[0], index >= cursor, -abs(index - cursor))

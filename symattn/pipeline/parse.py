@@ -18,6 +18,7 @@ from ..spec.files import SPEC_SUFFIXES, check_document, example_text, read_spec_
 from ..spec.model import Section, Spec
 from ..spec.textmath import written
 from . import chain
+from .limits import check_work
 
 _TOP_KEYS = {"title", "lang", "digits", "sections", "carry"}
 
@@ -37,12 +38,14 @@ def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = No
         raise SpecError("sections", "expected a non-empty list of sections")
     carried_at = chain.digits_of(spec_digits, stages, digits)
     links = chain.Chain.start(data, sections, *carried_at)
+    work = 0  # what the sections parsed so far compute: bounded before a later one's reference computes them
     for i, section in enumerate(sections):
         resolved, extra = links.take(section, f"sections[{i}]")
         try:
             links.add(replace(parse_section(resolved, f"sections[{i}]"), **extra))
         except SpecError as error:  # a carried matrix that does not fit: the message says where it came from
             raise chain.explained(error, extra) from None
+        work = check_work([(i, links.parsed[-1])], work)
     chained = any(s.carried for s in links.parsed)
     return Spec(sections=tuple(links.parsed), title=title, lang=lang, digits=spec_digits, name=name,
                 stage_digits=stages, source=data if chained else None, computed=links.computed(),

@@ -7,19 +7,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..document.size import MAX_MATRIX, MAX_STEPS
 from ..errors import SpecError, TexNotFoundError
 from ..infra.output import check_targets, write_set
 from ..infra.progress import Counter
-from ..kinds import kind_of
 from ..pipeline.derive import derive_spec
+from ..pipeline.limits import MAX_PAGES as MAX_PAGES
+from ..pipeline.limits import check_size
 from ..spec.model import Spec
 from .formats import LATEX, Format, compiler_function, format_of
 from .pdf import LatexRun, compile_pdf, sweep_stale_folders, tex_available, tex_missing
 
 LONG_DOCUMENT = 40  # pages from which build says what it is doing (the mt handout has 8)
-# The most pages a whole document may take: a few of the largest sections (64 tokens at d = 8 made 1,192 pages).
-MAX_PAGES = 4000
 
 
 def text_renderer(fmt: str) -> Callable[..., str]:
@@ -105,36 +103,6 @@ def _compiled(fmt: Format, text: str, stem: str, notify: Callable[[str], None], 
     with Counter(f"{what} pages written") as pages:
         return (latex.finish(text, on_page=pages.update)[0] if latex is not None
                 else compile_pdf(text, stem, on_page=pages.update))
-
-
-def check_size(spec: Spec) -> int:
-    """SpecError naming a section's focus (a multi-head's heads) when its document would pass MAX_STEPS (queries
-    derived one by one × keys × d) or MAX_MATRIX (entries of the matrix form): TeX would run for minutes or stop.
-    Only the spec is read; `solve` and JSON are not limited by it. Else the pages the document takes, about."""
-    pages = 0
-    for i, section in enumerate(spec.sections):
-        size = kind_of(section.kind).size(section)
-        pages += size.pages
-        field = f"sections[{i}].{size.field}"
-        matrix_fits = size.field == "focus" and 0 < size.matrix <= MAX_MATRIX
-        if size.steps > MAX_STEPS:
-            default = "heads with their own weights" if size.field == "heads" else "tokens derived one by one"
-            what = size.what or default
-            instead = ('use focus = "matrix" for the matrix form alone, or symattn solve for the answers'
-                       if matrix_fits else "use symattn solve or --format json for the answers")
-            over = size.over or f"over {size.keys} keys (d = {size.d})"
-            raise SpecError(field, f"{size.stepwise} {what} {over} make a document of "
-                                   f"about {size.pages} pages; at most {MAX_STEPS // (size.keys * size.d)} are "
-                                   f"written out ({instead})")
-        if size.matrix > MAX_MATRIX:
-            raise SpecError(field, f"a matrix form of {size.matrix} entries makes a document of about {size.pages} "
-                                   f"pages; at most {MAX_MATRIX} are written out (use symattn solve or --format json "
-                                   "for the answers)")
-    if pages > MAX_PAGES:  # many sections each within bounds (a chain of 1,500 norms: 19,500 pages, minutes)
-        raise SpecError("sections", f"the {len(spec.sections)} sections make a document of about {pages} pages; at "
-                                    f"most {MAX_PAGES} are written out (use symattn solve or --format json for the "
-                                    "answers)")
-    return pages
 
 
 def _no_tex_message() -> str:

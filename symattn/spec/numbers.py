@@ -15,12 +15,15 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _FRACTION = re.compile(r"[+-]?[0-9]+\s*/\s*[+-]?[0-9]+")
 
 # The limits of an input number (README, "Spec files"): every later step stays fast and every printed digit right.
-# A nonzero number is of size 10^-MAX_EXPONENT or more and below 10^(MAX_EXPONENT + 1); a decimal has at most
+# A nonzero number is of size 10^-MIN_EXPONENT or more and below 10^(MAX_EXPONENT + 1); a decimal has at most
 # MAX_DIGITS significant digits (a zero: at most MAX_DECIMALS decimals), a fraction at most MAX_DIGITS digits in its
 # numerator and in its denominator. Scores can still be huge (e^{a} of a score of 10^60): the engine and the
-# answers work through logarithms there, never with an integer of that size.
+# answers work through logarithms there, never with an integer of that size. Tiny numbers cost exact arithmetic
+# nothing (1e-300 solves at once); the floor is where the error bounds' floats (certify, a product of up to four
+# inputs, as X·W_Q·(X·W_K)ᵀ) stay above float's 1e-308.
 MAX_DIGITS = 50
 MAX_EXPONENT = 30
+MIN_EXPONENT = 60
 MAX_DECIMALS = MAX_DIGITS + MAX_EXPONENT
 
 
@@ -67,7 +70,7 @@ def parse_number(raw: object, field: str) -> tuple[Rational, int | None]:
         if denominator == 0:
             raise SpecError(field, f"division by zero in {text!r}")
         value = Rational(numerator, denominator)
-        if value and not Rational(1, 10**MAX_EXPONENT) <= abs(value) < 10 ** (MAX_EXPONENT + 1):
+        if value and not Rational(1, 10**MIN_EXPONENT) <= abs(value) < 10 ** (MAX_EXPONENT + 1):
             raise SpecError(field, _too_large(_shown(text)))
         return value, None
     raise SpecError(field, f"expected a number such as 0.8, -1.25 or 1/3, got {_shown(text)}")
@@ -83,14 +86,14 @@ def _checked_decimal(value: Decimal, text: str, field: str) -> Rational:
     if len(digits) > MAX_DIGITS:
         raise SpecError(field, f"expected at most {MAX_DIGITS} significant digits, got {len(digits)} in "
                                f"{_shown(text)}")
-    if abs(value.adjusted()) > MAX_EXPONENT:
+    if not -MIN_EXPONENT <= value.adjusted() <= MAX_EXPONENT:
         raise SpecError(field, _too_large(_shown(text)))
     mantissa = int("".join(map(str, digits))) * (-1 if sign else 1)
     return Rational(mantissa * 10**exponent) if exponent >= 0 else Rational(mantissa, 10**-exponent)
 
 
 def _too_large(what: str) -> str:
-    return f"expected a number of size 1e-{MAX_EXPONENT} or more and below 1e{MAX_EXPONENT + 1}, got {what}"
+    return f"expected a number of size 1e-{MIN_EXPONENT} or more and below 1e{MAX_EXPONENT + 1}, got {what}"
 
 
 def _shown(text: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from bench.confusion import spec_for
 from symattn.check import answers_of, check
-from symattn.check.document import claims_in, groups
+from symattn.check.document import claims_in, groups, html_text
 from symattn.cli import main
 from symattn.pipeline.parse import load_example, parse_spec
 from symattn.render.build import build
@@ -79,3 +79,23 @@ def test_html_documents(tmp_path, capsys):
     assert main(["check", "--example", "mt", "--from", str(page), "--json"]) == 1
     assert [(w["at"], w["cause"]) for w in json.loads(capsys.readouterr().out)["wrong"]] == [
         ("sections[0].queries.love.weights[3]", "renormalised")]
+
+
+# 1 MB of one fragment over and over: what made the old patterns quadratic (an environment opened and never closed,
+# a tag never ended) and what stresses the number and table patterns
+HOSTILE = ["\\begin{bmatrix} 1 ", "\\begin{aligned} 1 ", "\\begin{aligned} 1 \\\\ ", "\\begin{bmatrix} 1 \\end{pmatrix}",
+           "\\end{bmatrix} ", "<script ", "<style>1 ", "</script ", "<", "<td>1 ", "‹", "[1, 2 ", "\\[ 1 ", "1",
+           "1.", "-1 & ", "| 1 ", "\t1", "&lt;", "x^{1} "]
+
+
+@pytest.mark.parametrize("fragment", HOSTILE)
+def test_a_megabyte_of_anything_is_read_in_linear_time(fragment):
+    """A 1 MB document is read (as HTML, then its text's groups) in seconds, whatever it holds: `\\begin{bmatrix} 1`
+    × 20,000 took 62 s, `<script ` × 40,000 60 s."""
+    import time
+
+    text = fragment * (1_000_000 // len(fragment.encode()))
+    start = time.perf_counter()
+    found = groups(html_text(text)) + groups(text)
+    assert time.perf_counter() - start < 10, fragment  # (≤ 2 s on an idle machine: bench/ times it)
+    assert len(found) <= 2 * 20000

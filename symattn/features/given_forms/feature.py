@@ -157,7 +157,7 @@ def answers(section: GivenSpec, result: engine.Attention, kind: str) -> dict[str
 def size(section: GivenSpec) -> Size:
     n, m = len(section.tokens), len(section.keys)
     d = max([1, *(M.shape[1] for M in (section.Q, section.V) if M is not None)])
-    return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0)
+    return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0, work=n * m)
 
 
 def steps(section: GivenSpec, result: engine.Attention, kind: str) -> list[Step]:

@@ -45,7 +45,7 @@ class AlibiKind(Kind):
         d = max(max(h.W_Q.shape[1], h.W_V.shape[1], section.X.shape[1]) for h in section.heads)
         heads = len(section.heads)
         return Size("focus", heads * len(section.focus.stepwise), n, d,
-                    heads * n * n if section.focus.matrix_form(n) else 0)
+                    heads * n * n if section.focus.matrix_form(n) else 0, work=heads * n * n)
 
 
 ALIBI = AlibiKind()

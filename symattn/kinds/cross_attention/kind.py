@@ -198,7 +198,7 @@ class CrossAttentionKind(Kind):
             return given.size(section)
         n, m = len(section.tokens), len(section.memory_tokens)
         d = max(section.X.shape[1], section.memory.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
-        return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0)
+        return Size("focus", len(section.focus.stepwise), m, d, n * m if section.focus.matrix_form(n) else 0, work=n * m)
 
     def answers(self, section: CrossAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         if isinstance(section, given.GivenSpec):

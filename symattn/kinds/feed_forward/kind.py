@@ -200,7 +200,7 @@ class FeedForwardKind(Kind):
         d, d_ff = section.W_1.shape
         width = d * (2 if section.activation == "swiglu" else 1) + section.W_2.shape[1]
         return Size("focus", len(section.focus.stepwise), d_ff, -(-width // 2), what="tokens derived one by one",
-                    over=f"with products of {d_ff} × {width} terms")
+                    over=f"with products of {d_ff} × {width} terms", work=len(section.tokens) * (d_ff + width))
 
 
 def _token_steps(section: FeedForwardSpec, result: ffn.FeedForward, token: str, number: int, row: Shown,

@@ -165,7 +165,8 @@ class GroupedQueryKind(Kind):
         d = max(section.X.shape[1], section.W_Q[0].shape[1], section.kv_heads[0].W_V.shape[1])
         matrix = heads * n * keys if section.focus.matrix_form(n) else 0
         return Size("focus", heads * len(section.focus.stepwise), keys, d, matrix,
-                    what=f"queries ({len(section.focus.stepwise)} tokens × {heads} query heads) derived one by one")
+                    what=f"queries ({len(section.focus.stepwise)} tokens × {heads} query heads) derived one by one",
+                    work=heads * n * keys)
 
     def answers(self, section: GroupedQuerySpec, result: GroupedQuery) -> dict[str, Any]:
         tokens = section.tokens

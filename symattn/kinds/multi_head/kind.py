@@ -194,15 +194,16 @@ class MultiHeadKind(Kind):
         computed = [head for head in section.heads if head.output is None]
         d = max((max(section.X.shape[1], h.W_Q.shape[1], h.W_V.shape[1]) for h in computed), default=0)
         n = len(section.tokens)
+        work = max(1, len(computed) * n * n)  # (given head outputs: W_O's product alone)
         if not section.several:
-            return Size("heads", len(computed), n, d)
+            return Size("heads", len(computed), n, d, work=work)
         if not section.matrix_form:
             return Size("focus", len(computed) * len(section.focus.tokens), n, d,
-                        what="queries of heads derived one by one")
+                        what="queries of heads derived one by one", work=work)
         width, out = section.W_O.shape
         stepwise = len(computed) * n if section.focus.mode == "all" else 0  # "all": each token's steps first
         return Size("focus", stepwise, n, d, len(computed) * n * n + n * (width + out),
-                    what="queries of heads derived one by one")
+                    what="queries of heads derived one by one", work=work)
 
     def answers(self, section: MultiHeadSpec, result: MultiHeadRows) -> dict[str, Any]:
         """The first focus token's heads, concatenation and output (a one-token section's answers, as before), and

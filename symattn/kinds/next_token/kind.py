@@ -180,7 +180,10 @@ class NextTokenKind(Kind):
 
     def size(self, section: NextTokenSpec) -> Size:
         # the document shows W_vocab (or E) and one line of d terms per entry: a matrix of |V| × d entries, twice
-        return Size(field="vocabulary", matrix=len(section.vocabulary) * section.X.shape[1])
+        # (the given matrices count once, the lines here); solve computes a logit and a probability per entry
+        v, d = len(section.vocabulary), section.X.shape[1]
+        return Size(field="vocabulary", matrix=v * d, matrix_what=f"a vocabulary of {v} entries, a line of d = {d} "
+                                                                  f"terms each ({v * d} entries),", work=v, lines=v)
 
     def steps(self, section: NextTokenSpec, result: vocab.Prediction) -> list[Step]:
         vocabulary = section.vocabulary

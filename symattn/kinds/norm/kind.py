@@ -121,7 +121,7 @@ class NormKind(Kind):
     def size(self, section: NormSpec) -> Size:
         n, d = section.X.shape
         return Size(stepwise=len(section.focus.stepwise), keys=1, d=d,
-                    matrix=n * d if section.focus.matrix_form(n) else 0)
+                    matrix=n * d if section.focus.matrix_form(n) else 0, work=n * d)
 
     def outputs(self, section: NormSpec, result: NormResult) -> Carried:
         return KnownRows(section.tokens, result.matrix, result.numbers)  # the surds' numbers, filed once

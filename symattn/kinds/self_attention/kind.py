@@ -280,7 +280,8 @@ class SelfAttentionKind(Kind):
             return given.size(section)
         n, keys = len(section.tokens), len(section.tokens) + cache.past(section.cache)
         d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
-        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0)
+        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0,
+                    work=n * keys)
 
     def answers(self, section: SelfAttentionSpec, result: engine.Attention) -> dict[str, Any]:
         if isinstance(section, given.GivenSpec):

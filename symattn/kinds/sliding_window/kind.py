@@ -73,7 +73,8 @@ class SlidingWindowKind(Kind):
     def size(self, section: SlidingWindowSpec) -> Size:
         n, keys = len(section.tokens), len(window_engine.key_positions(section))
         d = max(section.X.shape[1], section.W_Q.shape[1], section.W_V.shape[1])
-        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0)
+        return Size("focus", len(section.focus.stepwise), keys, d, n * keys if section.focus.matrix_form(n) else 0,
+                    work=n * keys)
 
     def answers(self, section: SlidingWindowSpec, result: engine.Attention) -> dict[str, Any]:
         keys = window_engine.key_tokens(section)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...document.size import MAX_COLUMNS, MAX_DEPTH, MAX_TEXT, Size
 from ...document.steps import References, Step, TextParagraph, TextTable, WrittenHeading
 from ...errors import SpecError
 from ...spec.fields import check_keys, require
-from ...spec.model import Section, Written
+from ...spec.model import Math, Section, Written
 from ...spec.textmath import written_list
 from ..base import Kind
 
@@ -62,6 +63,23 @@ class TextKind(Kind):
         """No answers: the JSON leaves the section out."""
         return None
 
+    def size(self, section: TextSpec) -> Size:
+        """Its characters (pages), and the string that passes a limit of document/size.py if one does (the longest
+        otherwise): a 200,000-word paragraph, math nested 300 deep or 500 columns stop TeX."""
+        strings = [("heading", section.heading), *((f"paragraphs[{i}]", w) for i, w in enumerate(section.paragraphs)),
+                   *((f"notes[{i}]", w) for i, w in enumerate(section.notes)),
+                   *((f"table.header[{j}]", w) for j, w in enumerate(section.header)),
+                   *((f"table.rows[{i}][{j}]", w) for i, row in enumerate(section.rows) for j, w in enumerate(row)),
+                   *((f"references[{i}]", w) for i, w in enumerate(section.references))]
+        measured = [(field, *_measure(w)) for field, w in strings if isinstance(w, Written)]
+        characters = sum(m[1] for m in measured)
+        columns = len(section.header)
+        if columns > MAX_COLUMNS:
+            return Size("table", text=1, columns=columns, characters=characters)
+        worst = next((m for m in measured if m[1] > MAX_TEXT or m[2] > MAX_DEPTH),
+                     max(measured, key=lambda m: m[1], default=("heading", 1, 0)))
+        return Size(worst[0], text=max(1, worst[1]), depth=worst[2], columns=columns, characters=characters)
+
 
 def table(value: Any, field: str) -> tuple[tuple[Written, ...], tuple[tuple[Written, ...], ...]]:
     """table = { header = [...], rows = [[...], ...] }: every row as long as the header."""
@@ -82,3 +100,20 @@ def table(value: Any, field: str) -> tuple[tuple[Written, ...], tuple[tuple[Writ
 
 
 TEXT = TextKind()
+
+
+def _measure(written: Written) -> tuple[int, int]:
+    """(characters, deepest nesting of braces in its math) of a string, in its longest language."""
+    characters, depth = 0, 0
+    for _, pieces in written.texts:
+        characters = max(characters, sum(len(p) if isinstance(p, str) else sum(len(x if isinstance(x, str) else x.text) for x in p.parts)
+                                         for p in pieces))
+        for piece in pieces:
+            if isinstance(piece, Math):
+                level = 0
+                for part in piece.parts:
+                    for i, c in enumerate(part if isinstance(part, str) else ""):
+                        if c in "{}" and not (i and part[i - 1] == "\\"):
+                            level += 1 if c == "{" else -1
+                            depth = max(depth, level)
+    return characters, depth
