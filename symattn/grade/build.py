@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..infra.output import check_targets, write_set
+from ..render.escape import csv_cell
 from ..render.pdf import LatexRuns
 from .exam import Exam, load_exam
 from .feedback import Feedback, points_text
@@ -19,7 +20,6 @@ from .mark import Graded, grade
 from .responses import read_responses
 
 GRADE_FORMATS = ("md", "pdf")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,6 @@ class GradeResult:
     skipped: tuple[int, ...]
     # rows the class list does not bear out: a student not on it, or graded on another version than theirs
     doubts: tuple[str, ...] = ()
-
-
-def csv_cell(text: str) -> str:
-    """A name as a CSV cell a spreadsheet shows as text: a leading =, +, -, @ gets a ' before it."""
-    return "'" + text if text.startswith(_FORMULA) else text
 
 
 def file_stem(student: str, number: int) -> str:
@@ -50,13 +45,14 @@ def grades_csv(graded: list[Graded], exam: Exam | None = None) -> str:
     listed = exam is not None and bool(exam.students)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", *(["id"] if listed else []), "version", *letters, "total"])
+    rows = [["student", *(["id"] if listed else []), "version", *letters, "total"]]
     for g in graded:
         points = {p.letter: points_text(g.points(p)) for p in g.version.parts}
         entry = exam.student(g.response.student) if listed else None
-        ids = [csv_cell(entry[0]) if entry else ""] if listed else []
-        writer.writerow([csv_cell(g.response.student), *ids, g.version.label, *(points.get(k, "") for k in letters),
-                         points_text(g.total)])
+        ids = [entry[0] if entry else ""] if listed else []
+        rows.append([g.response.student, *ids, g.version.label, *(points.get(k, "") for k in letters),
+                     points_text(g.total)])
+    writer.writerows([csv_cell(cell) for cell in row] for row in rows)
     return out.getvalue()
 
 

@@ -138,3 +138,15 @@ def escape_attribute(text: str) -> str:
 def safe(text: str) -> str:
     """Moodle cloze text: HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
     return escape_attribute(text).replace("{", "&#123;").replace("}", "&#125;")
+
+
+# ------------------------------------------------------------ CSV
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+def csv_cell(text: str) -> str:
+    """A cell of a CSV symattn writes, as a spreadsheet shows it as text: one starting with =, +, -, @, a tab or a
+    carriage return gets a ' before it. Every cell of every CSV goes through here (header and numbers included:
+    symattn's points are never negative, so no number is changed)."""
+    return "'" + text if text.startswith(_FORMULA) else text

@@ -38,6 +38,8 @@ def check_document(data: Any) -> None:
                 pending.append((key_field(field, key), item, depth + 1))
         elif isinstance(value, list):
             pending.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, _LongInteger):
+            raise SpecError(field, f"an integer of {value.digits} digits is too long (at most {MAX_INT_DIGITS} digits)")
         else:
             _check_text(value, field)
 
@@ -59,6 +61,8 @@ def _sound(data: Any) -> bool:
         for item in items:
             if isinstance(item, str):
                 texts.append(item)
+            elif isinstance(item, _LongInteger):
+                return False
             elif isinstance(item, dict | list):
                 pending.append((item, depth + 1))
     return not _SURROGATE.search("".join(texts))
@@ -86,8 +90,6 @@ def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
         raise SpecError(source, f"nested too deeply (no spec field nests more than {MAX_DEPTH} levels)") from None
     except _Duplicate as exc:
         raise SpecError(source, f"key {exc.args[0]!r} given twice in one object (give each key once)") from None
-    except _TooLong:
-        raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
     except ValueError as exc:  # tomllib's int(): longer than Python's int_max_str_digits
         if fmt == "toml" and "digits" in str(exc):
             raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
@@ -101,14 +103,20 @@ class _Duplicate(Exception):
     """A key given twice in one JSON object (json.loads would keep the last silently)."""
 
 
-class _TooLong(Exception):
-    """A JSON integer longer than MAX_INT_DIGITS."""
+class _LongInteger:
+    """A JSON integer longer than MAX_INT_DIGITS, kept as its length: check_document refuses it naming its field
+    (Python reads no such integer from text)."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
 
 
-def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _TooLong
-    return int(text)
+def _parse_int(text: str) -> int | _LongInteger:
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if digits > MAX_INT_DIGITS else int(text)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
