@@ -81,14 +81,14 @@ def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
             data = tomllib.loads(text, parse_float=Decimal)
         else:
             data = json.loads(text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
-                              object_pairs_hook=_unique_keys)
+                              object_pairs_hook=unique_keys)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, f"not valid TOML: {exc}") from None
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise SpecError(source, f"nested too deeply (no spec field nests more than {MAX_DEPTH} levels)") from None
-    except _Duplicate as exc:
+    except DuplicateKey as exc:
         raise SpecError(source, f"key {exc.args[0]!r} given twice in one object (give each key once)") from None
     except ValueError as exc:  # tomllib's int(): longer than Python's int_max_str_digits
         if fmt == "toml" and "digits" in str(exc):
@@ -99,7 +99,7 @@ def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
     return data
 
 
-class _Duplicate(Exception):
+class DuplicateKey(Exception):
     """A key given twice in one JSON object (json.loads would keep the last silently)."""
 
 
@@ -119,11 +119,13 @@ def _parse_int(text: str) -> int | _LongInteger:
     return _LongInteger(digits) if digits > MAX_INT_DIGITS else int(text)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads' object_pairs_hook for every JSON symattn reads (specs, exam.json, claims): DuplicateKey for a
+    key given twice."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise _Duplicate(key)
+            raise DuplicateKey(key)
         data[key] = value
     return data
 
