@@ -179,10 +179,15 @@ def _exponent_shown(logit: Expr, power: str, start: int, known: Numbers | None) 
 
 
 def _exp_within(a: Fraction, low: Fraction, high: Fraction, places: int) -> bool:
-    """low ≤ e^a < high, decided with mpmath at 30 digits beyond `places` (the bounds are exact rationals)."""
-    with mpmath.workdps(places + 30 + max(0, int(abs(a)) // 2)):
-        value = mpmath.exp(mpmath.mpf(a.numerator) / a.denominator)
-        return mpmath.mpf(low.numerator) / low.denominator <= value < mpmath.mpf(high.numerator) / high.denominator
+    """low ≤ e^a < high, decided as ln(low) ≤ a < ln(high) with mpmath at 30 digits beyond `places` and a's own
+    digits (the bounds are exact rationals): the logarithms' absolute error is then 10^-(places + 30), whatever
+    the size of a (e^a itself would need about |a|/2 digits: a = -2·10^6 took 45 s, 10^30 overflowed)."""
+    if high <= 0:
+        return False
+    with mpmath.workdps(places + 30 + len(str(abs(a.numerator) // a.denominator))):
+        x = mpmath.mpf(a.numerator) / a.denominator
+        above = low <= 0 or mpmath.log(mpmath.mpf(low.numerator) / low.denominator) <= x
+        return above and x < mpmath.log(mpmath.mpf(high.numerator) / high.denominator)
 
 
 def shown_value(operand: Operand) -> Fraction | None:
