@@ -187,7 +187,7 @@ def _exact(data: Any, key: str, where: str, what: str) -> Decimal:
 
 
 def _brief(value: Any) -> str:
-    text = str(value) if isinstance(value, Decimal) else json.dumps(value, ensure_ascii=False)
+    text = str(value) if isinstance(value, Decimal) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
