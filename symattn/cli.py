@@ -242,7 +242,8 @@ def whole_option(text: str | None, option: str) -> int | None:
     if text is None:
         return None
     if not _WHOLE.fullmatch(text.strip()):
-        raise SpecError(option, f"expected a whole number written with the digits 0-9 (at most 18 of them), got {text!r}")
+        raise SpecError(option, f"expected a whole number written with the digits 0-9 (at most 18 of them), "
+                                f"got {text!r}")
     return int(text)
 
 

@@ -76,7 +76,8 @@ def _mutate(rng: random.Random, data):
         elif op < 0.55 and isinstance(parent, dict):
             del parent[key]
         elif op < 0.62 and isinstance(parent, dict):
-            parent[rng.choice(["W_k", "extra", "kind", "rope", "mask", "focus", "scale", "carry"])] = rng.choice(HOSTILE)
+            extra = rng.choice(["W_k", "extra", "kind", "rope", "mask", "focus", "scale", "carry"])
+            parent[extra] = rng.choice(HOSTILE)
         elif op < 0.72 and isinstance(value, list) and value:
             value.extend(copy.deepcopy(value[: rng.randint(1, len(value))]))
         elif op < 0.8 and isinstance(value, (str, int)) and not isinstance(value, bool):
