@@ -126,6 +126,7 @@ def test_no_control_character_reaches_the_terminal(tmp_path, capsys):
     ("x_1_2", "two subscripts on one base"),
     ("x'^2'", "a prime after a superscript"),
     ("x^2'", "a prime after a superscript"),
+    ("x'_1'", "a prime after a superscript"),
     ("\\sqrt[\\sqrt[3]{2}]{x}", "a root's index holds no brackets or root"),
     ("x_\\left(y\\right)", "\\left after _ needs braces"),
     ("x^\\sqrt{2}", "\\sqrt after ^ needs braces"),

@@ -217,11 +217,16 @@ def _check_scripts(source: str, field: str) -> None:
             i = _script_end(source, _skip_spaces(source, i + 1), char, field)
             state[which] = True
             continue
-        if char == "'":
+        if char == "'":  # primes are a superscript, which a ^ right after them joins (x'^2), as in TeX
             if state[0]:
                 raise SpecError(field, f"a prime after a superscript in math {_shown(source)} (write "
                                        f"x^{{2\\prime}}, or x'^2)")
-            i += 1
+            while source.startswith("'", i):
+                i += 1
+            after = _skip_spaces(source, i)
+            if source.startswith("^", after):
+                i = _script_end(source, _skip_spaces(source, after + 1), "^", field)
+            state[0] = True
             continue
         if char == "\\":
             match = _COMMAND.match(source, i)
