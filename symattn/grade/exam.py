@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ..check.hypotheses import section_from_data
 from ..errors import SpecError
 from ..spec.fields import parse_digits
 from ..spec.files import check_document, read_spec_text
@@ -213,11 +214,15 @@ def _version(entry: dict[str, Any], label: str, parts: tuple[GradedPart, ...], w
     solved = _first(answers, f"{where}.answers")
     at = f"{where}.spec.sections[0]"
     kind = _required(section, "kind", at, str, "the section's kind")
-    tokens = section.get("tokens", [])
-    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+    tokens = _required(section, "tokens", at, list, "a list of token names")
+    if not all(isinstance(t, str) for t in tokens):
         raise SpecError(f"{at}.tokens", f"expected a list of token names, got {_brief(tokens)}")
     for key in ("X", "memory", "W_Q", "W_K", "W_V", "W_O"):
         _matrix(section, key, at)
+    if section_from_data(section) is not None and "focus" not in section:  # the diagnosis reads the focus row
+        raise SpecError(f"{at}.focus", "missing: expected the token whose query the exam asks")
+    if "focus" in section and not (isinstance(section["focus"], str) and section["focus"] in tokens):
+        raise SpecError(f"{at}.focus", f"expected one of the tokens, got {_brief(section['focus'])}")
     asked_q = any(b.role == "q" for p in parts for b in p.blanks)
     if "heads" in section:  # several heads: each with its own d_k and scale
         heads = _required(section, "heads", at, list, "a list of heads")

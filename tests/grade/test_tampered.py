@@ -53,6 +53,10 @@ def _set(path: str, value):
                                              'got "abc"'),
     ("versions.0.spec.sections.0.X", [[1, 0], [0, "a"]], "versions[0].spec.sections[0].X[1][1]: expected a number"),
     ("versions.0.spec.sections.0.W_Q", "abc", "versions[0].spec.sections[0].W_Q: expected a matrix"),
+    ("versions.0.spec.sections.0.focus", ["A"], "versions[0].spec.sections[0].focus: expected one of the tokens"),
+    ("versions.0.spec.sections.0.focus", "Z", 'versions[0].spec.sections[0].focus: expected one of the tokens, '
+                                             'got "Z"'),
+    ("versions.0.spec.sections.0.tokens", None, "versions[0].spec.sections[0].tokens: expected a list of token"),
     # item 15: a part letter and a label are validated on load (they reach TeX, Markdown and grades.csv)
     ("versions.0.parts.0.part", "\\def\\x{\\x}\\x", "versions[0].parts[0].part: expected the part's letter (one "
                                                      "of a-z)"),
