@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import re
 import signal
 import sys
 from pathlib import Path
 
+from .errors import printable
+
 PROG = "symattn"
+_WHOLE = re.compile(r"-?[0-9]{1,18}")  # an option's whole number (a seed may be negative)
 
 
 class Terminated(KeyboardInterrupt):
@@ -90,9 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "answer key (full worked solutions), exam.json and moodle.xml. The same options always give "
                     "the same files.",
     )
-    exam.add_argument("--count", type=int, metavar="N",
+    exam.add_argument("--count", metavar="N",
                       help="number of versions (default: 10, or one per student of --students)")
-    exam.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default: 0)")
+    exam.add_argument("--seed", default="0", metavar="S", help="random seed (default: 0)")
     exam.add_argument("--kind", default="self_attention", metavar="KIND",
                       help="self_attention, cross_attention, multi_head, grouped_query, next_token, feed_forward, "
                            "add_norm, rope or mixed (default: self_attention)")
@@ -107,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated: pdf (exam, key, solutions), tex, json, moodle, solutions "
                            "(solutions.pdf alone), qti (Canvas; needs text2qti) (default: pdf,tex,json,moodle)")
     # fair versions: one shape for the whole exam, and the parts asked (exam/fair.py, exam/points.py)
-    exam.add_argument("--tokens", type=int, metavar="N", help="tokens of every version (default: drawn once)")
-    exam.add_argument("--d-k", dest="d_k", type=int, metavar="N", help="d_k of every version (default: drawn once; "
+    exam.add_argument("--tokens", metavar="N", help="tokens of every version (default: drawn once)")
+    exam.add_argument("--d-k", dest="d_k", metavar="N", help="d_k of every version (default: drawn once; "
                                                                        "1 only when asked)")
     exam.add_argument("--parts", metavar="LIST", help="the parts to ask, e.g. a,c,d (default: a,b,c,d,e)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
@@ -123,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--students", metavar="CSV",
                       help="a class list (UTF-8 CSV with the columns id and name): one version per student, "
                            "with the student's name and id on every page")
-    exam.add_argument("--jobs", type=int, metavar="N",
+    exam.add_argument("--jobs", metavar="N",
                       help="processes that derive and typeset the versions; the files are the same for any N "
                            "(default: one per processor, at most 8; 1: no extra processes)")
 
@@ -220,8 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # user errors are one line; anything else is a bug with a traceback
         from .errors import SymattnError
 
-        if isinstance(exc, SymattnError):
-            print(f"{PROG}: error: {exc}", file=sys.stderr)
+        if isinstance(exc, SymattnError):  # user text in it is shown, never acted on by the terminal
+            print(f"{PROG}: error: {printable(str(exc))}", file=sys.stderr)
             return exc.exit_status
         raise
     finally:
@@ -244,8 +248,20 @@ def parse_formats(text: str, allowed: tuple[str, ...], option: str = "--format")
     return formats
 
 
+def whole_option(text: str | None, option: str) -> int | None:
+    """An option's whole number, written in ASCII digits (int() would also read "٤" and "７"); None stays None."""
+    from .errors import SpecError
+
+    if text is None:
+        return None
+    if not _WHOLE.fullmatch(text.strip()):
+        raise SpecError(option, f"expected a whole number written with the digits 0-9 (at most 18 of them), "
+                                f"got {text!r}")
+    return int(text)
+
+
 def _note(message: str) -> None:
-    print(f"{PROG}: {message}", file=sys.stderr, flush=True)
+    print(f"{PROG}: {printable(message)}", file=sys.stderr, flush=True)
 
 
 def _examples(args: argparse.Namespace) -> int:
@@ -288,6 +304,8 @@ def _exam(args: argparse.Namespace) -> int:
     from .spec.fields import parse_digits
 
     _settle()
+    for option in ("count", "seed", "tokens", "d_k", "jobs"):  # whole numbers in ASCII digits (not ٤ or ７)
+        setattr(args, option, whole_option(getattr(args, option), f"--{option.replace('_', '-')}"))
     digits = parse_digits(args.digits, "--digits") if args.digits is not None else DEFAULT_DIGITS
     langs = parse_formats(args.lang, ("ja", "en"), "--lang")
     students = read_students(Path(args.students), MAX_COUNT) if args.students is not None else ()
@@ -308,7 +326,7 @@ def _exam(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     keep = (Path(args.students),) if args.students is not None else ()  # the class list is never overwritten
     for path in build_exam(options, Path(args.out), formats, split=args.split, jobs=jobs, langs=langs, keep=keep):
-        print(f"wrote {path}")
+        print(printable(f"wrote {path}"))
     return 0
 
 
@@ -333,8 +351,8 @@ def _grade(args: argparse.Namespace) -> int:
         _note(f"warning: {doubt}")
     feedback = sum(1 for path in result.written if path.parent.name == "feedback")
     not_graded = f", {len(result.unread)} not graded (see grades.csv)" if result.unread else ""
-    print(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
-          f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files")
+    print(printable(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
+                    f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files"))
     return 0
 
 
@@ -388,7 +406,7 @@ def _render(args: argparse.Namespace) -> int:
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,
                        pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep)
     for path in result.written:
-        print(f"wrote {path}")
+        print(printable(f"wrote {path}"))
     if result.warning:
         _note(result.warning)
     return 0

@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
+# What a terminal would act on rather than show: C0 and C1 controls (ESC starts a colour or cursor sequence, a
+# newline would make two lines) and the bidirectional overrides and isolates (which reorder the text around them).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """A message as a terminal shows it literally, on one line: each control character as its escape (\\x1b)."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group(0))[1:-1] if ord(m.group(0)) < 0x100
+                            else f"\\u{ord(m.group(0)):04x}", text)
+
 
 class SymattnError(Exception):
     """Base class: the CLI prints the message on one line and exits with status 2."""

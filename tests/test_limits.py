@@ -10,8 +10,16 @@ import time
 import pytest
 
 from symattn.cli import main
-from symattn.document.size import (MAX_BLOCKS, MAX_COLUMNS, MAX_DEPTH, MAX_KEYS, MAX_LINES, MAX_TEXT, MAX_WORK,
-                                   ONLINE_WORK)
+from symattn.document.size import (
+    MAX_BLOCKS,
+    MAX_COLUMNS,
+    MAX_DEPTH,
+    MAX_KEYS,
+    MAX_LINES,
+    MAX_TEXT,
+    MAX_WORK,
+    ONLINE_WORK,
+)
 
 
 def _matrix(rows: int, cols: int, k: int = 0) -> list[list[float]]:

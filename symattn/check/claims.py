@@ -13,12 +13,14 @@ from typing import Any
 
 from ..errors import SpecError
 from ..infra.inputs import read_input_text
+from ..spec.files import DuplicateKey, unique_keys
 
 Path_ = tuple  # a path into solve's answers: keys (str) and indices (int)
 
 _NUMBER = re.compile(r"[-+−]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _WORD = re.compile(r"[^\W\d]\w*")
 _STEP = re.compile(r'\.([^\W\d]\w*)|\[(-?[0-9]+)\]|\[("(?:[^"\\]|\\.)*")\]')
+MOST_INDEX_DIGITS = 9  # an index of a path: no answer has a billion entries
 # keys of solve's answers whose strings are names or LaTeX, never claims (a copy of solve's JSON may keep them)
 NOT_CLAIMS = {"kind", "name", "tokens", "memory_tokens", "past_tokens", "key_tokens", "focus", "exact", "scale",
                "vocabulary", "ranking", "predicted", "ties", "activation", "pairing", "symattn", "title",
@@ -65,13 +67,25 @@ def parse_path(text: str, field: str) -> Path_:
     while rest:
         match = _STEP.match(rest)
         if match is None:
-            raise SpecError(field, f"expected a path such as sections[0].queries.love.weights, got {text!r}")
+            raise SpecError(field, f"expected a path such as sections[0].queries.love.weights, got {_brief(text)}")
         word, index, quoted = match.groups()
-        at.append(word if word is not None else int(index) if index is not None else json.loads(quoted))
+        if index is not None and len(index.lstrip("-")) > MOST_INDEX_DIGITS:
+            raise SpecError(field, f"an index of {len(index.lstrip('-'))} digits (at most {MOST_INDEX_DIGITS}): "
+                                   f"no answer has so many entries")
+        try:
+            at.append(word if word is not None else int(index) if index is not None else json.loads(quoted))
+        except ValueError:  # a quoted name that is no JSON string ("\q")
+            raise SpecError(field, f"expected a quoted name as JSON writes it, got {_brief(quoted)}") from None
         rest = rest[match.end():]
     if not at:
-        raise SpecError(field or "claims", f"expected a path such as sections[0].queries.love.weights, got {text!r}")
+        raise SpecError(field or "claims", f"expected a path such as sections[0].queries.love.weights, got "
+                                           f"{_brief(text)}")
     return tuple(at)
+
+
+def _brief(text: str) -> str:
+    """User text in a message: quoted, and cut to 40 characters."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def number(value: Any, field: str) -> tuple[str, Decimal, int]:
@@ -104,7 +118,10 @@ def parse(text: str, is_json: bool, field: str) -> list[Claim]:
     """The claims of a claims file's text; numbers are read with their digits (floats never made)."""
     text = text.removeprefix("\ufeff")  # a byte-order mark, as --from and --students accept
     try:
-        data = (json.loads(text, parse_float=Decimal) if is_json else tomllib.loads(text, parse_float=Decimal))
+        data = (json.loads(text, parse_float=Decimal, object_pairs_hook=unique_keys) if is_json
+                else tomllib.loads(text, parse_float=Decimal))
+    except DuplicateKey as exc:
+        raise SpecError(field, f"key {_brief(exc.args[0])} given twice in one object (give each claim once)") from None
     except (ValueError, tomllib.TOMLDecodeError) as exc:
         raise SpecError(field, f"not valid {'JSON' if is_json else 'TOML'}: {exc}") from None
     except RecursionError:
@@ -123,7 +140,7 @@ def claims_of(data: dict[str, Any]) -> list[Claim]:
         elif key in NOT_CLAIMS:
             continue
         else:
-            _walk(parse_path(key, key), value, claims)
+            _walk(parse_path(key, key if len(key) <= 60 else key[:57] + "..."), value, claims)
     return claims
 
 

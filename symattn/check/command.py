@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import SpecError
+from ..errors import SpecError, printable
 from ..infra.inputs import read_input_text
 from . import answers_of, check
 from .claims import Claim, parse, read
@@ -62,7 +62,7 @@ def run(args: Any, parse_formats) -> int:
     checked = check(spec, claims, answers)
     inputs = tuple(Path(f) for f in (spec_file, claims_file, args.source) if f is not None)
     for path in write(spec, checked, formats, Path(args.out), inputs) if formats else ():
-        print(f"wrote {path}", file=sys.stderr)
+        print(printable(f"wrote {path}"), file=sys.stderr)
     sys.stdout.write(as_json(checked) if args.json else table(checked))
     return 1 if checked.wrong else 0
 

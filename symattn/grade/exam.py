@@ -11,9 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ..check.hypotheses import section_from_data
 from ..errors import SpecError
 from ..infra.inputs import MAX_EXAM_BYTES, read_input_text
 from ..spec.fields import parse_digits
+from ..spec.files import check_document, read_spec_text
 from .numbers import exact_decimal
 
 # The quantities an id's symbol names, by its letters (the head's digits and a label follow them).
@@ -21,7 +23,10 @@ ROLES = {"Q": "Q", "K": "K", "V": "V", "q": "q", "s": "scores", "a": "scaled", "
 MAX_POINTS = 1000  # a part's points as exam.json may give them (symattn's are 1-20): what grades add up
 MAX_INDEX = 10_000  # a blank's row, column or head
 # A number as exam.json writes it: a decimal in quotes ("-0.25", 30 significant digits), or a fraction ("1/3").
-_EXACT = re.compile(r"-?\d{1,40}(\.\d{1,40})?(/[1-9]\d{0,40})?")
+# At most 20 digits before the point: symattn's answers are far smaller, and grading works to 28 and more digits.
+_EXACT = re.compile(r"-?\d{1,20}(\.\d{1,40})?(/[1-9]\d{0,40})?", re.ASCII)
+_LABEL = re.compile(r"\d{1,4}", re.ASCII)  # a version's label: "01" ... "1000"
+_LETTER = re.compile(r"[a-z]")  # a part's letter
 
 
 @dataclass(frozen=True)
@@ -115,14 +120,16 @@ class Exam:
 
 
 def load_exam(path: Path) -> Exam:
-    """Read exam.json; a file symattn did not write (or one written before blanks had ids) is a one-line error."""
+    """Read exam.json; a file symattn did not write (or one written before blanks had ids), or one tampered with,
+    is a one-line error naming the field: each value the grader uses (and prints) is checked here."""
     field = str(path)
     text = read_input_text(path, field, MAX_EXAM_BYTES)
+    data = read_spec_text(text, "json", field)  # depth, duplicate keys and huge integers refused
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SpecError(field, f"cannot read an exam.json: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("versions"), list):
+        check_document(data)
+    except SpecError as exc:
+        raise SpecError(f"{field}: {exc.field}", exc.problem) from None
+    if not isinstance(data.get("versions"), list):
         raise SpecError(field, "expected the exam.json `symattn exam --format json` writes (a 'versions' list)")
     options = data.get("options", {})
     if not isinstance(options, dict):
@@ -131,20 +138,21 @@ def load_exam(path: Path) -> Exam:
     if lang not in ("ja", "en"):
         raise SpecError(f"{field}: options.lang", f"expected ja or en, got {_brief(lang)}")
     digits = parse_digits(options.get("digits", 4), f"{field}: options.digits")
-    versions = {}
+    versions: dict[str, GradedVersion] = {}
     for k, entry in enumerate(data["versions"]):
         where = f"{field}: versions[{k}]"
         if isinstance(entry, dict) and "parts" not in entry:
             raise SpecError(where, "has no 'parts' with blank ids: make the exam again with this symattn "
                                    "(`symattn exam ... --format json`)")
+        label = _label(entry, where)
+        if label in versions:
+            raise SpecError(f"{where}.label", f"version {label} is given twice (each version's label once)")
         parts = tuple(_part(part, f"{where}.parts[{i}]")
                       for i, part in enumerate(_required(entry, "parts", where, list, "a list of parts")))
-        try:
-            version = _version(entry, parts)
-        except (KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
-            what = f"no {exc.args[0]!r}" if isinstance(exc, KeyError) else "a value of another type or form"
-            raise SpecError(where, f"not a version as `symattn exam` writes it ({what})") from None
-        versions[version.label] = version
+        letters = [p.letter for p in parts]
+        if len(set(letters)) != len(letters):
+            raise SpecError(f"{where}.parts", f"a part letter is given twice ({', '.join(letters)})")
+        versions[label] = _version(entry, label, parts, where)
     students = tuple((_nfc(s["id"]), _nfc(s["name"]), str(s["version"])) for s in data.get("students") or ()
                      if isinstance(s, dict) and {"id", "name", "version"} <= set(s))
     title = options.get("title")
@@ -154,6 +162,15 @@ def load_exam(path: Path) -> Exam:
 
 def _nfc(value: Any) -> str:
     return unicodedata.normalize("NFC", str(value))
+
+
+def _label(entry: Any, where: str) -> str:
+    """A version's label as `symattn exam` writes it: ASCII digits ("01"; "0001" for a thousand versions)."""
+    label = _required(entry, "label", where, str, 'the version\'s label (digits, such as "01")')
+    if not _LABEL.fullmatch(label):
+        raise SpecError(f"{where}.label", f'expected the version\'s label (1 to 4 digits 0-9, such as "01"), '
+                                          f"got {_brief(label)}")
+    return label
 
 
 def _required(data: Any, key: str, where: str, kind: type | tuple[type, ...], what: str) -> Any:
@@ -179,19 +196,21 @@ def _exact(data: Any, key: str, where: str, what: str) -> Decimal:
     """A number exam.json writes in quotes, read exactly."""
     text = _required(data, key, where, str, f"{what} in quotes, as `symattn exam` writes it (\"0.00005\")")
     if not _EXACT.fullmatch(text):
-        raise SpecError(f"{where}.{key}", f"expected {what}: a decimal or a fraction such as \"0.25\" or \"1/3\", "
-                                          f"got {_brief(text)}")
+        raise SpecError(f"{where}.{key}", f"expected {what}: a decimal or a fraction such as \"0.25\" or \"1/3\" "
+                                          f"(at most 20 digits before the point), got {_brief(text)}")
     return exact_decimal(text)
 
 
 def _brief(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
+    text = str(value) if isinstance(value, Decimal) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _part(data: Any, where: str) -> GradedPart:
     """One of a version's parts, each field checked: its points and tolerance decide every grade."""
     letter = _required(data, "part", where, str, "the part's letter")
+    if not _LETTER.fullmatch(letter):
+        raise SpecError(f"{where}.part", f"expected the part's letter (one of a-z), got {_brief(letter)}")
     tolerance = _exact(data, "tolerance", where, "the tolerance")
     if tolerance < 0:
         raise SpecError(f"{where}.tolerance", f"expected a tolerance of 0 or more, got {_brief(data['tolerance'])}")
@@ -201,32 +220,89 @@ def _part(data: Any, where: str) -> GradedPart:
                       tuple(_blank(letter, blank, f"{where}.blanks[{i}]") for i, blank in enumerate(blanks)))
 
 
-def _version(entry: dict[str, Any], parts: tuple[GradedPart, ...]) -> GradedVersion:
-    section = entry["spec"]["sections"][0]
-    answers = entry["answers"]["sections"][0]
-    kind = section["kind"]
+def _version(entry: dict[str, Any], label: str, parts: tuple[GradedPart, ...], where: str) -> GradedVersion:
+    """A version's spec and solve's answers, checked where the grader reads them (each a field's error)."""
+    spec = _required(entry, "spec", where, dict, "the version's spec (a JSON object)")
+    section = _first(spec, f"{where}.spec")
+    answers = _required(entry, "answers", where, dict, "solve's answers (a JSON object)")
+    solved = _first(answers, f"{where}.answers")
+    at = f"{where}.spec.sections[0]"
+    kind = _required(section, "kind", at, str, "the section's kind")
+    tokens = _required(section, "tokens", at, list, "a list of token names")
+    if not all(isinstance(t, str) for t in tokens):
+        raise SpecError(f"{at}.tokens", f"expected a list of token names, got {_brief(tokens)}")
+    for key in ("X", "memory", "W_Q", "W_K", "W_V", "W_O"):
+        _matrix(section, key, at)
+    if section_from_data(section) is not None and "focus" not in section:  # the diagnosis reads the focus row
+        raise SpecError(f"{at}.focus", "missing: expected the token whose query the exam asks")
+    if "focus" in section and not (isinstance(section["focus"], str) and section["focus"] in tokens):
+        raise SpecError(f"{at}.focus", f"expected one of the tokens, got {_brief(section['focus'])}")
     asked_q = any(b.role == "q" for p in parts for b in p.blanks)
     if "heads" in section:  # several heads: each with its own d_k and scale
-        details = {h: {"d_k": len(d["Q"][0]), **section["heads"][h - 1], **d}
-                   for h, d in enumerate(answers.get("head_details", []), start=1) if d}
-        divisors = {h: _divisor(d) for h, d in details.items()}
-        d_k = {h: int(d["d_k"]) for h, d in details.items()}
-    elif "d_k" in answers:
-        divisors, d_k = {None: _divisor(answers)}, {None: int(answers["d_k"])}
+        heads = _required(section, "heads", at, list, "a list of heads")
+        details = _required({"head_details": [], **solved}, "head_details", f"{where}.answers.sections[0]", list,
+                            "a list of heads")
+        merged = {}
+        for h, d in enumerate(details, start=1):
+            if d is None:
+                continue
+            there = f"{where}.answers.sections[0].head_details[{h - 1}]"
+            if not isinstance(d, dict) or h > len(heads) or not isinstance(heads[h - 1], dict):
+                raise SpecError(there, "expected a head's details as `symattn solve` writes them")
+            for key in ("W_Q", "W_K", "W_V"):
+                _matrix(heads[h - 1], key, f"{at}.heads[{h - 1}]")
+            queries = _matrix(d, "Q", there)
+            merged[h] = ({"d_k": len(queries[0]) if queries else 1, **heads[h - 1], **d}, there)
+        divisors = {h: _divisor(d, there) for h, (d, there) in merged.items()}
+        d_k = {h: int(d["d_k"]) for h, (d, _) in merged.items()}
+    elif "d_k" in solved:
+        there = f"{where}.answers.sections[0]"
+        divisors, d_k = {None: _divisor(solved, there)}, {None: int(solved["d_k"])}
     else:  # a kind without scores (feed-forward, Add & Norm, next-token): nothing scaled to carry or diagnose
         divisors, d_k = {}, {}
-    tokens, focus = section.get("tokens", []), section.get("focus")
+    focus = section.get("focus")
     focus = 1 if asked_q or focus not in tokens else tokens.index(focus) + 1
     W_O = tuple(tuple(exact_decimal(v) for v in row) for row in section["W_O"]) if "W_O" in section else None
-    return GradedVersion(entry["label"], kind, parts, focus, divisors, d_k, W_O, section, entry["answers"])
+    return GradedVersion(label, kind, parts, focus, divisors, d_k, W_O, section, answers)
 
 
-def _divisor(answers: dict[str, Any]) -> Decimal:
-    """What the scores are divided by: √d_k, 1 (scale = "none") or the given number."""
+def _first(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """data["sections"][0], which must be a JSON object."""
+    sections = _required(data, "sections", where, list, "a list of sections")
+    if not sections or not isinstance(sections[0], dict):
+        raise SpecError(f"{where}.sections[0]", f"expected a section (a JSON object), "
+                                                f"got {_brief(sections[0]) if sections else 'nothing'}")
+    return sections[0]
+
+
+def _matrix(data: dict[str, Any], key: str, where: str) -> list[list[Any]] | None:
+    """data[key] if given: rows of equal length of exact numbers (as exam.json writes them), else a SpecError."""
+    if key not in data:
+        return None
+    rows = data[key]
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, list) and r for r in rows) \
+            or len({len(r) for r in rows}) != 1:
+        raise SpecError(f"{where}.{key}", f"expected a matrix (rows of equal length), got {_brief(rows)}")
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            if isinstance(value, bool) or not isinstance(value, str | int) or not _EXACT.fullmatch(str(value)):
+                raise SpecError(f"{where}.{key}[{i}][{j}]", f"expected a number in quotes, as `symattn exam` "
+                                                            f"writes it, got {_brief(value)}")
+    return rows
+
+
+def _divisor(answers: dict[str, Any], where: str) -> Decimal:
+    """What the scores are divided by: √d_k, 1 (scale = "none") or the given number (above 0)."""
+    _whole(answers, "d_k", where, 1, MAX_INDEX, "d_k")
     scale = answers.get("scale", "sqrt(d_k)")
     if scale == "sqrt(d_k)":
         return Decimal(int(answers["d_k"])).sqrt()
-    return Decimal(1) if scale == "none" else exact_decimal(scale)
+    if scale == "none":
+        return Decimal(1)
+    divisor = _exact(answers, "scale", where, 'the scale ("sqrt(d_k)", "none" or a number above 0)')
+    if divisor <= 0:
+        raise SpecError(f"{where}.scale", f"expected a scale above 0, got {_brief(scale)}")
+    return divisor
 
 
 def _blank(part: str, data: Any, where: str) -> GradedBlank:

@@ -9,17 +9,11 @@ import csv
 import io
 from dataclasses import dataclass
 
+from ..render.escape import csv_cell
 from .exam import Exam
 from .feedback import points_text
 from .mark import Graded
 from .responses import Unread
-
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(text: str) -> str:
-    """A cell a spreadsheet shows as text: a leading =, +, -, @, tab or carriage return gets a ' before it."""
-    return "'" + text if text.startswith(_FORMULA) else text
 
 
 def csv_text(rows: list[list[str]]) -> str:

@@ -57,7 +57,7 @@ class Feedback:
         for mark in graded.marks:
             if mark.verdict == "right":
                 continue
-            params = {"part": mark.blank.part, "where": code(where(mark.blank)),
+            params = {"part": plain(mark.blank.part), "where": code(where(mark.blank)),
                       "typed": code(brief(mark.text or "")), "answer": self._number(mark.blank.answer),
                       "tolerance": plain(format(mark.tolerance.normalize(), "f"))}
             if mark.verdict == "carried":
@@ -85,7 +85,8 @@ class Feedback:
         out = [f"# {escape_markdown(self.t('title', student=graded.response.student, label=version.label))}", "",
                self.t("total", total=points_text(graded.total), points=str(version.points)), "",
                f"| {self.t('part')} | {self.t('points')} | {self.t('of')} |", "|---|---:|---:|"]
-        out += [f"| ({p.letter}) | {points_text(graded.points(p))} | {p.points} |" for p in version.parts]
+        out += [f"| ({escape_markdown(p.letter)}) | {points_text(graded.points(p))} | {p.points} |"
+                for p in version.parts]
         mistakes, credited = self.items(graded, markdown_code, escape_markdown)
         out += ["", f"## {self.t('mistakes')}", ""]
         out += [f"- {' '.join(m)}" for m in mistakes] or [self.t("none")]
@@ -98,7 +99,8 @@ class Feedback:
         version = graded.version
         documentclass = "jsarticle" if self.lang == "ja" else "article"
         preamble = common_preamble("article").replace("@GEOMETRY@", "a4paper,margin=25mm")
-        rows = " \\\\\n".join(f"({p.letter}) & {points_text(graded.points(p))} & {p.points}" for p in version.parts)
+        rows = " \\\\\n".join(f"({escape(p.letter)}) & {points_text(graded.points(p))} & {p.points}"
+                            for p in version.parts)
         mistakes, credited = self.items(graded, lambda s: f"\\texttt{{{escape(s)}}}", escape)
         mistakes, credited = [[signs(s) for s in m] for m in mistakes], [signs(c) for c in credited]
         body = [f"\\section*{{{escape(self.t('title', student=graded.response.student, label=version.label))}}}",

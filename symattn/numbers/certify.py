@@ -72,13 +72,15 @@ def products(error_a: float, size_a: float, error_b: float, size_b: float, lengt
 
 def softmax(logit_error: float) -> float:
     """The relative error of softmax weights (and of each e^{a}, and their sum) when every logit is within
-    logit_error: each weight changes by a factor within e^{±2·logit_error}."""
-    return math.expm1(2 * logit_error)
+    logit_error: each weight changes by a factor within e^{±2·logit_error}; no bound (inf) past a float's range
+    (a long chain of full carries), which certifies no digit."""
+    return math.expm1(2 * logit_error) if 2 * logit_error < 700 else math.inf
 
 
 def weighted(logit_error: float, value_size: float, value_error: float) -> float:
     """The error of Σ_j w_j v_j: Σ_j |Δw_j| ≤ softmax(logit_error), times the values, plus the values' error."""
-    return softmax(logit_error) * (value_size + value_error) + value_error
+    spread = value_size + value_error
+    return softmax(logit_error) * spread + value_error if spread else value_error  # inf · 0 is no number
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,11 @@ def bounds(sections: Sequence[Any], results: Sequence[Any], kind_of: Callable[[s
             out.append(kind_of(section.kind).error_bound(section, result, errors) if any(errors.values()) else None)
         except SpecError as error:
             raise SpecError(f"sections[{len(out)}].{error.field}", error.problem) from None
+        bound = out[-1]
+        if bound is not None and not math.isfinite(bound.at(1.0)):
+            raise SpecError(f"sections[{len(out) - 1}]", 'with carry = "full", the bound of the unrounded chain '
+                                                         "grows past any number here: no digit of this section can "
+                                                         'be certified; use carry = "shown" for this section')
     return out
 
 

@@ -174,6 +174,13 @@ def evaluated(value: Expr, figures: int) -> Decimal:  # the Moodle question and 
     return Decimal(str(N(value, figures)))
 
 
+def evaluated_number(value: Expr, figures: int) -> mpmath.mpf:
+    """`figures` significant digits of an irrational value by SymPy's evalf, as an mpmath number: one of any size
+    (a Decimal's exponent stops near 10^18; e^{-10^30·√2·sin 1} of a rotated score is far smaller)."""
+    with mpmath.workdps(figures + 10):
+        return mpmath.mpf(N(value, figures)._mpf_)
+
+
 def context(prec: int) -> AbstractContextManager:
     """A decimal context of `prec` digits with unbounded exponents: e^{a} of a score of 10^7 has millions of digits
     before the point, beyond the default context's exponent limit."""

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 
 import mpmath
@@ -22,6 +22,7 @@ from .decimals import (
     LOG10_2,
     context,
     evaluate,
+    evaluated_number,
     leading_digits,
     plain,
     ten,
@@ -60,7 +61,10 @@ def significant(value: Expr, figures: int = 30, known: Numbers | None = None) ->
         # the Decimal route below (engine.decimal's digits, where they are enough: WORKING_DIGITS - 20), in integers
         if found is not None and figures + GUARD_DIGITS <= WORKING_DIGITS - 20:
             return significant_approximation(found, figures)
-        return _rounded(evaluate(value, figures + GUARD_DIGITS, known), figures)
+        try:
+            return _rounded(evaluate(value, figures + GUARD_DIGITS, known), figures)
+        except InvalidOperation:  # beyond a Decimal's exponents: the same digits from an mpmath number
+            return significant_approximation(evaluated_number(value, figures + GUARD_DIGITS), figures)
     return significant_fraction(int(value.p), int(value.q), figures)
 
 

@@ -7,9 +7,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..document.size import (GIVEN_PER_PAGE, MAX_BLOCKS, MAX_COLUMNS, MAX_DEPTH, MAX_KEYS, MAX_LINES, MAX_MATRIX, MAX_STEPS,
-                             MAX_TEXT,
-                             MAX_WORK, ONLINE_WORK, Size, entries)
+from ..document.size import (
+    GIVEN_PER_PAGE,
+    MAX_BLOCKS,
+    MAX_COLUMNS,
+    MAX_DEPTH,
+    MAX_KEYS,
+    MAX_LINES,
+    MAX_MATRIX,
+    MAX_STEPS,
+    MAX_TEXT,
+    MAX_WORK,
+    ONLINE_WORK,
+    Size,
+    entries,
+)
 from ..errors import SpecError
 from ..kinds import kind_of
 

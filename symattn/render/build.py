@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SpecError, TexNotFoundError
+from ..errors import TexNotFoundError
 from ..infra.output import check_targets, write_set
 from ..infra.progress import Counter
 from ..pipeline.derive import derive_spec

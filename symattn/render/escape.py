@@ -78,8 +78,10 @@ def mathjax_text(text: str) -> str:
     return _MATH_ANGLES.sub(lambda m: _MATH_ANGLE[m.group(0)], escape_latex(_LINE_BREAKS.sub(" ", text)))
 
 
-_MATH_ANGLE = {"<": r"}{\lt}\text{", ">": r"}{\gt}\text{"}
-_MATH_ANGLES = re.compile("[<>]")
+# ... and a ] before ( or [ gets an empty group after it, so that a Markdown renderer without math reads no link
+# or image ([click](http://…)) in a token's name; the group prints as nothing.
+_MATH_ANGLE = {"<": r"}{\lt}\text{", ">": r"}{\gt}\text{", "](": "]{}(", "][": "]{}["}
+_MATH_ANGLES = re.compile(r"[<>]|\][(\[]")
 
 
 # ------------------------------------------------------------ Markdown
@@ -109,14 +111,36 @@ def markdown_line_start(text: str) -> str:
 
 
 def markdown_code(text: str) -> str:
-    """Text as inline code on one line that may sit in a table cell (a pipe would end the cell), fenced as
-    CommonMark reads it back: by one backtick more than the longest run inside, with a space inside each fence when
-    the text starts or ends with a backtick (which would lengthen the fence) or with spaces at both ends (one of
-    which CommonMark strips)."""
-    code = _LINE_BREAKS.sub(" ", text).replace("|", "\\|")
+    """Text as inline code on one line, fenced as CommonMark reads it back: by one backtick more than the longest
+    run inside, with a space inside each fence when the text starts or ends with a backtick (which would lengthen
+    the fence) or with spaces at both ends (one of which CommonMark strips). A | stays: in a table cell
+    markdown_table_cell escapes it (outside a table `a\\|b` would show its backslash)."""
+    code = _LINE_BREAKS.sub(" ", text)
     fence = "`" * (max(map(len, _BACKTICKS.findall(code)), default=0) + 1)
     pad = code.startswith("`") or code.endswith("`") or (code[:1] == code[-1:] == " " and code.strip(" "))
     return f"{fence} {code} {fence}" if pad else f"{fence}{code}{fence}"
+
+
+def markdown_table_cell(cell: str) -> str:
+    r"""A rendered cell for a GFM table row: each | inside a code span as \| (the table reads every unescaped |
+    as the cell's end, in code too, and gives the code its | back). Text outside code has its | escaped already
+    (escape_markdown) and math writes \vert, so the code spans are the backtick runs not escaped by a \."""
+    out, fence, i = [], None, 0
+    while i < len(cell):
+        char = cell[i]
+        if char == "\\" and fence is None:  # an escape outside code: the pair as it is
+            out.append(cell[i:i + 2])
+            i += 2
+            continue
+        if char == "`":
+            run = _BACKTICKS.match(cell, i).group(0)
+            fence = run if fence is None else None if run == fence else fence
+            out.append(run)
+            i += len(run)
+            continue
+        out.append("\\|" if char == "|" and fence is not None else char)
+        i += 1
+    return "".join(out)
 
 
 # ------------------------------------------------------------ HTML
@@ -138,3 +162,15 @@ def escape_attribute(text: str) -> str:
 def safe(text: str) -> str:
     """Moodle cloze text: HTML-escaped, and cloze's own braces neutralised (a brace would start a blank)."""
     return escape_attribute(text).replace("{", "&#123;").replace("}", "&#125;")
+
+
+# ------------------------------------------------------------ CSV
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads a cell starting so as a formula
+
+
+def csv_cell(text: str) -> str:
+    """A cell of a CSV symattn writes, as a spreadsheet shows it as text: one starting with =, +, -, @, a tab or a
+    carriage return gets a ' before it. Every cell of every CSV goes through here (header and numbers included:
+    symattn's points are never negative, so no number is changed)."""
+    return "'" + text if text.startswith(_FORMULA) else text

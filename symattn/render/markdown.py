@@ -16,7 +16,7 @@ from ..spec.model import Math, Written
 from ..typeset.figures.boxes import Line
 from ..typeset.figures.flow import caption, columns, layout
 from ..typeset.layout import heat_cells
-from .escape import escape_markdown, markdown_code, markdown_line_start, mathjax_text
+from .escape import escape_markdown, markdown_code, markdown_line_start, markdown_table_cell, mathjax_text
 from .printers import DerivationRenderer
 from .web import PAGELESS_SETTINGS, PagelessMixin
 
@@ -26,8 +26,10 @@ UPRIGHT = {"ja"}
 # darker the shade, the larger the weight, as the sentence before the heatmap says.
 SHADES = "░▒▓█"
 # User math in Markdown: the characters a Markdown renderer would read, as the commands KaTeX and MathJax know.
-_MARKDOWN_MATH_COMMANDS = {"<": r"\lt ", ">": r"\gt ", r"\|": r"\Vert ", "|": r"\vert "}
-_MARKDOWN_MATH = re.compile(r"[<>|]|\\\|")
+# A ] before ( or [ would close a link's or an image's text ($[click](http://…)$, $![a](…)$): an empty group
+# between them keeps the math as it is set and makes no link.
+_MARKDOWN_MATH_COMMANDS = {"<": r"\lt ", ">": r"\gt ", r"\|": r"\Vert ", "|": r"\vert ", "](": "]{}(", "][": "]{}["}
+_MARKDOWN_MATH = re.compile(r"[<>|]|\\\||\][(\[]")
 
 
 class MarkdownRenderer(PagelessMixin, DerivationRenderer):
@@ -55,9 +57,9 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
         return "$$\n\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}\n$$"
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
-        rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        rows = ["| " + " | ".join(map(markdown_table_cell, header)) + " |", "|" + "---|" * len(header)]
         for i, token in enumerate(tokens):
-            rows.append("| " + " | ".join([token, *[column[i] for column in columns]]) + " |")
+            rows.append("| " + " | ".join(map(markdown_table_cell, [token, *[column[i] for column in columns]])) + " |")
         return "\n".join(rows)
 
     def body(self, derivation: Derivation) -> str:
@@ -81,7 +83,8 @@ class MarkdownRenderer(PagelessMixin, DerivationRenderer):
 
     def user_math(self, math: Math) -> str:
         """As LaTeX writes it, without the characters Markdown would read outside the math: < and > (an HTML tag
-        to a renderer that passes math through unparsed) and | (the end of a table cell, even inside $…$)."""
+        to a renderer that passes math through unparsed), | (the end of a table cell, even inside $…$) and a ] that
+        would close a link's text."""
         return _MARKDOWN_MATH.sub(lambda m: _MARKDOWN_MATH_COMMANDS[m.group(0)], super().user_math(math))
 
     def _print_Heading(self, step: Heading) -> str:

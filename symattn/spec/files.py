@@ -38,6 +38,8 @@ def check_document(data: Any) -> None:
                 pending.append((key_field(field, key), item, depth + 1))
         elif isinstance(value, list):
             pending.extend((f"{field}[{i}]", item, depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, _LongInteger):
+            raise SpecError(field, f"an integer of {value.digits} digits is too long (at most {MAX_INT_DIGITS} digits)")
         else:
             _check_text(value, field)
 
@@ -59,6 +61,8 @@ def _sound(data: Any) -> bool:
         for item in items:
             if isinstance(item, str):
                 texts.append(item)
+            elif isinstance(item, _LongInteger):
+                return False
             elif isinstance(item, dict | list):
                 pending.append((item, depth + 1))
     return not _SURROGATE.search("".join(texts))
@@ -77,17 +81,15 @@ def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
             data = tomllib.loads(text, parse_float=Decimal)
         else:
             data = json.loads(text, parse_float=Decimal, parse_int=_parse_int, parse_constant=_reject_constant,
-                              object_pairs_hook=_unique_keys)
+                              object_pairs_hook=unique_keys)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(source, f"not valid TOML: {exc}") from None
     except json.JSONDecodeError as exc:
         raise SpecError(source, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise SpecError(source, f"nested too deeply (no spec field nests more than {MAX_DEPTH} levels)") from None
-    except _Duplicate as exc:
+    except DuplicateKey as exc:
         raise SpecError(source, f"key {exc.args[0]!r} given twice in one object (give each key once)") from None
-    except _TooLong:
-        raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
     except ValueError as exc:  # tomllib's int(): longer than Python's int_max_str_digits
         if fmt == "toml" and "digits" in str(exc):
             raise SpecError(source, f"a number is too long (more than {MAX_INT_DIGITS} digits)") from None
@@ -97,25 +99,33 @@ def read_spec_text(text: str, fmt: str, source: str) -> dict[str, Any]:
     return data
 
 
-class _Duplicate(Exception):
+class DuplicateKey(Exception):
     """A key given twice in one JSON object (json.loads would keep the last silently)."""
 
 
-class _TooLong(Exception):
-    """A JSON integer longer than MAX_INT_DIGITS."""
+class _LongInteger:
+    """A JSON integer longer than MAX_INT_DIGITS, kept as its length: check_document refuses it naming its field
+    (Python reads no such integer from text)."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"an integer of {self.digits} digits"
 
 
-def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _TooLong
-    return int(text)
+def _parse_int(text: str) -> int | _LongInteger:
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if digits > MAX_INT_DIGITS else int(text)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads' object_pairs_hook for every JSON symattn reads (specs, exam.json, claims): DuplicateKey for a
+    key given twice."""
     data: dict[str, Any] = {}
     for key, value in pairs:
         if key in data:
-            raise _Duplicate(key)
+            raise DuplicateKey(key)
         data[key] = value
     return data
 

@@ -190,7 +190,89 @@ def math(source: str, field: str) -> Math:
         raise SpecError(field, "unbalanced braces in math: a { without its }")
     if lefts:
         raise SpecError(field, "a \\left without its \\right")
+    _check_scripts(source, field)
     return Math(_joined(parts))
+
+
+# What ^ or _ may set without braces besides one character: a command that is one symbol in LaTeX, KaTeX and
+# latex2mathml alike (x^\alpha, x^\infty). Any other (x^\sqrt{2}, x_\left(, x^\log, x^\,) needs braces.
+SCRIPT_COMMANDS = frozenset({*GREEK, "infty", "prime", "ast", "star", "circ", "bullet", "top", "bot", "intercal",
+                             "perp", "ell", "partial", "nabla", "cdot", "times", "pm", "mp"})
+
+
+def _check_scripts(source: str, field: str) -> None:
+    """One superscript and one subscript per base, as TeX and latex2mathml demand (x^2^3, x_1_2, x^2' and x'^2'
+    are refused: write x^{2^3}, x_{12}); a script without braces is one character or one symbol. The source is
+    already checked (known commands, balanced braces); each brace group is a base of its own."""
+    stack = [[False, False]]  # per open group: whether the current base has a superscript, a subscript
+    i = 0
+    while i < len(source):
+        char = source[i]
+        state = stack[-1]
+        if char in "^_":
+            which = 0 if char == "^" else 1
+            if state[which]:
+                raise SpecError(field, f"two {('superscripts', 'subscripts')[which]} on one base in math "
+                                       f"{_shown(source)} (write x{char}{{1{char}2}}, or {{x{char}1}}{char}2)")
+            i = _script_end(source, _skip_spaces(source, i + 1), char, field)
+            state[which] = True
+            continue
+        if char == "'":  # primes are a superscript, which a ^ right after them joins (x'^2), as in TeX
+            if state[0]:
+                raise SpecError(field, f"a prime after a superscript in math {_shown(source)} (write "
+                                       f"x^{{2\\prime}}, or x'^2)")
+            while source.startswith("'", i):
+                i += 1
+            after = _skip_spaces(source, i)
+            if source.startswith("^", after):
+                i = _script_end(source, _skip_spaces(source, after + 1), "^", field)
+            state[0] = True
+            continue
+        if char == "\\":
+            match = _COMMAND.match(source, i)
+            i = match.end()
+            if match.group(1) == "text":
+                i = source.find("}", i) + 1  # plain text, no braces inside (checked)
+            elif match.group(1) == "sqrt" and source.startswith("[", _skip_spaces(source, i)):
+                start = _skip_spaces(source, i)
+                end = source.find("]", start)
+                if "[" in source[start + 1:end] or "\\sqrt" in source[start + 1:end]:
+                    raise SpecError(field, f"a root's index holds no brackets or root in math {_shown(source)} "
+                                           f"(\\sqrt[3]{{x}})")
+                i = end + 1
+            stack[-1] = [False, False]
+            continue
+        if char == "{":
+            stack.append([False, False])
+        elif char == "}":
+            stack.pop()
+            stack[-1] = [False, False]  # the group is the new base
+        elif char != " ":
+            stack[-1] = [False, False]
+        i += 1
+
+
+def _script_end(source: str, i: int, sign: str, field: str) -> int:
+    """Where the script after ^ or _ (at i) ends: a brace group (its own bases checked), one character or one
+    symbol command; SpecError for another command or a prime."""
+    if source.startswith("{", i):
+        end = _group_end(source, i)
+        _check_scripts(source[i + 1:end - 1], field)
+        return end
+    if source.startswith("\\", i):
+        match = _COMMAND.match(source, i)
+        if match.group(1) not in SCRIPT_COMMANDS:
+            raise SpecError(field, f"\\{match.group(1)} after {sign} needs braces in math {_shown(source)} "
+                                   f"(x{sign}{{\\{match.group(1)}…}})")
+        return match.end()
+    if source.startswith("'", i):
+        raise SpecError(field, f"a prime as a script in math {_shown(source)} (write x^{{\\prime}} or x')")
+    return i + 1
+
+
+def _shown(source: str) -> str:
+    """Math quoted in a message as written, $…$, cut to 40 characters."""
+    return f"${source if len(source) <= 40 else source[:37] + '...'}$"
 
 
 def _joined(parts: list[str | MathText]) -> tuple[str | MathText, ...]:

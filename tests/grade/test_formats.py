@@ -228,7 +228,7 @@ def test_files_that_are_not_an_exam_or_a_csv_are_one_line_errors(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"versions": [{"label": "01", "parts": []}]}', encoding="utf-8")
     result = run(str(broken), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
-    assert result.returncode == 2 and "broken.json: versions[0]: not a version" in result.stderr
+    assert result.returncode == 2 and "broken.json: versions[0].spec: missing" in result.stderr
     (tmp_path / "nul.csv").write_bytes(b"student,version\nA\x00nn,01\n")
     result = run(str(path), str(tmp_path / "nul.csv"), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -294,7 +294,7 @@ _DROP = object()
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("versions.0.parts.0.tolerance", "-0.001", "versions[0].parts[0].tolerance: expected a tolerance of 0 or more"),
     ("versions.0.parts.0.points", 1e308, "versions[0].parts[0].points: expected the part's points (a whole number "
-                                         "from 0 to 1000), got 1e+308"),
+                                         "from 0 to 1000), got 1E+308"),
     ("versions.0.parts.0.points", 10**9, "versions[0].parts[0].points: expected the part's points"),
     ("versions.0.parts.0.points", "14", "versions[0].parts[0].points: expected the part's points"),
     ("versions.0.parts.0.blanks.0.answer", "NaN", "versions[0].parts[0].blanks[0].answer: expected the blank's "
@@ -303,7 +303,7 @@ _DROP = object()
                                                 "in quotes"),
     ("versions.0.parts.0.blanks.0.row", 0, "versions[0].parts[0].blanks[0].row: expected the blank's row"),
     ("versions.0.parts.0.blanks.0.id", _DROP, "versions[0].parts[0].blanks[0].id: missing: expected the blank's id"),
-    ("versions.0.spec", _DROP, "versions[0]: not a version as `symattn exam` writes it (no 'spec')"),
+    ("versions.0.spec", _DROP, "versions[0].spec: missing: expected the version's spec"),
     ("versions.0.parts", "abc", "versions[0].parts: expected a list of parts"),
     ("options.digits", "abc", "options.digits: expected a whole number of decimals"),
     ("options.lang", "fr", "options.lang: expected ja or en"),

@@ -188,7 +188,9 @@ def sum_steps(key_tokens: tuple[str, ...], V: Shown, result: engine.QueryAttenti
     return [heading(2, key, facts, {"token": Token(facts.token), "n": number}),
             Paragraph("attend.values"),
             VectorList(tuple(Name("v", t) for t in key_tokens), V.rows),
-            say("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum", facts),
+            # this query's sum (a symbolic section may have a numeric one: the causal first token's v)
+            say("attend.weighted_sum_symbolic" if any_symbolic(result.output) else "attend.weighted_sum",
+                replace(facts, symbolic=any_symbolic(result.output))),
             WeightedSum(result.softmax.weights, V.rows, result.output, key_tokens, result.softmax.known)]
 
 
