@@ -19,13 +19,13 @@ from ..render.pdf import LatexRuns, sweep_stale_folders
 from ..spec.model import integer_sqrt
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
-from .examiners import examiner_of
+from .examiners import exam_kinds, examiner_of
 from .exptable import exp_table, on_table
-from .generate import Candidate, Version, check, check_request, search
+from .generate import Candidate, Version, check, check_request, generate, search
 from .heading import check_heading
 from .options import ExamOptions
 from .paging import check_counts, page_counts, with_counts
-from .points import EXP_PARTS, asked_parts, needed, parse_parts
+from .points import EXP_PARTS, asked_parts, check_points, needed, parse_parts
 from .students import check_class
 from .workers import ordered_map
 
@@ -43,7 +43,7 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     asked = examiner_of(version.data["sections"][0]).exercise(section, version.results[0], options.digits)
     if not all(on_table(options.difficulty, scaled) for scaled in asked.scaled):  # by construction of the level
         raise AssertionError(f"version {version.label}: a scaled score is not on the {options.difficulty} e^x table")
-    parts = asked_parts(asked.parts, options.parts)
+    parts = asked_parts(asked.parts, options.parts, options.points)
     table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed, from
              if integer_sqrt(asked.d_k) is not None and asked.softmax  # scaled scores a table can hold
              and any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
@@ -83,6 +83,10 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
     if options.parts is not None:
         parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
+    if options.points is not None:
+        check_points(options.points, options.parts)
+        for kind in (exam_kinds() if options.kind == "mixed" else (options.kind,)):  # every asked part given:
+            exercise(generate(1, options.seed, kind, options.difficulty, options.lang)[0], options, steps=False)
     check_class(options.count, options.students)
     check_heading(options)
     langs = tuple(dict.fromkeys(langs)) or (options.lang,)

@@ -30,3 +30,4 @@ class ExamOptions:
     date: str | None = None
     time_allowed: str | None = None
     students: tuple[Student, ...] = ()
+    points: tuple[tuple[str, int], ...] | None = None  # --points: each asked part's (letter, points); None: by work

@@ -126,4 +126,5 @@ def fair_options(options: ExamOptions) -> dict[str, Any]:
     """The shape every version shares (given or drawn once: fair.exam_level) and the parts asked."""
     level = exam_level(options.seed, options.kind, options.difficulty, options.tokens, options.d_k)
     return {"tokens": level.tokens[0], "d_k": level.d_k[0],
-            "parts": list(options.parts or PART_LETTERS)}
+            "parts": list(options.parts or PART_LETTERS),
+            "points": None if options.points is None else dict(options.points)}
