@@ -44,16 +44,20 @@ def plausible(data: dict[str, Any]) -> bool:
     hidden = [[v + b for v, b in zip(h, b_1, strict=True)] for h in drawing.product(X, W_1)]
     output = [[v + b for v, b in zip(f, b_2, strict=True)]
               for f in drawing.product([[max(v, 0) for v in h] for h in hidden], W_2)]
-    return fair(X, hidden, output)
+    return fair(X, hidden, output, W_2)
 
 
 def friendly(section: FeedForwardSpec, result: FeedForward) -> bool:
-    return fair(entries(section.X.values), entries(result.hidden), entries(result.output))
+    return fair(entries(section.X.values), entries(result.hidden), entries(result.output), entries(section.W_2.values))
 
 
-def fair(X, hidden, output) -> bool:
-    """Distinct inputs; every token's h with an entry ReLU zeroes and one it keeps; no all-zero output row."""
-    if not drawing.rows_distinct(X):
+def fair(X, hidden, output, W_2) -> bool:
+    """Distinct inputs; every token's h with an entry ReLU zeroes and one it keeps; no all-zero output row; no dead
+    hidden unit (one ReLU zeroes for every token: its W_2 row is never used), and W_2's rows all different and
+    none zero (a unit the output ignores, or two units it cannot tell apart)."""
+    if not drawing.rows_distinct(X) or not drawing.rows_distinct(W_2):
+        return False
+    if any(all(v <= 0 for v in unit) for unit in zip(*hidden, strict=True)):
         return False
     return all(any(v < 0 for v in h) and any(v > 0 for v in h) and any(v != 0 for v in f)
                for h, f in zip(hidden, output, strict=True))

@@ -14,6 +14,7 @@ from ...exercises import drawing
 from ...exercises import fairness as checks
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
+from ...numbers.decimals import to_decimal
 from .engine import GroupedQuery
 from .kind import GroupedQuerySpec
 
@@ -36,7 +37,7 @@ def plausible(data: dict[str, Any]) -> bool:
     heads, kv = data["heads"], data["kv_heads"][0]
     if heads[0]["W_Q"] == heads[1]["W_Q"] or not drawing.rows_distinct(data["X"]):
         return False
-    if all(float(v) == 0 for r in data["W_O"] for v in r):
+    if not checks.mixes(drawing.fractions(data["W_O"])):
         return False
     (X, W_K, W_V, *W_Q), places = checks.integer_matrices([data["X"], kv["W_K"], kv["W_V"],
                                                            *(h["W_Q"] for h in heads)])
@@ -53,9 +54,10 @@ def plausible(data: dict[str, Any]) -> bool:
 
 
 def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
-    """As self-attention for each head (exam.checks), the heads' W_Q and scores different, distinct inputs, W_O not
-    all zero, and a gap between each head's two largest weights."""
-    if section.W_Q[0].values == section.W_Q[1].values or all(v == 0 for v in section.W_O.values):
+    """As self-attention for each head (exam.checks), the heads' W_Q and scores different, distinct inputs, W_O
+    using both heads for two different outputs (checks.mixes), the head outputs and the final outputs different,
+    and a gap between each head's two largest weights."""
+    if section.W_Q[0].values == section.W_Q[1].values or not checks.mixes(section.W_O.values.tolist()):
         return False
     if not drawing.rows_distinct(entries(section.X.values)):
         return False
@@ -65,6 +67,11 @@ def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
         return False
     if result.heads[0].queries[i].scores == result.heads[1].queries[i].scores:
         return False  # both heads would weigh the keys alike
+    rows = result.combined(i)
+    known = rows.known
+    if len({tuple(to_decimal(v, 12, known=known) for v in z) for z in rows.heads}) < 2 or len(
+            {to_decimal(z, 12, known=known) for z in rows.output}) < len(rows.output):
+        return False  # the heads' outputs alike, or two final outputs alike
     # the weights' numbers as the engine filed them: an evalf of each quotient of exponentials costs ~1 ms
     return all(drawing.gap_ok([float(a.known.number(w)) for w in a.queries[i].softmax.weights]) for a in result.heads)
 

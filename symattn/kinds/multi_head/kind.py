@@ -235,7 +235,7 @@ class MultiHeadKind(Kind):
 
         weights = [h[k] for h in data["heads"] for k in ("W_Q", "W_K", "W_V")]
         (X, *heads), places = checks.integer_matrices([data["X"], *weights])
-        if all(Decimal(v) == 0 for row_ in data["W_O"] for v in row_):
+        if not checks.mixes([[Decimal(v) for v in row_] for row_ in data["W_O"]]):
             return False
         runs = [(X, X, *heads[3 * h:3 * h + 3]) for h in range(len(data["heads"]))]
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
@@ -243,7 +243,7 @@ class MultiHeadKind(Kind):
     def friendly(self, section: MultiHeadSpec, result: MultiHeadRows) -> bool:
         from ...exercises import fairness as checks
 
-        if all(v == 0 for v in section.W_O.values):
+        if not checks.mixes(section.W_O.values.tolist()):
             return False
         X = section.X.values
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.token))
