@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--points", metavar="LIST",
                       help="each asked part's points, e.g. a=4,b=4,c=4,d=4,e=4 (default: 20 shared by work)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+    exam.add_argument("--paper", default="a4", metavar="SIZE", help="paper size of the PDFs: a4 or letter "
+                                                                    "(default: a4)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
     # the paper's heading and the class list (exam/heading.py, exam/students.py)
@@ -290,7 +292,7 @@ def _exam(args: argparse.Namespace) -> int:
     parts, points = parse_parts(args.parts), parse_points(args.points)
     check_points(points, parts)
     options = ExamOptions(count, args.seed, args.kind, args.difficulty, langs[0], digits, args.tokens,
-                          args.d_k, parts, title=args.title, points=points,
+                          args.d_k, parts, title=args.title, points=points, paper=args.paper,
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()

@@ -24,7 +24,7 @@ from ...exercises.exercise import (
 )
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.templates import class_options, read_template
-from ...typeset.layout import FONT_SIZE, PAPER
+from ...typeset.layout import FONT_SIZE, PAPERS
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .grading import grading_table
@@ -40,6 +40,7 @@ class PaperDriver:
 
     def __init__(self, options: ExamOptions) -> None:
         self.lang = lang = options.lang
+        self.paper = PAPERS[options.paper]
         self.digits = digits = options.digits
         # The worked solution flows in the page as a handout does (templates/exam.tex): a short derivation is one
         # display, kept on one page; a taller one may break between its lines.
@@ -56,7 +57,7 @@ class PaperDriver:
         """The exam and its key around the versions' LaTeX (as version() writes it): one body, typeset once; the
         key adds only \\printanswers."""
         body = "\n\n".join(versions)
-        preamble = shared_preamble(self.lang, body)
+        preamble = shared_preamble(self.lang, body, paper=self.paper)
         # PyLaTeX writes the frame around a placeholder: copying hundreds of versions through it costs ~0.1 s
         exam, key = (self.document(BODY_SLOT, key, preamble).split(BODY_SLOT) for key in (False, True))
         return exam[0] + body + exam[1], key[0] + body + key[1]
@@ -65,10 +66,10 @@ class PaperDriver:
         """A complete exam-class document around the versions' LaTeX (`preamble`: shared_preamble's, of the
         body)."""
         doc = Document(
-            documentclass="exam", document_options=[PAPER, FONT_SIZE, "addpoints", *class_options("exam")],
+            documentclass="exam", document_options=[self.paper, FONT_SIZE, "addpoints", *class_options("exam")],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
-        for part in shared_preamble(self.lang, body) if preamble is None else preamble:
+        for part in shared_preamble(self.lang, body, paper=self.paper) if preamble is None else preamble:
             doc.preamble.append(NoEscape(part))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
