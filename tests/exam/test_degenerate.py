@@ -1,18 +1,22 @@
-"""No degenerate version is drawn (README: Exams, "No version has ..."): on 200 versions per kind and difficulty,
+"""No degenerate version is drawn (README: Exams, "No degenerate version"), and every version of a kind costs about
+the same real work (README: "Equal real work"): on 200 versions per kind and difficulty,
 recomputed from the drawn numbers alone (fractions, and numpy for the softmax): no output projection with a zero
 row or column or two equal columns, no column of V with one value, no two equal weights, the two largest weights at
 least 0.02 apart, grouped-query heads and final outputs that differ, and feed-forward networks without a dead
-hidden unit or a zero or repeated row of W_2. The numbers only: no paper is rendered."""
+hidden unit or a zero or repeated row of W_2; the products worked by hand (neither factor 0 or ±1) within the
+kind's band, and no two versions with the same weights up to the order of rows and columns. The numbers only: no
+paper is rendered."""
 
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import permutations
 
 import numpy as np
 import pytest
 
 from symattn import generate
-from symattn.exam.examiners import exam_kinds
+from symattn.exam.examiners import exam_kinds, examiner
 
 COUNT = 200
 GAP = 0.02
@@ -104,9 +108,67 @@ def problems(section: dict) -> list[str]:
     return found
 
 
+def worked(*factors) -> bool:
+    return all(Fraction(f) not in (0, 1, -1) for f in factors)
+
+
+def hand_products(section: dict) -> int | None:
+    """The products a student works, neither factor 0 or ±1, recomputed for the kinds whose parts are plain
+    matrix products (the others: the kind's own count, held to its band)."""
+    kind = section["kind"]
+    if kind in ("self_attention", "cross_attention") and not section.get("rope"):
+        X = F(section["X"])
+        source = F(section["memory"]) if kind == "cross_attention" else X
+        W = {k: F(section[k]) for k in ("W_Q", "W_K", "W_V")}
+        n = sum(worked(x, w) for M, rows in ((W["W_Q"], X), (W["W_K"], source), (W["W_V"], source))
+                for r in rows for col in zip(*M, strict=True) for x, w in zip(r, col, strict=True))
+        q = mul(X, W["W_Q"])[section["tokens"].index(section["focus"])]
+        n += sum(worked(a, b) for k in mul(source, W["W_K"]) for a, b in zip(q, k, strict=True))
+        return n + sum(worked(v) for r in mul(source, W["W_V"]) for v in r)  # w · v: a weight is never 0 or ±1
+    if kind == "next_token":
+        return sum(worked(x, w) for col in zip(*F(section["W_vocab"]), strict=True)
+                   for x, w in zip(F(section["X"])[0], col, strict=True))
+    return None
+
+
+def unordered(matrix) -> tuple:
+    rows = [tuple(Fraction(v) for v in r) for r in matrix]
+    return min(tuple(sorted(zip(*order, strict=True))) for order in permutations(rows))
+
+
+def weights_of(section: dict) -> tuple:
+    places = [section, *section.get("heads", []), *section.get("kv_heads", [])]
+    return tuple((n, k, unordered(v)) for n, place in enumerate(places) for k, v in sorted(place.items())
+                 if k.startswith("W_"))
+
+
 @pytest.mark.parametrize("difficulty", ["easy", "standard"])
-@pytest.mark.parametrize("kind", [k for k in exam_kinds() if k != "add_norm"])
-def test_no_degenerate_version(kind, difficulty):
+@pytest.mark.parametrize("kind", list(exam_kinds()))
+def test_no_degenerate_version_and_equal_work(kind, difficulty):
     versions = generate(COUNT, 32, kind, difficulty, "en")
-    bad = {v.label: found for v in versions if (found := problems(v.data["sections"][0]))}
+    sections = [v.data["sections"][0] for v in versions]
+    bad = {v.label: found for v, s in zip(versions, sections, strict=True) if (found := problems(s))}
     assert not bad
+    band = examiner(kind).work_band(difficulty)
+    counts = [examiner(kind).hand_products(s) for s in sections]
+    assert all(mine is None or mine == count for mine, count in zip(map(hand_products, sections), counts,
+                                                                     strict=True))
+    if band is not None:
+        assert all(band[0] <= c <= band[1] for c in counts)
+        assert band[1] - band[0] <= max(5, band[1] // 2)  # a narrow band (README: Equal real work)
+    weights = [weights_of(s) for s in sections]
+    assert not weights[0] or len(set(weights)) == len(weights)  # (add_norm has no weight matrices)
+
+
+def test_exam_json_reports_each_versions_work(tmp_path):
+    import json
+    from decimal import Decimal
+
+    from symattn import ExamOptions, build_exam
+
+    build_exam(ExamOptions(3, 1, "self_attention", "standard", "en"), tmp_path, ("json",))
+    for version in json.loads((tmp_path / "exam.json").read_text(encoding="utf-8"))["versions"]:
+        answers = [Decimal(b["answer"]) for p in version["parts"] for b in p["blanks"]]
+        assert version["work"] == {"hand_products": hand_products(version["spec"]["sections"][0]),
+                                   "band": list(examiner("self_attention").work_band("standard")),
+                                   "blanks": len(answers), "distinct_answers": len({a.normalize() for a in answers})}

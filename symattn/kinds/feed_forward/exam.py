@@ -8,7 +8,7 @@ from typing import Any
 
 from ...document.steps import Name, Shown
 from ...engine import entries
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
 from ...exercises.levels import Level
 from .engine import FeedForward
@@ -45,6 +45,17 @@ def plausible(data: dict[str, Any]) -> bool:
     output = [[v + b for v, b in zip(f, b_2, strict=True)]
               for f in drawing.product([[max(v, 0) for v in h] for h in hidden], W_2)]
     return fair(X, hidden, output, W_2)
+
+
+WORK_BAND = {"standard": (10, 16)}  # hand_products of a version (exercises.work); easy: every product is by 0 or ±1
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """h = x W_1 and f = a W_2 (a = ReLU(h): its zeros are read off)."""
+    X, W_1, W_2 = (work.matrix(data[key]) for key in ("X", "W_1", "W_2"))
+    b_1 = work.matrix([data["b_1"]])[0]
+    activated = [[max(v + b, 0) for v, b in zip(h, b_1, strict=True)] for h in work.times(X, W_1)]
+    return work.count(work.product_pairs(X, W_1) + work.product_pairs(activated, W_2))
 
 
 def friendly(section: FeedForwardSpec, result: FeedForward) -> bool:

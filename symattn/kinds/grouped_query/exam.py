@@ -12,6 +12,7 @@ from ...document.steps import Name, Shown
 from ...engine import entries
 from ...exercises import drawing
 from ...exercises import fairness as checks
+from ...exercises import work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
 from ...numbers.decimals import to_decimal
@@ -51,6 +52,23 @@ def plausible(data: dict[str, Any]) -> bool:
     scale = 10 ** (4 * places) * math.sqrt(len(W_K[0]))  # the scores are in units of 10^-(4·places)
     return checks.plausible_runs([(X, X, q, W_K, W_V) for q in W_Q], i, places) and all(
         drawing.softmax_ok([s / scale for s in head]) for head in scores)
+
+
+WORK_BAND = {"easy": (10, 18), "standard": (26, 34)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """Each head's query of the focus token, K and V once, each head's q · k and w · v, and z · W_O."""
+    X, kv, i = work.matrix(data["X"]), data["kv_heads"][0], data["tokens"].index(data["focus"])
+    W_K, W_V = work.matrix(kv["W_K"]), work.matrix(kv["W_V"])
+    K, V = work.times(X, W_K), work.times(X, W_V)
+    pairs = work.product_pairs(X, W_K) + work.product_pairs(X, W_V)
+    for head in data["heads"]:
+        W_Q = work.matrix(head["W_Q"])
+        q = work.times([X[i]], W_Q)[0]
+        pairs += work.product_pairs([X[i]], W_Q) + [(a, b) for k in K for a, b in zip(q, k, strict=True)]
+        pairs += [(0.5, v) for r in V for v in r]  # a weight is never 0 or ±1
+    return work.count(pairs + [(0.5, w) for r in work.matrix(data["W_O"]) for w in r])  # z · W_O
 
 
 def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:

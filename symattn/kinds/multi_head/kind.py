@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sympy import ImmutableMatrix
 
@@ -239,6 +239,19 @@ class MultiHeadKind(Kind):
             return False
         runs = [(X, X, *heads[3 * h:3 * h + 3]) for h in range(len(data["heads"]))]
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
+
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (10, 18), "standard": (54, 70)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        from ...exercises import work
+
+        X, focus = work.matrix(data["X"]), data["tokens"].index(data["focus"])
+        pairs = [pair for h in data["heads"] for pair in work.attention_pairs(
+            X, X, *(work.matrix(h[k]) for k in ("W_Q", "W_K", "W_V")), focus)]
+        return work.count(pairs + [(0.5, w) for row_ in work.matrix(data["W_O"]) for w in row_])  # z · W_O
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
 
     def friendly(self, section: MultiHeadSpec, result: MultiHeadRows) -> bool:
         from ...exercises import fairness as checks

@@ -10,7 +10,7 @@ from typing import Any
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown, Token, Tokens
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenVector, row
 from ...exercises.levels import MAX_LOGIT, MIN_WEIGHT, Level
 from ...numbers.decimals import to_decimal
@@ -40,6 +40,14 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
     if temperature != "1":
         data["temperature"] = temperature
     return data
+
+
+WORK_BAND = {"easy": (1, 4), "standard": (4, 7)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """The logits x W_vocab (a temperature divides, it multiplies nothing)."""
+    return work.count(work.product_pairs(work.matrix(data["X"]), work.matrix(data["W_vocab"])))
 
 
 def plausible(data: dict[str, Any]) -> bool:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+import math
 from math import isqrt
 from typing import Any
 
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises import fairness as checks
 from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
 from ...exercises.levels import Level
@@ -78,6 +79,22 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
     return {"kind": AddNormSpec.kind, "tokens": drawing.words(rng, TOKENS, lang), "X": X, "Y": Y, "norm": "layer",
             "eps": eps, "gamma": drawing.matrix(rng, 1, WIDTH, gamma)[0],
             "beta": drawing.matrix(rng, 1, WIDTH, beta)[0]}
+
+
+WORK_BAND = {"easy": (6, 10), "standard": (12, 16)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """The squares (u − μ)² of the variance and γ ⊙ the normalised rows (those in floats: √ of the variance)."""
+    pairs = []
+    gamma = work.matrix([data["gamma"]])[0]
+    eps = Fraction(data["eps"])
+    for x, y in zip(work.matrix(data["X"]), work.matrix(data["Y"]), strict=True):
+        u = [a + b for a, b in zip(x, y, strict=True)]
+        d = [v - sum(u) / len(u) for v in u]
+        sigma = math.sqrt(sum(v * v for v in d) / len(d) + eps) or 1.0
+        pairs += [(v, v) for v in d] + [(g, float(v) / sigma) for g, v in zip(gamma, d, strict=True)]
+    return work.count(pairs)
 
 
 def plausible(data: dict[str, Any]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from sympy import Integer
 
@@ -15,6 +15,7 @@ from ...document.steps import Name, Shown
 from ...engine import entries
 from ...exercises import drawing
 from ...exercises import fairness as checks
+from ...exercises import work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
 from ...features.rope import feature as rotary
@@ -56,6 +57,24 @@ class RopeExam:
             return False
         i = data["tokens"].index(data["focus"])
         return drawing.softmax_ok([sum(a * b for a, b in zip(Qr[i], k, strict=True)) / math.sqrt(D_K) for k in Kr])
+
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (12, 18), "standard": (44, 56)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        """Q, K, V of every token, the rotations of the focus query and every key (by the table's cos m and
+        sin m: position 0 turns by nothing), q̂ · k̂ and w · v."""
+        X = work.matrix(data["X"])
+        Q, K, V = (work.times(X, work.matrix(data[key])) for key in ("W_Q", "W_K", "W_V"))
+        i = data["tokens"].index(data["focus"])
+        pairs = [pair for key in ("W_Q", "W_K", "W_V") for pair in work.product_pairs(X, work.matrix(data[key]))]
+        for m, r in [(i, Q[i]), *enumerate(K)]:
+            pairs += [(v, t) for v in r for t in (math.cos(m), math.sin(m))] * (1 if m else 0)
+        Qr, Kr = rotated(Q), rotated(K)
+        pairs += [(a, b) for k in Kr for a, b in zip(Qr[i], k, strict=True)]
+        return work.count(pairs + [(0.5, v) for r in V for v in r])
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
 
     def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
         """As self-attention (exam.checks, on the rotated Q and K), with distinct inputs, Q and K before the
