@@ -9,7 +9,7 @@ from functools import lru_cache
 from math import floor
 
 from ..errors import SpecError
-from ..exercises.exercise import NO_WORK, Part
+from ..exercises.exercise import NO_WORK, Part, writing_space
 
 PART_LETTERS = "abcde"  # (a) Q, K, V (b) raw scores (c) scaled scores (d) weights (e) output
 TOTAL_POINTS = 20  # every version's total, whichever parts are asked
@@ -83,7 +83,8 @@ def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None,
             raise SpecError("--points", f"part {missing[0]} has no points: give every asked part its own "
                                         f"({','.join(PART_LETTERS[parts.index(p)] + '=…' for p, _ in chosen)})")
         shares = tuple(given[PART_LETTERS[parts.index(p)]] for p, _ in chosen)
-    return tuple(replace(part, work=work, points=n) for (part, work), n in zip(chosen, shares, strict=True))
+    parts = (replace(part, work=work, points=n) for (part, work), n in zip(chosen, shares, strict=True))
+    return tuple(replace(part, space=writing_space(part)) for part in parts)
 
 
 def needed(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:

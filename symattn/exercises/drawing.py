@@ -65,11 +65,11 @@ def product(left: list[list[Any]], right: list[list[Any]]) -> list[list[Any]]:
 
 
 def scored(key: str, question: str, params: dict[str, Any], answers: list[Answer], work: int, digits: int,
-           accuracy: str, space: str = "3cm") -> Part:
+           accuracy: str) -> Part:
     """A part of `work` scalar products (its points follow from it: exam/points.py), with the tolerance of the
     existing part `accuracy` whose answers are reached the same way (exercises.exercise.tolerance: "scores" exact,
     "weights" from rounded table values, "output" through rounded intermediates)."""
-    return Part(key, question, params, tuple(answers), 0, space, tolerance(digits, accuracy), Work(work, work),
+    return Part(key, question, params, tuple(answers), 0, "", tolerance(digits, accuracy), Work(work, work),
                 accuracy)
 
 

@@ -78,8 +78,7 @@ class PaperDriver:
         for line in self.head.preamble(key):
             doc.preamble.append(NoEscape(line))
         doc.preamble.append(NoEscape(rf"\pointpoints{{{text('exam.point')}}}{{{text('exam.points')}}}"))
-        doc.preamble.append(NoEscape(rf"\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.answers')}:}}"
-                                     r"\enspace}"))
+        doc.preamble.append(NoEscape(r"\renewcommand{\solutiontitle}{}"))  # each part's answers title their box
         doc.append(NoEscape(body))
         return doc.dumps() + "\n"
 
@@ -100,9 +99,13 @@ class PaperDriver:
             # on the paper, a part starts on the next page unless its prompt and its least space fit on this one
             lines.append(rf"\ifprintanswers\else\headingroom{{\dimexpr {part.space}+2\baselineskip\relax}}\fi")
             lines.append(rf"\part[{part.points}] {text(part.question, part.params)}")
-            # the part's space, and a share of what its page leaves free (no half-empty page)
-            lines.append(rf"\begin{{solution}}[{part.space} plus 1fill]" + "\n" + self.answer(part) + "\n"
-                         + r"\end{solution}")
+            # the part's space, and a share of what its page leaves free in proportion to it (no half-empty page);
+            # the key's "Answers:" and the answers in one box, so the heading never stays alone at a page's foot
+            stretch = f"{float(part.space.removesuffix('mm')) / 100:g}fill"
+            lines.append(rf"\begin{{solution}}[{part.space} plus {stretch}]" + "\n"
+                         + r"\noindent\begin{minipage}{\linewidth}" + rf"\textbf{{{text('exam.answers')}:}}\enspace "
+                         + self.answer(part) + "\n"
+                         + r"\end{minipage}" + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
             # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
@@ -155,7 +158,10 @@ class PaperDriver:
         spec = "@{\\qquad}".join(["rr"] * EXP_TABLE_COLUMNS)
         table = ("\\begin{center}\\small\n\\begin{tabular}{" + spec + "}\n\\toprule\n"
                  + head + " \\\\\n\\midrule\n" + rows + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
-        return text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+        # the sentence and its table in one box: never the sentence at a page's foot with the table overleaf
+        return (r"\par\noindent\begin{minipage}{\linewidth}\setlength{\parindent}{1em}\indent "
+                + text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+                + r"\end{minipage}\par")
 
     def answer(self, part: Part) -> str:
         """The LaTeX of a part's answers: vectors as equations, tables as token tables."""

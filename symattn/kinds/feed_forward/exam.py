@@ -85,7 +85,7 @@ def exercise(section: FeedForwardSpec, result: FeedForward, digits: int) -> Aske
     parts = (drawing.scored("hidden", key + "hidden", NAMES, [table("h", result.hidden)], n * d_ff * d, digits,
                             "scores"),
              drawing.scored("activated", key + "activated", NAMES, [table("a", result.activated)], n * d_ff, digits,
-                            "scores", "2.5cm"),
+                            "scores"),
              drawing.scored("output", key + "output", NAMES, [table("f", result.output)], n * d_ff * d_out, digits,
                             "scores"))
     given = (GivenTable("table.token", key + "input", tokens, section.X),

@@ -114,12 +114,11 @@ def exercise(section: GroupedQuerySpec, result: GroupedQuery, digits: int) -> As
     outputs = [AnswerVector(Name("z", focus, head=h), Shown(z, known=known)) for h, z in enumerate(rows.heads, 1)]
     outputs.append(AnswerVector(Name("z", label="final"), Shown(rows.output, known=known)))
     exact = d_k == 4
-    parts = (drawing.scored("qkv", key + "qkv", params, qkv, HEADS * d_k * d + n * (d_k + D_V) * d, digits, "scores",
-                            "5cm"),
-             drawing.scored("scores", key + "scores", params, scores, HEADS * n * d_k, digits, "scores", "2.5cm"),
-             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scaled", "2.5cm"),
+    parts = (drawing.scored("qkv", key + "qkv", params, qkv, HEADS * d_k * d + n * (d_k + D_V) * d, digits, "scores"),
+             drawing.scored("scores", key + "scores", params, scores, HEADS * n * d_k, digits, "scores"),
+             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scaled"),
              drawing.scored("weights", key + "weights", params, weights, 2 * HEADS * n, digits,
-                            "weights" if exact else "output", "3.5cm"),
+                            "weights" if exact else "output"),
              drawing.scored("output", key + "output", params, outputs, HEADS * n * D_V + HEADS * D_V * d, digits,
                             "output"))
     given = [GivenTable("table.token", "table.embedding", section.tokens, section.X)]

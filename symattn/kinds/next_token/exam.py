@@ -86,7 +86,7 @@ def exercise(section: NextTokenSpec, result: Prediction, digits: int) -> Asked:
                             NAMES, logits, d * size + (section.temperature != 1) * size, digits, "scores"),
              drawing.scored("probabilities", key + "probabilities", NAMES, [AnswerVector(Name("p"), Shown(
                  row(result.softmax.weights), known=known))], 2 * size, digits, "weights" if easy else "output"),
-             drawing.scored("ranking", key + "ranking", {}, [ranking], size, digits, "scores", "2.5cm"))
+             drawing.scored("ranking", key + "ranking", {}, [ranking], size, digits, "scores"))
     given = (GivenVector(Name("x", section.focus), section.focus, section.X),
              GivenNamed(Name("W_vocab"), section.weights), GivenNamed(Name("b"), section.bias))
     task = (key + ("task" if section.temperature == 1 else "task_t"),

@@ -126,7 +126,7 @@ def exercise(section: AddNormSpec, result: NormResult, digits: int) -> Asked:
     exact = section.eps == 0  # easy: every answer exact; else √(σ² + ε) is rounded on the way
     parts = (
         drawing.scored("sum", key + "sum", NAMES, table(("u",), [r.values for r in rows]), n * d // 2, digits,
-                       "scores", "2.5cm"),
+                       "scores"),
         drawing.scored("stats", key + "stats", NAMES, table(("mu", "var_layer"), [r.mean for r in rows],
                                                             [r.variance for r in rows]), 2 * n * d, digits, "scores"),
         drawing.scored("normalised", key + "normalised", NAMES, table(("uh",), [r.normalised for r in rows]), n * d,

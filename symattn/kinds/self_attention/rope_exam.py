@@ -106,11 +106,11 @@ class RopeExam:
         scores = [AnswerVector(Name("s"), Shown(row(query.scores), uniform=False, known=known)),
                   AnswerVector(Name("a"), Shown(row(query.scaled), uniform=False, known=known))]
         parts = (
-            drawing.scored("qkv", key + "qkv", params, [qkv], n * (2 * D_K + D_V) * d, digits, "scores", "5cm"),
+            drawing.scored("qkv", key + "qkv", params, [qkv], n * (2 * D_K + D_V) * d, digits, "scores"),
             drawing.scored("rotation", key + "rotation", params, rotated, (n + 1) * 2 * D_K, digits, "weights"),
-            drawing.scored("scores", key + "scores", params, scores, n * D_K + n, digits, "output", "2.5cm"),
+            drawing.scored("scores", key + "scores", params, scores, n * D_K + n, digits, "output"),
             drawing.scored("weights", key + "weights", params, [AnswerVector(Name("w"), Shown(
-                row(query.softmax.weights), known=known))], 2 * n, digits, "output", "3.5cm"),
+                row(query.softmax.weights), known=known))], 2 * n, digits, "output"),
             drawing.scored("output", key + "output", params, [AnswerVector(Name("z", focus), Shown(
                 query.output, known=known))], n * D_V, digits, "output"))
         given = (GivenTable("table.token", "table.embedding", section.tokens, section.X),
