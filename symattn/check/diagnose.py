@@ -169,6 +169,8 @@ def _exact_of(claim: Claim, row: list[tuple[Claim, Decimal]]) -> Decimal:
 def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
     if exact.is_infinite():  # a number printed where the mask hides the key
         return Finding(claim, correct, "mask", "this key is masked: its scaled score is −∞ and its weight 0")
+    if claim.value.is_infinite():  # −∞ printed for a key the query sees
+        return Finding(claim, correct, "mask", f"this key is not masked: its scaled score is {correct}, not −∞")
     off = abs(claim.value - rounded(exact, claim.places))
     if off == claim.unit:
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "

@@ -11,7 +11,8 @@ import pytest
 
 from bench.confusion import spec_for
 from symattn.check import answers_of, check
-from symattn.check.document import claims_in, groups
+from symattn.check.document import groups
+from symattn.check.matching import claims_in
 from symattn.cli import main
 from symattn.pipeline.parse import load_example, parse_spec
 from symattn.render.build import build
