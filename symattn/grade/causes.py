@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from ..check.claims import claims_of, path_text
-from ..check.diagnose import diagnose, typo
+from ..check.diagnose import LOCAL, diagnose, typo  # LOCAL: causes of one number alone, cause_of looks closer
 from ..check.hypotheses import section_from_data
 from ..errors import SpecError
 from .carry import Quantities, softmax, weighted
@@ -36,7 +36,6 @@ class Cause:
         return f"grade.cause.{self.name}"
 
 
-LOCAL = ("rounding", "typo", "unknown")  # check's causes of one number alone: cause_of looks closer at those
 # solve's answer keys of a query's vectors, by blank role
 _QUERY_KEYS = {"scores": "scores", "scaled": "scaled_scores", "weights": "weights", "output": "output"}
 
