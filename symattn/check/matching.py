@@ -116,7 +116,7 @@ def _choose(group: Group, label: Label, pool: list[_Candidate], cursor: int, ari
     fits = [i for i, c in enumerate(pool) if len(c.quantity.values) == len(group.texts)]
     named = [i for i in fits if not label.operand and label.family and _agrees(label, pool[i])]
     if named:  # the label names it: claimed whatever its values, so that a row wrong throughout is reported
-        best = max(named, key=lambda i: (_holding(group, pool[i]), i >= cursor, -abs(i - cursor)))
+        best = max(named, key=lambda i: (_holding(group, pool[i]), -abs(i - cursor)))  # the nearest of equals
         candidate = pool[best]
         if candidate.given:
             if _holding(group, candidate) == len(group.texts):

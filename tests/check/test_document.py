@@ -27,7 +27,7 @@ def test_the_seed_article_as_given(capsys):
     assert status == 1
     assert [(w["at"], w["printed"], w["correct"], w["cause"]) for w in report["wrong"]] == [
         ("sections[0].queries.love.weights[3]", "0.3383", "0.3382", "renormalised")]
-    assert report["claims"] >= 100  # every vector of the article's derivation is read
+    assert report["claims"] >= 95  # every vector of the article's derivation is read (a reprint claims the nearest copy)
 
 
 def test_groups_of_a_document():
