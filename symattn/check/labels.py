@@ -118,15 +118,18 @@ def _in_table(text: str, line_start: int, line: str, start: int, end: int, token
 
 def _header(text: str, line_start: int, separator: str) -> list[str] | None:
     """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
-    the first line of its block of table lines."""
-    lines = text[:line_start].split("\n")[:-1]
-    header = None
-    while lines and separator in lines[-1]:
-        line = lines.pop()
-        if re.fullmatch(r"[\s|:\-]*", line) and "-" in line:
-            header = lines[-1] if lines else None
+    the first line of its block of table lines (read upwards line by line: bounded by the table, not the text)."""
+    header, end = None, line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if separator not in line:
             break
-        header = line
-    if header is None or re.search(r"\d\.\d", header):
+        if re.fullmatch(r"[\s|:\-]*", line) and "-" in line:
+            above = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
+            header = text[above:start - 1] if start > 0 else None
+            break
+        header, end = line, start - 1
+    if header is None or separator not in header or re.search(r"\d\.\d", header):
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]

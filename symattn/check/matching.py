@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from decimal import Decimal, localcontext
 from typing import Any
 
@@ -82,10 +83,15 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
     computed += _matrix_forms(computed, answers)
     pool = computed + (_inputs(spec, answers) if spec is not None else [])
     tokens = _tokens(answers)
+    by_length: dict[int, list[int]] = {}
+    for i, candidate in enumerate(pool):
+        by_length.setdefault(len(candidate.quantity.values), []).append(i)
     cursor, claims, seen, reads = 0, [], set(), []
+    line, counted = 1, 0  # the line of the last group, counted incrementally (groups are in document order)
     for group, (start, end) in zip(found, spans, strict=True):
         label = label_of(text, blanked, start, end, tokens)
-        how, chosen, made, reason = _choose(group, label, pool, cursor, _ARITHMETIC.search(text[start:end]))
+        how, chosen, made, reason = _choose(group, label, pool, by_length, cursor,
+                                            _ARITHMETIC.search(text[start:end]))
         if how == "unmatched" and _indices(text, start, end, group):
             how, reason = "indices", None
         if chosen is not None and not pool[chosen].given:
@@ -94,7 +100,7 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
             if (claim.at, claim.printed) not in seen:
                 seen.add((claim.at, claim.printed))
                 claims.append(claim)
-        line = text.count("\n", 0, start) + 1
+        line, counted = line + text.count("\n", counted, start), start
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", start)
         around = text[line_start:len(text) if line_end < 0 else line_end].strip()
@@ -108,18 +114,19 @@ def claims_in(text: str, answers: dict[str, Any], spec: Any = None) -> list[Clai
     return read_document(text, answers, spec)[0]
 
 
-def _choose(group: Group, label: Label, pool: list[_Candidate], cursor: int, arithmetic: Any
-            ) -> tuple[str, int | None, list[Claim], str | None]:
-    """(how, the candidate chosen, the claims made, why unmatched) for one group."""
+def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[int, list[int]], cursor: int,
+            arithmetic: Any) -> tuple[str, int | None, list[Claim], str | None]:
+    """(how, the candidate chosen, the claims made, why unmatched) for one group (`by_length`: the pool's indices
+    by number of entries)."""
     if arithmetic:
         return "operands", None, [], None
-    fits = [i for i, c in enumerate(pool) if len(c.quantity.values) == len(group.texts)]
+    fits = by_length.get(len(group.texts), [])
     named = [i for i in fits if not label.operand and label.family and _agrees(label, pool[i])]
     if named:  # the label names it: claimed whatever its values, so that a row wrong throughout is reported
         best = max(named, key=lambda i: (_holding(group, pool[i]), -abs(i - cursor)))  # the nearest of equals
         candidate = pool[best]
         if candidate.given:
-            if _holding(group, candidate) == len(group.texts):
+            if _all_hold(group, candidate):
                 return "given", best, [], None
             return "unmatched", None, [], f"labelled {candidate.family} but differs from the spec's {candidate.name}"
         return "label", best, _claims(group, candidate.quantity), None
@@ -133,7 +140,7 @@ def _choose(group: Group, label: Label, pool: list[_Candidate], cursor: int, ari
             rank = (found[0], i >= cursor, -abs(i - cursor))
             if best_value is None or rank > best_value[0]:
                 best_value = (rank, i, found[1])
-    given = [i for i in fits if pool[i].given and _holding(group, pool[i]) == len(group.texts)]
+    given = [i for i in fits if pool[i].given and _all_hold(group, pool[i])]
     if given and (best_value is None or best_value[0][0] < len(group.texts) or label.operand):
         return "given", given[0], [], None
     if best_value is not None:
@@ -155,11 +162,20 @@ def _indices(text: str, start: int, end: int, group: Group) -> bool:
 
 
 def _holding(group: Group, candidate: _Candidate) -> int:
-    count = 0
-    for text, exact in zip(group.texts, candidate.quantity.values, strict=True):
-        printed, value, places = number(text, "document")
-        count += holds(Claim((), printed, value, places), exact)
-    return count
+    """How many of the group's entries hold for the candidate."""
+    return sum(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
+                                                             strict=True))
+
+
+def _all_hold(group: Group, candidate: _Candidate) -> bool:
+    return all(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
+                                                             strict=True))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(texts: tuple[str, ...]) -> tuple[Claim, ...]:
+    """A group's numbers read once (a document prints the same vectors again and again)."""
+    return tuple(Claim((), *number(text, "document")) for text in texts)
 
 
 def _claims(group: Group, quantity: Quantity) -> list[Claim]:
