@@ -137,7 +137,9 @@ def _edit(cause: str, data: dict, rng: random.Random) -> bool:
         row[j] = f"{float(row[j]) + residual / 10 ** PLACES:.{PLACES}f}"
         return True
     token = rng.choice(list(queries))
-    key = rng.choice(("scores", "weights", "output", "scaled_scores"))
+    # a rounding slip needs a value to round: raw (and some scaled) scores of one-decimal inputs are exact
+    key = rng.choice(("weights", "output") if cause == "rounding" else ("scores", "weights", "output",
+                                                                          "scaled_scores"))
     row = queries[token][key]
     j = rng.choice([i for i, v in enumerate(row) if v is not None])
     text = row[j]

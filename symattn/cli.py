@@ -161,7 +161,8 @@ def _check_parser(commands) -> None:
     check = commands.add_parser(
         "check", help="check the numbers a worked example or a student printed, and diagnose the wrong ones",
         description="Compare printed numbers with the exact derivation: each wrong one with its likely cause. "
-                    "Exit status 0 when every claim holds, 1 when any is wrong, 2 for bad input.",
+                    "Exit status 0 when every claim holds, 1 when any is wrong, when nothing was checked "
+                    "or when a document's numbers match nothing (unless --partial), 2 for bad input.",
         epilog="Example: python -m symattn check --example mt --claims article")
     check.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
     check.add_argument("claims_file", nargs="?", metavar="CLAIMS", help="a claims file (.toml or .json)")
@@ -170,6 +171,8 @@ def _check_parser(commands) -> None:
     check.add_argument("--from", dest="source", metavar="FILE",
                        help="read the numbers printed in a Markdown, LaTeX, HTML or plain-text document")
     check.add_argument("--json", action="store_true", help="print the findings as JSON")
+    check.add_argument("--partial", action="store_true",
+                       help="with --from: numbers that match nothing do not fail the check (they are still listed)")
     check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
     check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
 

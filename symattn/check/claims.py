@@ -18,6 +18,7 @@ from ..spec.files import DuplicateKey, unique_keys
 Path_ = tuple  # a path into solve's answers: keys (str) and indices (int)
 
 _NUMBER = re.compile(r"[-+−]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_MASKED = re.compile(r"[-−]\s*(?:inf|infinity|∞|\\infty)", re.I)  # -inf, −inf, −∞, -\infty
 _WORD = re.compile(r"[^\W\d]\w*")
 _STEP = re.compile(r'\.([^\W\d]\w*)|\[(-?[0-9]+)\]|\[("(?:[^"\\]|\\.)*")\]')
 MOST_INDEX_DIGITS = 9  # an index of a path: no answer has a billion entries
@@ -91,8 +92,11 @@ def _brief(text: str) -> str:
 def number(value: Any, field: str) -> tuple[str, Decimal, int]:
     """A printed number as (as printed, its value, the place of its last digit); a SpecError when it is none."""
     text = str(value) if isinstance(value, (int, Decimal)) and not isinstance(value, bool) else value
+    if isinstance(text, str) and _MASKED.fullmatch(text.strip()):  # a masked score, as solve prints it
+        return text.strip(), Decimal("-Infinity"), 0
     if not isinstance(text, str) or not _NUMBER.fullmatch(text.strip()):
-        raise SpecError(field, f"expected a number as printed (\"0.3383\", 0.60, \"6.34e-02\") or null, got {value!r}")
+        raise SpecError(field, f"expected a number as printed (\"0.3383\", 0.60, \"6.34e-02\", \"-inf\" for a masked "
+                               f"score) or null, got {value!r}")
     text = text.strip()
     shown = text if len(text) <= 40 else text[:37] + "..."
     if len(text) > MOST_CHARACTERS:

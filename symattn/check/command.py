@@ -1,5 +1,6 @@
 """The `symattn check` command: which spec and which claims the arguments name, the check, and its output
-(exit status 0 when every claim holds, 1 when any is wrong; bad input raises SpecError: 2)."""
+(exit status 0 when every claim holds, 1 when any is wrong, when nothing was checked or when a document has
+numbers that match nothing, unless --partial; bad input raises SpecError: 2)."""
 
 from __future__ import annotations
 
@@ -55,16 +56,17 @@ def run(args: Any, parse_formats) -> int:
     claims = read(Path(claims_file)) if claims_file is not None else shipped(args.example, name) if name else None
     text = _document(Path(args.source)) if claims is None else None
     answers = answers_of(spec)
+    coverage = None
     if text is not None:
-        from .document import claims_in
+        from .matching import read_document
 
-        claims = claims_in(text, answers)
-    checked = check(spec, claims, answers)
+        claims, coverage = read_document(text, answers, spec)
+    checked = check(spec, claims, answers, coverage, bool(getattr(args, "partial", False)))
     inputs = tuple(Path(f) for f in (spec_file, claims_file, args.source) if f is not None)
     for path in write(spec, checked, formats, Path(args.out), inputs) if formats else ():
         print(printable(f"wrote {path}"), file=sys.stderr)
     sys.stdout.write(as_json(checked) if args.json else table(checked))
-    return 1 if checked.wrong else 0
+    return 0 if checked.passed else 1
 
 
 def _document(path: Path) -> str:

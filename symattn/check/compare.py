@@ -40,8 +40,8 @@ def truth(answers: dict[str, Any], at: Path_) -> Decimal:
 
 def holds(claim: Claim, exact: Decimal) -> bool:
     """The rule: rounded half-up to the claim's places, or within half a unit of its last digit."""
-    if exact.is_infinite():
-        return False
+    if exact.is_infinite() or claim.value.is_infinite():  # −∞ holds for a masked score only
+        return claim.value == exact
     return rounded(exact, claim.places) == claim.value or abs(claim.value - exact) <= claim.unit / 2
 
 

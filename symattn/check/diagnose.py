@@ -8,7 +8,7 @@ The public entry is diagnose(spec, claims) (grade reuses it for students' answer
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,7 @@ from .hypotheses import TIE, Section, Variant, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "typo", "unknown")
+LOCAL = ("rounding", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
 
@@ -63,7 +64,29 @@ def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = No
         if index not in scored:
             scored[index] = _scored(sections.get(index), answers, index, claims, exact)
         findings.append(_finding(i, claims, exact, *scored[index]))
-    return findings
+    return _one_cause_per_row(findings, claims, exact)
+
+
+def _one_cause_per_row(findings: list[Finding], claims: list[Claim], exacts: list[Decimal]) -> list[Finding]:
+    """A vector with two wrong entries or more that only local causes explain, and not all by rounding, was
+    computed wrongly as a whole (from wrong earlier values, or by a mistake no hypothesis models): one cause for
+    the row, not a typo here and a rounding slip there."""
+    exact = {c.at: e for c, e in zip(claims, exacts, strict=True)}
+    rows: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        if f.claim.at and isinstance(f.claim.at[-1], int):
+            rows.setdefault(f.claim.at[:-1], []).append(f)
+    changed: dict[int, Finding] = {}
+    for at, row in rows.items():
+        if len({f.claim.at for f in row}) < 2 or any(f.cause not in LOCAL for f in row) \
+                or all(f.cause == "rounding" for f in row):
+            continue
+        wrong, size = len({f.claim.at for f in row}), len({c.at for c in claims if c.at[:-1] == at})
+        for f in row:
+            changed[id(f)] = replace(f, cause="unknown", explanation=(
+                f"{wrong} of the {size} entries of this vector are wrong, more than a slip: no hypothesis "
+                f"reproduces it; the exact value is {_digits(exact[f.claim.at])}"))
+    return [changed.get(id(f), f) for f in findings]
 
 
 def _section_index(claim: Claim) -> Any:
@@ -169,13 +192,24 @@ def _exact_of(claim: Claim, row: list[tuple[Claim, Decimal]]) -> Decimal:
 def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
     if exact.is_infinite():  # a number printed where the mask hides the key
         return Finding(claim, correct, "mask", "this key is masked: its scaled score is −∞ and its weight 0")
+    if claim.value.is_infinite():  # −∞ printed for a key the query sees
+        return Finding(claim, correct, "mask", f"this key is not masked: its scaled score is {correct}, not −∞")
     off = abs(claim.value - rounded(exact, claim.places))
-    if off == claim.unit:
+    if off == claim.unit and exact != rounded(exact, claim.places):  # an exact value has nothing to round
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
                                                    f"rounds to {correct}")
-    if typo(claim.printed, correct):
+    if plausible_typo(claim.printed, correct, claim.places):
         return Finding(claim, correct, "typo", f"one digit wrong or two swapped: the correct value is {correct}")
     return Finding(claim, correct, "unknown", f"no hypothesis reproduces it; the exact value is {_digits(exact)}")
+
+
+def plausible_typo(printed: str, correct: str, places: int) -> bool:
+    """A typo that chance does not explain as well: two adjacent digits swapped, or one digit wrong in a number of
+    three decimals or more (two numbers of two decimals that differ at all mostly differ in one digit)."""
+    if not typo(printed, correct):
+        return False
+    differ = sum(x != y for x, y in zip(printed.replace("−", "-"), correct, strict=True))
+    return differ == 2 or places >= 3
 
 
 def typo(printed: str, correct: str) -> bool:

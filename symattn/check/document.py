@@ -1,7 +1,6 @@
 """Claims read from a document (Markdown, LaTeX, HTML or plain text): the groups of numbers it prints (vectors in
 brackets, matrix bodies, table rows, aligned lines of one number each), matched to the derivation's quantities by
-value and order. A group is a claim on a quantity when most of its entries hold for it and the others are near
-(a wrong entry among right ones); groups that match nothing (the inputs, products written out) are not claims."""
+value: match() says whether a group prints a quantity. check.matching reads the labels too and keeps the coverage."""
 
 from __future__ import annotations
 
@@ -176,7 +175,9 @@ def quantities(answers: dict[str, Any]) -> list[Quantity]:
 
 
 def _decimal(value: Any) -> Decimal | None:
-    if not isinstance(value, str) or value in ("-inf", "inf"):
+    if value == "-inf":  # a masked scaled score: a document prints it as −∞
+        return Decimal("-Infinity")
+    if not isinstance(value, str) or value == "inf":
         return None
     try:
         return Decimal(value)
@@ -221,36 +222,3 @@ def match(group: Group, quantity: Quantity,
     if not all(ok or _near(c, v) for ok, c, v in zip(good, claims, quantity.values, strict=True)):
         return None
     return sum(good), claims
-
-
-def claims_in(text: str, answers: dict[str, Any]) -> list[Claim]:
-    """The claims a document's text makes: each group matched to the quantity it prints best, the next one in
-    the derivation's order when several fit equally; a quantity printed again with the same digits once."""
-    pool = [q for q in quantities(answers) if q.paths[0][0] == "sections"]
-    by_length: dict[int, list[int]] = {}  # the quantities of each length, by index: a group meets only its own
-    for index, quantity in enumerate(pool):
-        by_length.setdefault(len(quantity.values), []).append(index)
-    cursor, claims, seen = 0, [], set()
-    # match() of the texts printed and a quantity: a document repeating a vector (or 20,000 of them) matches once
-    matched: dict[tuple[tuple[str, ...], int], tuple[int, list[Claim]] | None] = {}
-    for group in groups(text):
-        best, numbers = None, None
-        for index in by_length.get(len(group.texts), ()):
-            if (group.texts, index) not in matched:
-                numbers = parsed(group) if numbers is None else numbers
-                matched[group.texts, index] = match(group, pool[index], numbers)
-            found = matched[group.texts, index]
-            if found is None:
-                continue
-            rank = (found[0], index >= cursor, -abs(index - cursor))
-            if best is None or rank > best[0]:
-                best = (rank, index, found[1])
-        if best is None:
-            continue
-        cursor = best[1]
-        for claim in best[2]:
-            if (claim.at, claim.printed) not in seen:
-                seen.add((claim.at, claim.printed))
-                claims.append(claim)
-    return claims
-

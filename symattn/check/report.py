@@ -10,23 +10,48 @@ from . import Checked
 HEADER = ("at", "printed", "correct", "cause", "explanation")
 
 
+def coverage_line(checked: Checked) -> str | None:
+    """A document's coverage: the numbers read, how they were matched, and how many match nothing."""
+    c = checked.coverage
+    if c is None:
+        return None
+    return (f"{c.numbers()} numbers read in {len(c.reads)} groups: {c.numbers('label')} matched by label, "
+            f"{c.numbers('value')} by value, {c.numbers('given')} given inputs, {c.numbers('operands')} operands of "
+            f"arithmetic written out, {c.numbers('indices')} indices, {c.numbers('unmatched')} unmatched")
+
+
 def summary(checked: Checked) -> str:
-    """One line: how many numbers were claimed, how many hold and how many are wrong."""
+    """One line: how many numbers were claimed, how many hold and how many are wrong; "all hold" only when
+    something was checked and (unless partial) every number read was matched."""
     wrong = len(checked.wrong)
-    return (f"{checked.claims} numbers claimed, {checked.holding} hold, {wrong} wrong" if wrong
-            else f"{checked.claims} numbers claimed, all hold")
+    if checked.claims == 0:
+        return "nothing was checked: no number matches a quantity of the derivation"
+    if wrong:
+        return f"{checked.claims} numbers claimed, {checked.holding} hold, {wrong} wrong"
+    if checked.unmatched:
+        left = sum(len(r.numbers) for r in checked.unmatched)
+        return (f"{checked.claims} numbers claimed, all hold; {left} numbers read match nothing"
+                + (" (--partial)" if checked.partial else ""))
+    return f"{checked.claims} numbers claimed, all hold"
+
+
+def unmatched_lines(checked: Checked) -> list[str]:
+    """The groups of numbers that match nothing, with their place."""
+    return [f"unmatched: line {r.line}, column {r.column}: {', '.join(r.numbers)} ({r.reason}) in «{r.around}»"
+            for r in checked.unmatched]
 
 
 def table(checked: Checked) -> str:
-    """The findings as an aligned table (where, printed, correct at the same precision, cause, explanation) after
-    the summary line; the summary alone when every claim holds."""
+    """The coverage (for a document), the summary line, the findings as an aligned table (where, printed, correct
+    at the same precision, cause, explanation), then the numbers that match nothing with their place."""
     rows = [HEADER, *((f.at, f.claim.printed, f.correct, f.cause, f.explanation) for f in checked.wrong)]
-    lines = [summary(checked)]
+    lines = [line for line in (coverage_line(checked), summary(checked)) if line]
     if checked.wrong:
         widths = [max(_width(row[c]) for row in rows) for c in range(len(HEADER) - 1)]
         for row in rows:
             cells = [cell + " " * (w - _width(cell)) for cell, w in zip(row, widths, strict=False)]
             lines.append("  ".join([*cells, row[-1]]).rstrip())
+    lines += unmatched_lines(checked)
     return "\n".join(lines) + "\n"
 
 

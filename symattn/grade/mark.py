@@ -60,7 +60,8 @@ def grade(response: Response, version: GradedVersion) -> Graded:
         for blank in part.blanks:
             marks.append(_mark(version, blank, part.tolerance, response.answers.get(blank.id), answers, carried))
     if any(m.verdict == "wrong" for m in marks):  # check's diagnosis, once for all the student's answers
-        causes = diagnosed(version, response.answers)
+        graded = {m.blank.id: max(0, -(m.tolerance * 2).normalize().as_tuple().exponent) for m in marks}
+        causes = diagnosed(version, response.answers, graded)
         marks = [m if m.verdict != "wrong" else replace(m, cause=causes.get(m.blank.id) or cause_of(
             version, m.blank, m.text, answers, m.tolerance)) for m in marks]  # a slip of one entry: cause_of
     return Graded(response, version, tuple(marks))

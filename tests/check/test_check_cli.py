@@ -20,7 +20,8 @@ def test_the_seed_articles_one_erratum_from_its_claims(capsys):
     status, out, err = run(capsys, "check", "--example", "mt", "--claims", "article", "--json")
     report = json.loads(out)
     assert status == 1 and err == ""
-    assert set(report) == {"claims", "holding", "wrong"}
+    assert set(report) == {"claims", "holding", "wrong", "passed"}  # a claims file: no coverage
+    assert report["passed"] is False
     assert report["claims"] == 101 and report["holding"] == 100
     [wrong] = report["wrong"]
     assert set(wrong) == {"at", "printed", "correct", "cause", "explanation"}
@@ -49,7 +50,7 @@ def test_both_shapes_and_both_formats(tmp_path, capsys):
                       {"output": [0.8742, "0.9230", None]}]}))
     for path, claims in ((flat, 6), (nested, 6)):
         status, out, _ = run(capsys, "check", "--example", "mt", path, "--json")
-        assert (status, json.loads(out)) == (0, {"claims": claims, "holding": claims, "wrong": []})
+        assert (status, json.loads(out)) == (0, {"claims": claims, "holding": claims, "wrong": [], "passed": True})
 
 
 def test_printed_digits_decide_the_precision(tmp_path, capsys):

@@ -11,7 +11,8 @@ import pytest
 
 from bench.confusion import spec_for
 from symattn.check import answers_of, check
-from symattn.check.document import claims_in, groups, html_text
+from symattn.check.document import groups, html_text
+from symattn.check.matching import claims_in
 from symattn.cli import main
 from symattn.pipeline.parse import load_example, parse_spec
 from symattn.render.build import build
@@ -26,7 +27,7 @@ def test_the_seed_article_as_given(capsys):
     assert status == 1
     assert [(w["at"], w["printed"], w["correct"], w["cause"]) for w in report["wrong"]] == [
         ("sections[0].queries.love.weights[3]", "0.3383", "0.3382", "renormalised")]
-    assert report["claims"] >= 100  # every vector of the article's derivation is read
+    assert report["claims"] >= 95  # every vector of the article's derivation is read (a reprint claims the nearest copy)
 
 
 def test_groups_of_a_document():

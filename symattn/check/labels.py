@@ -1,0 +1,135 @@
+"""What a group of printed numbers says it is, from the words and symbols beside it: the quantity (Q, K, V, the
+scores, the scaled scores, the weights, an output, an input such as X or W_Q), the token (`love`, K_I,
+Q_{\\text{love}}) and the head ("head 2"). A group after "=" is named by its equation's left-hand side; a group in a
+table cell by its column's header and its row's first cell; an operand of a product written out names nothing."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+# The families a label can name, first match at a place wins (so "encoder output" is the memory, not an output).
+_HINTS = re.compile(
+    r"(?P<memory>encoder outputs?|エンコーダ出力|エンコーダの出力|memory)"
+    r"|(?<![A-Za-z])W_?\{?\^?\{?(?P<W>[QKVO])\b"
+    r"|(?P<scaled_scores>scaled scores?|スケール後|スケーリング後|(?<![A-Za-z\\])\{?a\}?(?=_|\s*[=&]|\s*\\approx))"
+    r"|(?P<scores>scores?|logits?|スコア|(?<![A-Za-z\\])\{?s\}?(?=_|\s*[=&]))"
+    r"|(?P<weights>weights?|softmax|重み|\\alpha|α|(?<![A-Za-z\\])\{?w\}?(?=_|\s*[=&]))"
+    r"|(?P<heads>heads?\s*_?\{?\d|ヘッド\s*\d)"
+    r"|(?P<output>outputs?|出力|context|(?<![A-Za-z\\])\{?z\}?(?=_|\s*[=&]))"
+    r"|(?P<X_plus_P>embeddings?\s*\\?\+\s*positions?|埋め込み\s*\\?[+＋]\s*位置|\\tilde\{[xX]\}|[xX]\s*\+\s*[pP]\b)"
+    r"|(?P<P>positional encodings?|位置エンコーディング|(?<![A-Za-z\\])P(?=_|\s*[=&]))"
+    r"|(?P<X>embeddings?|埋め込み|(?<![A-Za-z\\])\{?[xX]\}?(?=_|\s*[=&]))"
+    r"|(?<![A-Za-z\\])\{?(?P<QKV>[QKV]|[qkv](?=\}?_))\}?(?![A-Za-z])", re.I)
+_HEAD = re.compile(r"head\s*_?\{?(\d+)|ヘッド\s*(\d+)|\^\{\((\d+)\)\}", re.I)
+_SOFTMAX_OF = re.compile(r"softmax\}?\s*(?:\\bigl|\\left|\\Bigl)?\s*\($", re.I)
+_OPERATOR = r"(?:\\cdot|\\times|[⋅×*+·])"
+_BEFORE_OPERAND = re.compile(_OPERATOR + r"\s*(?:\\left|\\bigl)?\s*\(?\s*$")
+_AFTER_OPERAND = re.compile(r"^\s*(?:\\end\{[a-zA-Z]*\})?\s*(?:\\right)?\s*[\])]?\s*(?:\\bigr\)|\\right\))?\s*(?:"
+                            + _OPERATOR + r"|\\begin\{|\\left\[|\[)")
+_BOUNDARY = re.compile(r"\n\s*\n|\\\\|\\begin\{[a-zA-Z*]+\}(?:\{[a-z]*\})?|。|\.\s")
+GROUP = "\x00"  # what every group's span is blanked with in the text label_of reads
+
+
+@dataclass(frozen=True)
+class Label:
+    """What the text beside a group names (None: nothing); operand: the group is a factor of a product written
+    out, which names no quantity of its own."""
+
+    family: str | None = None
+    token: str | None = None
+    head: int | None = None
+    operand: bool = False
+
+
+def _family(match: re.Match) -> str:
+    kind = match.lastgroup
+    if kind == "W":
+        return f"W_{match.group('W')}"
+    if kind == "QKV":
+        return match.group("QKV").upper()
+    return kind
+
+
+def _hint(text: str, tokens: tuple[str, ...], first: bool) -> Label:
+    """The family, token and head a piece of text names: the first of each (a left-hand side) or the last."""
+    pick = (lambda found: found[0]) if first else (lambda found: found[-1])
+    found = [_family(m) for m in _HINTS.finditer(text)]
+    family = pick(found) if found else None
+    places = []
+    for token in tokens:
+        pattern = re.escape(token)
+        if token.isascii():
+            pattern = rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
+        places += [(m.start(), token) for m in re.finditer(pattern, text)]
+    places.sort()
+    token = pick(places)[1] if places else None
+    heads = [int(next(g for g in m.groups() if g)) for m in _HEAD.finditer(text)]
+    return Label(family, token, pick(heads) if heads else None)
+
+
+def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, ...]) -> Label:
+    """The label of the group original[start:end] (`text`: the document with every group's span blanked, so that
+    no other group's numbers or LaTeX are read as words; `tokens`: the section tokens a label may name)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start:len(text) if line_end < 0 else line_end]
+    if "\t" in line or "|" in line:
+        label = _in_table(text, line_start, line, start - line_start, end - line_start, tokens)
+        if label is not None:
+            return label
+    before = text[max(0, start - 400):start]
+    if _BEFORE_OPERAND.search(original[max(0, start - 40):start]) or _AFTER_OPERAND.match(original[end:end + 40]):
+        return Label(operand=True)
+    statements = re.split(GROUP + "+", _BOUNDARY.split(before)[-1])
+    own = statements[-1]
+    if _SOFTMAX_OF.search(own):  # softmax( [group] ): the group is what the softmax is taken of
+        return replace(_hint(own, tokens, False), family="scaled_scores")
+    if "=" not in own and "\\approx" not in own and "≈" not in own:
+        return _hint(own, tokens, False)
+    for statement in reversed(statements):  # "A = [g] ⋅ [h] = [g']": what follows the operands is still A
+        lhs = re.split(r"=|\\approx|≈", statement, maxsplit=1)[0]
+        proper = re.split(r"[:：\n$]|\\\[|\\\(", lhs)[-1]  # the left-hand side, not the prose before it
+        if re.search(r"[^\W\d_]", proper):
+            return _hint(proper, tokens, True)
+        if re.search(r"[^\W\d_]", lhs):
+            return _hint(lhs, tokens, True)
+    return Label()
+
+
+def _in_table(text: str, line_start: int, line: str, start: int, end: int, tokens: tuple[str, ...]
+              ) -> Label | None:
+    """A group in a table row: its column's header names the family when it sits in one cell, the row's first
+    cell the token; None when the row is no table row of a header."""
+    separator = "\t" if "\t" in line else "|"
+    cells_before = line[:start].count(separator) - line[:start].lstrip().startswith("|")
+    if line[start:end].count(separator):  # a whole row of numbers: its first cell names the token
+        cells_before = -1
+    header = _header(text, line_start, separator)
+    first = line.strip().strip("|").split(separator)[0]
+    token = _hint(first, tokens, True).token
+    if header is None:
+        return Label(token=token) if token else None
+    family = None
+    if cells_before >= 0 and cells_before < len(header):
+        family = _hint(header[cells_before], (), True).family
+    return Label(family, token)
+
+
+def _header(text: str, line_start: int, separator: str) -> list[str] | None:
+    """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
+    the first line of its block of table lines (read upwards line by line: bounded by the table, not the text)."""
+    header, end = None, line_start - 1
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if separator not in line:
+            break
+        if re.fullmatch(r"[\s|:\-]*", line) and "-" in line:
+            above = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
+            header = text[above:start - 1] if start > 0 else None
+            break
+        header, end = line, start - 1
+    if header is None or separator not in header or re.search(r"\d\.\d", header):
+        return None
+    return [c.strip() for c in header.strip().strip("|").split(separator)]

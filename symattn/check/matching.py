@@ -1,0 +1,328 @@
+"""A document's groups of numbers matched to what they print, with the coverage of the reading: each group is a
+claim on a quantity of the derivation named by its label (the words and symbols beside it, check.labels) or, when
+its label names none, found by value (check.document.match); a given input of the spec (X, W_Q, the memory); the
+operands of arithmetic written out; or unmatched, listed with its place so that nothing is passed over silently."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal, localcontext
+from functools import lru_cache
+from typing import Any
+
+from .claims import Claim, number, path_text
+from .compare import holds
+from .document import _NUMBER, Group, Quantity, groups, match, quantities
+from .labels import GROUP, Label, label_of
+
+# between a group's numbers: arithmetic or an equation written out (a = 1.1582 ≈ 0.8188), not a vector
+_ARITHMETIC = re.compile(r"\\cdot|\\times|[⋅×*+·=≈]|\\frac|\\approx|\\max|\\min|\\sin|\\cos|\\sqrt|\\exp|(?<=[\d)])\s+[-−]\s+")
+# a masked entry as solve and documents print it: -inf, −∞, -\infty
+_MASKED = re.compile(r"[-−]\s*(?:\\infty|∞|inf\b)")
+_ENTRY = re.compile(_MASKED.pattern + "|" + _NUMBER.pattern)
+
+
+@dataclass(frozen=True)
+class Read:
+    """One group read: its place (line and column, from 1; the text of its line), its numbers, how it was taken
+    ("label", "value", "given", "operands",
+    "indices", "unmatched"), the quantity it was matched to and why not, if not."""
+
+    line: int
+    column: int
+    around: str
+    numbers: tuple[str, ...]
+    how: str
+    quantity: str | None = None
+    reason: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.column, "text": self.around, "numbers": list(self.numbers),
+                "how": self.how, "quantity": self.quantity, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What a document's reading covered: every group read, in document order."""
+
+    reads: tuple[Read, ...]
+
+    def numbers(self, *hows: str) -> int:
+        return sum(len(r.numbers) for r in self.reads if not hows or r.how in hows)
+
+    @property
+    def unmatched(self) -> tuple[Read, ...]:
+        return tuple(r for r in self.reads if r.how == "unmatched")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"read": self.numbers(), "groups": len(self.reads), "by_label": self.numbers("label"),
+                "by_value": self.numbers("value"), "given": self.numbers("given"),
+                "operands": self.numbers("operands"), "indices": self.numbers("indices"), "unmatched": [r.as_json() for r in self.unmatched]}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    quantity: Quantity
+    family: str | None
+    token: str | None
+    head: int | None
+    given: bool  # an input of the spec (no path into the answers)
+    name: str
+
+
+def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple[list[Claim], Coverage]:
+    """The claims a document's text makes and the coverage of its reading (`spec`: for its given inputs)."""
+    found = [_with_masked(text, g) for g in groups(text)]
+    spans = [_span(text, g) for g in found]
+    blank = list(text)
+    for start, end in spans:
+        blank[start:end] = [c if c == "\n" else GROUP for c in text[start:end]]
+    blanked = "".join(blank)
+    computed = [_computed(q, answers) for q in quantities(answers) if q.paths[0][0] == "sections"]
+    computed += _matrix_forms(computed, answers)
+    pool = computed + (_inputs(spec, answers) if spec is not None else [])
+    tokens = _tokens(answers)
+    by_length: dict[int, list[int]] = {}
+    for i, candidate in enumerate(pool):
+        by_length.setdefault(len(candidate.quantity.values), []).append(i)
+    cursor, claims, seen, reads = 0, [], set(), []
+    line, counted = 1, 0  # the line of the last group, counted incrementally (groups are in document order)
+    for group, (start, end) in zip(found, spans, strict=True):
+        label = label_of(text, blanked, start, end, tokens)
+        how, chosen, made, reason = _choose(group, label, pool, by_length, cursor,
+                                            _ARITHMETIC.search(text[start:end]))
+        if how == "unmatched" and _indices(text, start, end, group):
+            how, reason = "indices", None
+        if chosen is not None and not pool[chosen].given:
+            cursor = chosen
+        for claim in made:
+            if (claim.at, claim.printed) not in seen:
+                seen.add((claim.at, claim.printed))
+                claims.append(claim)
+        line, counted = line + text.count("\n", counted, start), start
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        around = text[line_start:len(text) if line_end < 0 else line_end].strip()
+        reads.append(Read(line, start - line_start + 1, around if len(around) <= 80 else around[:77] + "...",
+                          group.texts, how, None if chosen is None else pool[chosen].name, reason))
+    return claims, Coverage(tuple(reads))
+
+
+def claims_in(text: str, answers: dict[str, Any], spec: Any = None) -> list[Claim]:
+    """The claims of read_document() alone."""
+    return read_document(text, answers, spec)[0]
+
+
+def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[int, list[int]], cursor: int,
+            arithmetic: Any) -> tuple[str, int | None, list[Claim], str | None]:
+    """(how, the candidate chosen, the claims made, why unmatched) for one group (`by_length`: the pool's indices
+    by number of entries)."""
+    if arithmetic:
+        return "operands", None, [], None
+    fits = by_length.get(len(group.texts), [])
+    named = [i for i in fits if not label.operand and label.family and _agrees(label, pool[i])]
+    if named:  # the label names it: claimed whatever its values, so that a row wrong throughout is reported
+        best = max(named, key=lambda i: (_holding(group, pool[i]), -abs(i - cursor)))  # the nearest of equals
+        candidate = pool[best]
+        if candidate.given:
+            if _all_hold(group, candidate):
+                return "given", best, [], None
+            return "unmatched", None, [], f"labelled {candidate.family} but differs from the spec's {candidate.name}"
+        return "label", best, _claims(group, candidate.quantity), None
+    best_value = None
+    for i in fits:
+        candidate = pool[i]
+        if candidate.given:
+            continue
+        found = match(group, candidate.quantity)
+        if found is not None:
+            rank = (found[0], i >= cursor, -abs(i - cursor))
+            if best_value is None or rank > best_value[0]:
+                best_value = (rank, i, found[1])
+    given = [i for i in fits if pool[i].given and _all_hold(group, pool[i])]
+    if given and (best_value is None or best_value[0][0] < len(group.texts) or label.operand):
+        return "given", given[0], [], None
+    if best_value is not None:
+        return "value", best_value[1], best_value[2], None
+    if label.family:
+        return "unmatched", None, [], f"labelled {label.family}, but no such quantity has {len(group.texts)} entries"
+    return "unmatched", None, [], "no quantity of the derivation or input of the spec has these values"
+
+
+def _indices(text: str, start: int, end: int, group: Group) -> bool:
+    """Whether a group's numbers are all whole numbers written as indices: z^{(1)}, W_Q^{(2)}, x_3."""
+    at = start
+    for piece in group.texts:
+        found = text.find(piece, at, end)
+        if found < 1 or not piece.lstrip("-").isdigit() or text[found - 1] not in "([{^_":
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _holding(group: Group, candidate: _Candidate) -> int:
+    """How many of the group's entries hold for the candidate."""
+    return sum(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
+                                                             strict=True))
+
+
+def _all_hold(group: Group, candidate: _Candidate) -> bool:
+    return all(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
+                                                             strict=True))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(texts: tuple[str, ...]) -> tuple[Claim, ...]:
+    """A group's numbers read once (a document prints the same vectors again and again)."""
+    return tuple(Claim((), *number(text, "document")) for text in texts)
+
+
+def _claims(group: Group, quantity: Quantity) -> list[Claim]:
+    out = []
+    for text, path in zip(group.texts, quantity.paths, strict=True):
+        printed, value, places = number(text, "document")
+        out.append(Claim(path, printed, value, places))
+    return out
+
+
+def _agrees(label: Label, candidate: _Candidate) -> bool:
+    """Whether a candidate is what the label names: the same family, and the same token and head when both say."""
+    family = candidate.family
+    if label.family != family and not (label.family in ("output", "heads") and family in ("output", "heads")) \
+            and not (label.family == "weights" and family == "probabilities"):
+        return False
+    if label.token is not None and candidate.token is not None and label.token != candidate.token:
+        return False
+    return label.head is None or candidate.head is None or label.head == candidate.head
+
+
+def _with_masked(text: str, group: Group) -> Group:
+    """A bracketed vector with its masked entries (−∞) among its numbers, which document.groups() leaves out."""
+    if text[group.at:group.at + 1] != "[":
+        return group
+    close = text.find("]", group.at)
+    body = text[group.at + 1:close]
+    if close < 0 or not _MASKED.search(body):
+        return group
+    return Group(group.at, tuple(m.group(0) for m in _ENTRY.finditer(body)))
+
+
+def _span(text: str, group: Group) -> tuple[int, int]:
+    """Where a group is: from its start to the end of its last number."""
+    at = group.at
+    for piece in group.texts:
+        found = text.find(piece, at)
+        at = found + len(piece) if found >= 0 else at
+    return group.at, at
+
+
+def _tokens(answers: dict[str, Any]) -> tuple[str, ...]:
+    names: set[str] = set()
+    for section in answers.get("sections", ()):
+        for key in ("tokens", "memory_tokens"):
+            names.update(t for t in section.get(key) or () if isinstance(t, str))
+    return tuple(sorted(names, key=lambda t: (-len(t), t)))
+
+
+def _row_tokens(section: dict[str, Any], family: str) -> list[str]:
+    if family in ("K", "V") and section.get("memory_tokens"):
+        return list(section["memory_tokens"])
+    return list(section.get("tokens") or ())
+
+
+def _computed(quantity: Quantity, answers: dict[str, Any]) -> _Candidate:
+    """A quantity of solve's answers with what names it: its family (the key), token and head."""
+    paths = quantity.paths
+    whole = len({p[:-1] for p in paths}) > 1  # a matrix, row by row
+    at = paths[0][:-2] if whole else paths[0][:-1]
+    section = answers["sections"][at[1]]
+    family = token = head = None
+    for i in range(2, len(at)):
+        step, previous = at[i], at[i - 1]
+        if isinstance(step, str):
+            if previous in ("queries", "rows"):
+                token = step
+            else:
+                family = step
+        elif previous == "heads":
+            head = step + 1
+        elif family is not None:
+            rows = _row_tokens(section, family)
+            token = rows[step] if step < len(rows) else None
+    return _Candidate(quantity, family, token, head, False, path_text(at))
+
+
+def _matrix_forms(computed: list[_Candidate], answers: dict[str, Any]) -> list[_Candidate]:
+    """The forms a matrix-form derivation prints that solve's answers hold only in parts: each matrix
+    transposed (K^T) and every query's scores, scaled scores, weights and outputs stacked, when every token is
+    a query (in the tokens' order)."""
+    out = []
+    for c in computed:
+        paths = c.quantity.paths
+        if c.token is None and len({p[:-1] for p in paths}) > 1:
+            order = sorted(range(len(paths)), key=lambda k: (paths[k][-1], paths[k][-2]))
+            if order != list(range(len(paths))):
+                out.append(replace(c, quantity=Quantity(tuple(paths[k] for k in order),
+                                                        tuple(c.quantity.values[k] for k in order)),
+                                   name=c.name + "^T"))
+    for index, section in enumerate(answers.get("sections", ())):
+        queries, tokens = section.get("queries"), section.get("tokens") or ()
+        if not isinstance(queries, dict) or not tokens or list(queries) != list(tokens):
+            continue
+        rows = {(c.family, c.token): c for c in computed if c.name.startswith(f"sections[{index}].queries")
+                and c.head is None}
+        for family in ("scores", "scaled_scores", "weights", "output"):
+            parts = [rows.get((family, t)) for t in tokens]
+            if all(parts):
+                out.append(_Candidate(Quantity(tuple(p for c in parts for p in c.quantity.paths),
+                                               tuple(v for c in parts for v in c.quantity.values)),
+                                      family, None, None, False, f"sections[{index}].{family} (every query)"))
+    return out
+
+
+def _inputs(spec: Any, answers: dict[str, Any]) -> list[_Candidate]:
+    """The spec's given matrices (X, the memory, W_Q, W_K, W_V, W_O, a mask, γ, each head's own), whole and row by
+    row, as candidates: a group that prints one is an input, not a claim."""
+    from .diagnose import answered
+
+    out: list[_Candidate] = []
+    for index, section in enumerate(answered(spec)):
+        data = answers["sections"][index] if index < len(answers.get("sections", ())) else {}
+        _given(section, f"sections[{index}]", index, data, None, out)
+    return out
+
+
+def _given(holder: Any, where: str, index: int, data: dict[str, Any], head: int | None, out: list) -> None:
+    """The given matrices among a section's (or a head's) fields, into `out`."""
+    fields = getattr(holder, "__dataclass_fields__", {})
+    for name in fields:
+        value = getattr(holder, name, None)
+        if isinstance(value, tuple) and value and hasattr(value[0], "__dataclass_fields__"):
+            for h, inner in enumerate(value):  # heads, kv_heads
+                _given(inner, f"{where}.{name}[{h}]", index, data, h + 1, out)
+            continue
+        values = getattr(value, "values", None)
+        if values is None or not hasattr(values, "tolist") or (head is None and name in data):
+            continue
+        try:
+            rows = [[_decimal(v) for v in row] for row in values.tolist()]
+        except (TypeError, ValueError, AttributeError):  # symbols
+            continue
+        tokens = data.get("memory_tokens" if name == "memory" else "tokens") or []
+        at = ("inputs", index, where, name)
+        out.append(_Candidate(Quantity(tuple((*at, i, j) for i, row in enumerate(rows) for j in range(len(row))),
+                                       tuple(v for row in rows for v in row)), name, None, head, True,
+                              f"{where}.{name}"))
+        for i, row in enumerate(rows):
+            token = tokens[i] if name in ("X", "memory") and i < len(tokens) else None
+            out.append(_Candidate(Quantity(tuple((*at, i, j) for j in range(len(row))), tuple(row)), name, token,
+                                  head, True, f"{where}.{name}[{i}]"))
+
+
+def _decimal(value: Any) -> Decimal:
+    """An exact rational as a decimal of 40 significant digits (finer than any printed place)."""
+    p, q = value.as_numer_denom()
+    with localcontext() as context:
+        context.prec = 40
+        return Decimal(int(p)) / Decimal(int(q))
