@@ -17,6 +17,7 @@ from .phrases import Eq as Eq
 from .phrases import Facts, Formula, Name, Param
 from .phrases import Num as Num
 from .phrases import Phrase as Phrase
+from .phrases import Nums as Nums
 from .phrases import Phrases as Phrases
 from .phrases import SqrtDk as SqrtDk
 from .phrases import Token as Token

@@ -82,6 +82,7 @@ FORMULAS = {
     "x_plus_p": "$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    "term_norm": r"\lVert w_{j} v_{j} \rVert",
     "m": "m",
     "n": "n",
     "i": "i",
