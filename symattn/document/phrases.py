@@ -30,10 +30,11 @@ class Token:
 
 @dataclass(frozen=True)
 class Eq:
-    """`name = value` inside a sentence (d_k = 2)."""
+    """`name = value` inside a sentence (d_k = 2); a value given as an Expr is shown as the page shows it, after
+    "≈" when rounded (p ≈ 0.4959)."""
 
     name: Name
-    value: int
+    value: int | Expr
 
 
 @dataclass(frozen=True)

@@ -109,10 +109,12 @@ def contribute(conditions: dict[str, Callable[[Facts], bool]]) -> None:
     CONDITIONS.update(conditions)
 
 
-def say(key: str, facts: Facts, params: dict | None = None, note: bool = False) -> Paragraph:
-    """A sentence with the facts it was chosen under; ValueError if it is conditional and its condition false."""
+def say(key: str, facts: Facts, params: dict | None = None, note: bool = False,
+        stage: str | None = None) -> Paragraph:
+    """A sentence with the facts it was chosen under; ValueError if it is conditional and its condition false.
+    `stage`: the stage whose decimals the numbers it prints take (Paragraph.stage)."""
     _check(key, facts)
-    return Paragraph(key, params or {}, note, facts)
+    return Paragraph(key, params or {}, note, facts, stage=stage)
 
 
 def heading(level: int, key: str, facts: Facts, params: dict | None = None) -> Heading:
@@ -213,9 +215,9 @@ def weight_sentences(facts: Facts, itself: bool, values: bool = True) -> list[Pa
     parts = Phrases(tuple(phrases), "list.and_clauses" if len(phrases) == 2 else "list.and_then")
     if masked_keys(facts):
         steps = [say("attend.pattern_masked", facts, {**token, "parts": parts,
-                                                      "masked": Tokens(masked_keys(facts), me)})]
+                                                      "masked": Tokens(masked_keys(facts), me)}, stage="weights")]
     else:
-        steps = [say("attend.pattern", facts, {**token, "parts": parts})]
+        steps = [say("attend.pattern", facts, {**token, "parts": parts}, stage="weights")]
     top = strongest(facts)
     if top is None:
         return steps
@@ -229,7 +231,7 @@ def weight_sentences(facts: Facts, itself: bool, values: bool = True) -> list[Pa
     key = first_true(facts, "attend.strongest", "attend.strongest_itself", "attend.strongest_not_longest")
     return [*steps, say(key, facts, {**token, "strongest": Tokens((top,), me), "norms": norms,
                                      "longest": Tokens((longest(facts),), me),
-                                     "term": Formula("term_norm")})]
+                                     "term": Formula("term_norm")}, stage="weights")]
 
 
 def _group(facts: Facts, members: tuple[str, ...], me: str | None) -> tuple[str, tuple]:

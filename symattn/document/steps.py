@@ -97,12 +97,14 @@ class Heading(Step):
 
 @dataclass(frozen=True)
 class Paragraph(Step):
-    """An explanatory sentence from the language file; note=True sets it as an aside."""
+    """An explanatory sentence from the language file; note=True sets it as an aside; `stage`: the stage whose
+    decimals the numbers it prints take (a sentence after a softmax printing its weights: "weights")."""
 
     key: str
     params: dict[str, Param] = field(default_factory=dict)
     note: bool = False
     facts: Facts | None = field(default=None, compare=False, repr=False)  # what it was chosen under, if conditional
+    stage: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

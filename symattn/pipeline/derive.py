@@ -119,16 +119,11 @@ def _after_heading(steps) -> int:
     return 1 if steps and isinstance(steps[0], Heading) and steps[0].level == 1 else 0
 
 
-# The sentences after a softmax print its weights: with the weights' decimals, as the softmax line beside them.
-WEIGHT_SENTENCES = ("attend.pattern", "attend.pattern_masked", "attend.strongest", "attend.strongest_itself",
-                    "attend.strongest_not_longest")
-
-
 def _staged(step: Step, stages: dict[str, int]) -> Step:
     """The step with its stage's decimals, when the spec sets them."""
     for stage, types in STAGES.items():
         if stage in stages and isinstance(step, types):
             return replace(step, digits=stages[stage])
-    if "weights" in stages and isinstance(step, Paragraph) and step.key in WEIGHT_SENTENCES:
-        return replace(step, digits=stages["weights"])
+    if isinstance(step, Paragraph) and step.stage in stages:  # a sentence printing a stage's numbers
+        return replace(step, digits=stages[step.stage])
     return step

@@ -146,8 +146,7 @@ def _mask_and_rope(section: Section) -> list[Step]:
         steps += [Heading(2, "gqa.rope_heading"),
                   Paragraph(f"gqa.rope_{rope.pairing}", {"theta": Formula("gqa_theta"), "base": Num(rope.base),
                                                          "angle": Formula("gqa_angle")}),
-                  TokenTable(("table.token", "gqa.position"), section.tokens,
-                             (Shown(ImmutableMatrix([[p] for p in positions])),))]
+                  TokenTable(("table.token",), section.tokens, (), positions=positions)]  # positions as numbers
     return steps
 
 

@@ -1,0 +1,65 @@
+"""Issue 31, a lecturer's review of the handouts: sentences that say only what the page establishes (the KV cache's
+check, the FFN's vector–matrix product, the predicted token's probability printed) and text set as a page sets it
+(positions as numbers, Greek letters and d = 4 as math), in both languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from symattn import answers, derive, render_latex, render_markdown
+
+DOCS = {(name, lang): render_markdown(derive(name, lang=lang)) for name in ("layer", "modern") for lang in ("en", "ja")}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_kv_cache_check_says_what_it_checks(lang):
+    """Item 2: the cache gives past_K/past_V only, so nothing earlier can be recomputed: the check is of the mask."""
+    text = DOCS["modern", lang]
+    for circular in ("the same as recomputing the whole sequence", "the model would recompute",
+                     "系列全体を再計算した場合と同じ", "モデルは系列全体を再計算する"):
+        assert circular not in text
+    if lang == "en":
+        assert "### Check: the offset mask against the whole sequence's causal attention" in text
+        assert "not the embeddings they came from, so the earlier positions cannot be recomputed here" in text
+    else:
+        assert "### 確認：オフセット付きマスクと系列全体の因果 attention" in text
+        assert "それらを計算した埋め込みはないので、ここで前の位置を計算し直すことはできない" in text
+
+
+def test_the_first_product_of_the_ffn_is_a_vector_matrix_product():
+    """Item 3: not "entry by entry", which reads as an element-wise product."""
+    en, ja = DOCS["layer", "en"], DOCS["layer", "ja"]
+    assert "first weight matrix, entry by entry" not in en
+    assert ("The row ${x}_{\\text{love}}$ is multiplied by the first weight matrix (a vector–matrix product): each "
+            "entry of the result is the dot product of ${x}_{\\text{love}}$ with one column of the matrix:") in en
+    assert "成分ごとに書くと" not in ja and "（ベクトルと行列の積）" in ja
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_predicted_token_is_named_with_its_probability(lang):
+    """Item 5: a sentence naming p_機械学習 prints it, as the softmax line shows it (0.4959, inexact: ≈)."""
+    last = answers(derive("layer", lang=lang))["sections"][-1]
+    probability = dict(zip(last["vocabulary"], last["probabilities"], strict=True))["機械学習"]
+    assert f"{float(probability):.4f}" == "0.4959"
+    said = r"${p}_{\text{機械学習}} \approx 0.4959$"
+    sentence = ("the next token is `機械学習`, with probability " if lang == "en" else "（確率 ") + said
+    assert sentence in DOCS["layer", lang]
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_positions_are_numbers_and_widths_are_math(lang):
+    """Item 13: RoPE's positions as 2 and 3, not the vectors [2], [3]; d = 4 and γ, β in text set as math."""
+    modern, layer = DOCS["modern", lang], DOCS["layer", lang]
+    assert "| `machine` | $2$ |" in modern and "| `learning` | $3$ |" in modern
+    assert "$[2]$" not in modern and "$[3]$" not in modern
+    assert "$d = 4$" in layer and " d = 4" not in layer.replace("\\quad d = 4", "")
+    assert "$d - 1$" in layer and "d − 1" not in layer
+    assert "γ" not in layer and "β" not in layer  # the example's text writes $\gamma$, $\beta$
+
+
+def test_greek_letters_in_english_latex_text_are_math_letters():
+    """Item 13: upLaTeX would set a γ typed in English text full width from the Japanese font; the English
+    preamble makes it math's γ (a user's text block may hold one)."""
+    tex = render_latex(derive("layer", lang="en"))
+    for code, command in (("03B3", "gamma"), ("03B2", "beta"), ("03A3", "Sigma")):
+        assert f'\\kcatcode"{code}=15 \\DeclareUnicodeCharacter{{{code}}}{{\\ensuremath{{\\{command}}}}}' in tex
