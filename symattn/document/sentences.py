@@ -14,7 +14,21 @@ from sympy import Expr, S, sqrt
 from .. import engine
 from ..engine import any_symbolic
 from ..infra.memo import ByIdentity
-from .steps import Facts, Formula, Heading, Num, Nums, Paragraph, Phrase, Phrases, Token, Tokens
+from .steps import (
+    Facts,
+    Formula,
+    Heading,
+    Num,
+    Nums,
+    Paragraph,
+    Phrase,
+    Phrases,
+    References,
+    Step,
+    TextParagraph,
+    Token,
+    Tokens,
+)
 
 # Two weights are "nearly equal" when the smaller is at least this share of the larger (0.2453 and 0.2558: 96 %):
 # the sentences then say the weights are nearly equal instead of naming the largest.
@@ -98,6 +112,31 @@ CONDITIONS: dict[str, Callable[[Facts], bool]] = {
     "attend.weighted_sum_symbolic": lambda f: f.symbolic,
     "attend.symbolic_result": lambda f: f.symbolic,
 }
+
+
+# The sentences that interpret the numbers rather than define or compute (what the weights say, what a result
+# means): `prose = "plain"` leaves them out. A kind's own result_meaning… sentences count too (interpretive()).
+INTERPRETATIONS = frozenset({
+    "attend.pattern", "attend.pattern_masked", "attend.strongest", "attend.strongest_itself",
+    "attend.strongest_not_longest", "attend.all_equal", "attend.nearly_equal", "attend.all_equal_visible",
+    "attend.nearly_equal_visible", "given.strongest", "given.strongest_itself",
+})
+
+
+def interpretive(key: str) -> bool:
+    """Whether a sentence interprets the numbers (INTERPRETATIONS, or a kind's result_meaning… / …_meaning)."""
+    last = key.rsplit(".", 1)[-1]
+    return key in INTERPRETATIONS or last.startswith("result_meaning") or last.endswith("_meaning")
+
+
+def kept(step: Step, prose: str) -> bool:
+    """Whether a step stays at `prose` (spec.model.PROSE): "full" keeps all; "plain" drops the interpretations;
+    "none" keeps only headings, math, tables and figures (no sentence, nor a spec's own paragraphs)."""
+    if prose == "full":
+        return True
+    if isinstance(step, Paragraph):
+        return prose == "plain" and not interpretive(step.key)
+    return prose == "plain" or not isinstance(step, (TextParagraph, References))
 
 
 def contribute(conditions: dict[str, Callable[[Facts], bool]]) -> None:

@@ -4,9 +4,12 @@ check, the FFN's vector–matrix product, the predicted token's probability prin
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 import pytest
 
 from symattn import answers, derive, render_latex, render_markdown
+from symattn.cli import main
 
 DOCS = {(name, lang): render_markdown(derive(name, lang=lang)) for name in ("layer", "modern") for lang in ("en", "ja")}
 
@@ -63,3 +66,38 @@ def test_greek_letters_in_english_latex_text_are_math_letters():
     tex = render_latex(derive("layer", lang="en"))
     for code, command in (("03B3", "gamma"), ("03B2", "beta"), ("03A3", "Sigma")):
         assert f'\\kcatcode"{code}=15 \\DeclareUnicodeCharacter{{{code}}}{{\\ensuremath{{\\{command}}}}}' in tex
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_prose_plain_drops_the_interpretations_and_none_every_sentence(lang, tmp_path):
+    """Item 7: `prose` (spec) and --prose: plain keeps definitions and step text, drops what the weights 'say'
+    and what a result 'means'; none keeps headings, math and tables."""
+    full = render_markdown(derive("mt", lang=lang))
+    plain = render_markdown(derive("mt", lang=lang, prose="plain"))
+    none = render_markdown(derive("mt", lang=lang, prose="none"))
+    interpretations = (("So `love` attends most", "contributes most strongly", "This vector carries information")
+                       if lang == "en" else ("したがって「`love`」は", "最も強く寄与する", "このベクトルには"))
+    definitions = ("The query of `love`:", "Its dot product with each key") if lang == "en" else (
+        "「`love`」の Query：", "各 Key とのドット積")
+    for phrase in interpretations:
+        assert phrase in full and phrase not in plain and phrase not in none
+    for phrase in definitions:
+        assert phrase in full and phrase in plain and phrase not in none
+    for kept in ("### Step 4: Softmax", r"\approx [0.8933,\  0.9295,\  0.8176]", "| `love` | $[0.92,\\ 1.24]$ |"):
+        assert kept in none
+    spec = tmp_path / "plain.toml"
+    spec.write_text((files("symattn.examples") / "mt.toml").read_text(encoding="utf-8").replace(
+        'title = ', 'prose = "plain"\ntitle = ', 1), encoding="utf-8")
+    assert render_markdown(derive(spec, lang=lang)) == plain
+
+
+def test_prose_on_the_command_line_and_a_bad_value(tmp_path, capsys):
+    assert main(["render", "--example", "mt", "--lang", "en", "--format", "md", "--prose", "none",
+                 "--out", str(tmp_path)]) == 0
+    assert "So `love` attends" not in (tmp_path / "mt.md").read_text(encoding="utf-8")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('prose = "terse"\n[[sections]]\nkind = "text"\nparagraphs = ["a"]\n', encoding="utf-8")
+    assert main(["render", str(bad), "--format", "md", "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == ("symattn: error: prose: expected \"full\", \"plain\" or \"none\", "
+                                               "got 'terse'")
+    assert not (tmp_path / "out").exists()
