@@ -101,3 +101,37 @@ def test_prose_on_the_command_line_and_a_bad_value(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == ("symattn: error: prose: expected \"full\", \"plain\" or \"none\", "
                                                "got 'terse'")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_grouped_query_attention_derives_the_rotation_once_and_labels_rotated_vectors(lang):
+    """Item 4: modern's RoPE rotation is worked out once (q^(1) of learning at m = 3, cos 3, sin 3) and the tables
+    and dot products name the rotated vectors q̂, K̂."""
+    text = DOCS["modern", lang]
+    assert r"{q}^{(1)}_{\text{learning}} &= [0.5,\  1.0]" in text
+    assert r"\varphi_{0} &= 3 \cdot 1 = 3, \quad \cos(3) \approx -0.98999, \quad \sin(3) \approx 0.14112" in text
+    assert r"&\approx [-0.6361,\  -0.9194]" in text
+    assert r"| $\hat{K}^{[1]}$ |" in text and r"| $\hat{Q}^{(1)}$ |" in text
+    assert r"{\hat{q}}^{(1)}_{\text{learning}} \cdot {\hat{k}}^{[1]}_{\text{I}}" in text
+    assert r"| $K^{[1]}$ |" not in text and r"{q}^{(1)}_{\text{learning}} \cdot" not in text
+    assert "$b = 10000$" in text
+
+
+def test_an_exact_score_carries_equals():
+    """Item 8: q̂·k̂ at equal positions is exactly 1 (cos² + sin²): '= 1', then '≈' the rounded operands."""
+    text = DOCS["modern", "en"]
+    assert (r"{\hat{q}}^{(1)}_{\text{learning}} \cdot {\hat{k}}^{[1]}_{\text{learning}} &= 1 \approx (-0.6361) \cdot "
+            r"(-0.1411) + (-0.9194) \cdot (-0.9900)") in text
+    assert r"\approx 1 \\" not in text and not text.count("\\approx 1\n")
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_exact_zeros_are_zeros_and_add_no_terms(lang):
+    """Item 11: ReLU's exact zeros are 0 beside the rounded 0.8660, and the second product leaves their terms out."""
+    text = DOCS["layer", lang]
+    assert r"&\approx [0,\  0,\  0,\  0.8660]" in text
+    assert r"&\approx [0.8660 \cdot (-0.9),\quad 0.8660 \cdot 0.6,\quad 0.8660 \cdot 0.8,\quad 0.8660 \cdot 0.4]" in text
+    assert r"0.0000 \cdot" not in text
+    note = ("Remark: terms with a factor exactly 0 (an entry of a given matrix, or of the row) are left out."
+            if lang == "en" else "補足：因数がちょうど 0 である項（与えられた行列の成分、または行の成分が 0 のもの）は省略している。")
+    assert note in text
