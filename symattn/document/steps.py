@@ -249,6 +249,8 @@ class SoftmaxStep(Step):
     # the notation's letters (render/math.py NOTATION) of the logits, the weights and their sum; next-token
     # prediction writes p_j = e^{ℓ_j}/Z
     letters: tuple[str, str, str] = ("a", "w", "Z")
+    # the decimals of the logits in softmax([...]) when the scores' stage sets its own (digits.scores): the scores'
+    logit_digits: int | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

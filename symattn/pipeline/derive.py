@@ -127,7 +127,9 @@ def _after_heading(steps) -> int:
 
 
 def _staged(step: Step, stages: dict[str, int]) -> Step:
-    """The step with its stage's decimals, when the spec sets them."""
+    """The step with its stage's decimals, when the spec sets them (a softmax's logits: the scores')."""
+    if isinstance(step, SoftmaxStep) and "scores" in stages:
+        step = replace(step, logit_digits=stages["scores"])
     for stage, types in STAGES.items():
         if stage in stages and isinstance(step, types):
             return replace(step, digits=stages[stage])

@@ -348,7 +348,7 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
                 continue
             middle = f" {self.relation(line.lead == '=')} {self.operation(line)[0]}" if line.terms else ""
             out += self.fitted(f"{line.what}{middle}", f"{self.relation(line.relation == '=')} {line.result.text}")
-        logits = format_numbers(sm.logits, digits, known=known)
+        logits = format_numbers(sm.logits, digits if step.logit_digits is None else step.logit_digits, known=known)
         weights = format_numbers(sm.weights, digits, known=known)
         out += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
                               self.width - 14)

@@ -8,7 +8,7 @@ from importlib.resources import files
 
 import pytest
 
-from symattn import answers, derive, render_latex, render_markdown
+from symattn import answers, derive, derive_spec, parse_spec, render_latex, render_markdown
 from symattn.cli import main
 
 DOCS = {(name, lang): render_markdown(derive(name, lang=lang)) for name in ("layer", "modern") for lang in ("en", "ja")}
@@ -135,3 +135,16 @@ def test_exact_zeros_are_zeros_and_add_no_terms(lang):
     note = ("Remark: terms with a factor exactly 0 (an entry of a given matrix, or of the row) are left out."
             if lang == "en" else "補足：因数がちょうど 0 である項（与えられた行列の成分、または行の成分が 0 のもの）は省略している。")
     assert note in text
+
+
+def test_the_softmax_line_shows_the_scores_at_the_scores_decimals():
+    """Item 9: with digits.scores = 3 the scaled scores are 3 decimals, and so are they inside softmax([...])."""
+    spec = {"digits": {"scores": 3}, "sections": [{
+        "kind": "self_attention", "tokens": ["I", "love", "cats"], "X": [["1", "0"], ["0.5", "1"], ["1", "1"]],
+        "W_Q": [["1", "0.3"], ["0.2", "1"]], "W_K": [["1", "0.1"], ["0.4", "1"]], "W_V": [["1", "0"], ["0", "1"]],
+        "focus": ["cats"]}]}
+    text = render_markdown(derive_spec(parse_spec(spec), lang="en"))
+    scaled = text.split(r"a &\approx [")[1].split("]")[0]
+    inside = text.split(r"\operatorname{softmax}\bigl([")[1].split("]")[0]
+    assert scaled == inside
+    assert all(len(x.strip().split(".")[1]) == 3 for x in inside.split(r",\ "))
