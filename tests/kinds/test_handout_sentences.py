@@ -148,3 +148,18 @@ def test_the_softmax_line_shows_the_scores_at_the_scores_decimals():
     inside = text.split(r"\operatorname{softmax}\bigl([")[1].split("]")[0]
     assert scaled == inside
     assert all(len(x.strip().split(".")[1]) == 3 for x in inside.split(r",\ "))
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_a_given_cache_is_shown_as_typed(lang):
+    """Item 10: modern's past_K/past_V are typed [1, 0], [0.5, 0.5], …: the cache before the step shows them so,
+    not [1.0000, 0.0000]; a self-attention cache typed [1.0, 0.5] stays [1.0, 0.5]."""
+    assert r"| `I` | $0$ | $[1,\ 0]$ | $[1,\ 1]$ |" in DOCS["modern", lang]
+    assert r"| `love` | $1$ | $[0.5,\ 0.5]$ | $[0,\ 1]$ |" in DOCS["modern", lang]
+    spec = {"sections": [{
+        "kind": "self_attention", "tokens": ["c"], "X": [["1", "1"]], "W_Q": [["1", "0"], ["0", "1"]],
+        "W_K": [["1", "0"], ["0", "1"]], "W_V": [["1", "0"], ["0", "1"]], "past_tokens": ["a", "b"],
+        "past_K": [["1.0", "0.5"], ["0.25", "1.0"]], "past_V": [["1.0", "0.0"], ["0.0", "1.0"]], "focus": ["c"]}]}
+    text = render_markdown(derive_spec(parse_spec(spec), lang=lang))
+    assert r"| `a` | $0$ | $[1.0,\ 0.5]$ | $[1.0,\ 0.0]$ |" in text
+    assert r"| `b` | $1$ | $[0.25,\ 1.0]$ | $[0.0,\ 1.0]$ |" in text
