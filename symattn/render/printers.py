@@ -239,7 +239,8 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
         left = max(visible_width(line.what) for line in lines)
         out = []
         for line in lines:
-            if line.result.exact and line.relation != "=":  # exact (q̂·k̂ = 1), though its rounded operands only near it
+            # exact (q̂·k̂ = 1), though its rounded operands only come near it (not --exact's "form ≈ decimal")
+            if line.result.exact and line.relation != "=" and r"\approx" not in line.result.text:
                 out += self.continued(f"{line.what} &= {line.result.text} {self.relation(False)} ",
                                       self.operation(line), self.width - left)
                 continue
