@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
     render.add_argument("--digits", metavar="N",
                         help="decimals shown for rounded values (default: the spec's, else 4)")
+    render.add_argument("--prose", choices=("full", "plain", "none"),
+                        help="text around the math: full (default: the spec's, else full); plain: definitions and "
+                             "step text without interpretations; none: headings, math and tables only")
     render.add_argument("--exact", action="store_true",
                         help="show exact values (fractions, surds, e^{a}) beside the rounded decimals")
 
@@ -413,7 +416,8 @@ def _render(args: argparse.Namespace) -> int:
         spec = _load(args)
         keep = (Path(args.spec),) if args.spec else ()  # the input is never overwritten by an output
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,
-                       pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep)
+                       pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep,
+                       prose=args.prose)
     for path in result.written:
         print(printable(f"wrote {path}"))
     if result.warning:

@@ -30,10 +30,11 @@ class Token:
 
 @dataclass(frozen=True)
 class Eq:
-    """`name = value` inside a sentence (d_k = 2)."""
+    """`name = value` inside a sentence (d_k = 2); a value given as an Expr is shown as the page shows it, after
+    "≈" when rounded (p ≈ 0.4959)."""
 
     name: Name
-    value: int
+    value: int | Expr
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,13 @@ class Num:
     """An exact number inside a sentence (a given scale such as 2.5)."""
 
     value: Expr
+
+
+@dataclass(frozen=True)
+class Nums:
+    """Several exact numbers inside a sentence, joined as the language joins a list ("0.2472 and 0.2457")."""
+
+    values: tuple[Expr, ...]
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,14 @@ class Phrase:
 
 @dataclass(frozen=True)
 class Phrases:
-    """Several phrases joined as the language joins a list ("a little to I, about equally to …, and most to …")."""
+    """Several phrases joined as the language joins a list ("most to I, then to …, and least to …"); `last`: the
+    language key of the last joint (list.and for two phrases, "most to a and less to b")."""
 
     items: tuple[Phrase, ...]
+    last: str = "list.and_then"
 
 
-Param = Token | Tokens | Name | Eq | SqrtDk | Num | Formula | Phrase | Phrases | int
+Param = Token | Tokens | Name | Eq | SqrtDk | Num | Nums | Formula | Phrase | Phrases | int
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,8 @@ class Facts:
 
     `keys` are the keys a query may attend to, `visible` those its mask leaves it (all, without a mask), `weights`
     the visible keys' weights as numbers (the engine's mpmath numbers, or Decimals; empty when symbolic).
+    `shown` holds the same weights exact (what a sentence prints), `norms` the lengths ‖w_j v_j‖ of the visible
+    keys' terms of the weighted sum as numbers and `norm_values` exact (both empty without values or numbers).
     `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
     derives step by step. `rope`: the section rotates q and k (RoPE). A kind whose sentences depend on more
     says it in a subclass of its own (NormFacts, NextTokenFacts, FeedForwardFacts)."""
@@ -108,3 +120,6 @@ class Facts:
     symbolic: bool = False
     first: bool = True
     rope: bool = False  # q and k are rotated for their positions (RoPE)
+    shown: tuple[Any, ...] = ()
+    norms: tuple[Any, ...] = ()
+    norm_values: tuple[Any, ...] = ()

@@ -17,6 +17,7 @@ from .phrases import Eq as Eq
 from .phrases import Facts, Formula, Name, Param
 from .phrases import Num as Num
 from .phrases import Phrase as Phrase
+from .phrases import Nums as Nums
 from .phrases import Phrases as Phrases
 from .phrases import SqrtDk as SqrtDk
 from .phrases import Token as Token
@@ -96,12 +97,14 @@ class Heading(Step):
 
 @dataclass(frozen=True)
 class Paragraph(Step):
-    """An explanatory sentence from the language file; note=True sets it as an aside."""
+    """An explanatory sentence from the language file; note=True sets it as an aside; `stage`: the stage whose
+    decimals the numbers it prints take (a sentence after a softmax printing its weights: "weights")."""
 
     key: str
     params: dict[str, Param] = field(default_factory=dict)
     note: bool = False
     facts: Facts | None = field(default=None, compare=False, repr=False)  # what it was chosen under, if conditional
+    stage: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -246,6 +249,8 @@ class SoftmaxStep(Step):
     # the notation's letters (render/math.py NOTATION) of the logits, the weights and their sum; next-token
     # prediction writes p_j = e^{ℓ_j}/Z
     letters: tuple[str, str, str] = ("a", "w", "Z")
+    # the decimals of the logits in softmax([...]) when the scores' stage sets its own (digits.scores): the scores'
+    logit_digits: int | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..document.sentences import kept
 from ..document.steps import (
     Derivation,
     DerivedSection,
@@ -13,6 +14,7 @@ from ..document.steps import (
     FlowFigure,
     Heading,
     Heatmap,
+    Paragraph,
     Result,
     Scaling,
     SoftmaxStep,
@@ -29,15 +31,17 @@ from .blocks import block_figures
 from .parse import load, parse_spec
 
 
-def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None) -> Derivation:
+def derive(source: str | Path | Spec, lang: str | None = None, digits: int | None = None,
+           prose: str | None = None) -> Derivation:
     """A Derivation from a built-in example name, a spec file path or a Spec; options override the spec."""
-    return derive_spec(load(source), lang=lang, digits=digits)
+    return derive_spec(load(source), lang=lang, digits=digits, prose=prose)
 
 
 def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, steps: bool = True,
-                results: tuple | None = None) -> Derivation:
+                results: tuple | None = None, prose: str | None = None) -> Derivation:
     """Compute every section of the spec exactly and build its steps (steps=False: results only, for answers;
-    `results`: the sections' results when they were computed already, as by compute())."""
+    `results`: the sections' results when they were computed already, as by compute(); `prose`: "full",
+    "plain" or "none", else the spec's, else "full" (sentences.kept))."""
     lang = lang or spec.lang or "ja"
     if digits is None:
         digits = spec.digits if spec.digits is not None else DEFAULT_DIGITS
@@ -48,7 +52,8 @@ def derive_spec(spec: Spec, lang: str | None = None, digits: int | None = None, 
         results = tuple(computed[id(section)] if id(section) in computed else compute(section)
                         for section in spec.sections)
     bounds = certify.bounds(spec.sections, results, kind_of) if certify.full_carry(spec.sections) else None
-    sections = tuple(_section(section, result, steps, dict(spec.stage_digits))
+    prose = prose or spec.prose or "full"
+    sections = tuple(_section(section, result, steps, dict(spec.stage_digits), prose)
                      for section, result in zip(spec.sections, results, strict=True))
     if bounds is not None:
         sections = tuple(replace(derived, bound=bound) for derived, bound in zip(sections, bounds, strict=True))
@@ -101,7 +106,8 @@ STAGES: dict[str, tuple[type[Step], ...]] = {
 }
 
 
-def _section(section: Section, result: Any, steps: bool, stages: dict[str, int]) -> DerivedSection:
+def _section(section: Section, result: Any, steps: bool, stages: dict[str, int],
+             prose: str = "full") -> DerivedSection:
     kind = kind_of(section.kind)
     if not steps:
         return DerivedSection(section.kind, section, result, ())
@@ -110,6 +116,8 @@ def _section(section: Section, result: Any, steps: bool, stages: dict[str, int])
         steps = chain.reworded(steps, section)
         at = _after_heading(steps)
         steps[at:at] = chain.paragraphs(section)
+    if prose != "full":
+        steps = [step for step in steps if kept(step, prose)]
     return DerivedSection(section.kind, section, result, tuple(steps), kind.symbolic(result))
 
 
@@ -119,8 +127,12 @@ def _after_heading(steps) -> int:
 
 
 def _staged(step: Step, stages: dict[str, int]) -> Step:
-    """The step with its stage's decimals, when the spec sets them."""
+    """The step with its stage's decimals, when the spec sets them (a softmax's logits: the scores')."""
+    if isinstance(step, SoftmaxStep) and "scores" in stages:
+        step = replace(step, logit_digits=stages["scores"])
     for stage, types in STAGES.items():
         if stage in stages and isinstance(step, types):
             return replace(step, digits=stages[stage])
+    if isinstance(step, Paragraph) and step.stage in stages:  # a sentence printing a stage's numbers
+        return replace(step, digits=stages[step.stage])
     return step

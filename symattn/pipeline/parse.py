@@ -15,12 +15,12 @@ from ..kinds.base import Kind
 from ..spec.fields import check_keys, parse_digit_stages, parse_lang, require
 from ..spec.fields import name as parse_name
 from ..spec.files import SPEC_SUFFIXES, check_document, example_text, read_spec_text
-from ..spec.model import Section, Spec
+from ..spec.model import PROSE, Section, Spec
 from ..spec.textmath import written
 from . import chain
 from .limits import check_work
 
-_TOP_KEYS = {"title", "lang", "digits", "sections", "carry"}
+_TOP_KEYS = {"title", "lang", "digits", "sections", "carry", "prose"}
 
 
 def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = None) -> Spec:
@@ -33,6 +33,9 @@ def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = No
     title = parse_name(data["title"], "title", "a title") if data.get("title") is not None else None
     lang = parse_lang(data["lang"], "lang") if "lang" in data else None
     spec_digits, stages = parse_digit_stages(data["digits"], "digits") if "digits" in data else (None, ())
+    prose = data.get("prose")
+    if prose is not None and prose not in PROSE:
+        raise SpecError("prose", f'expected "full", "plain" or "none", got {prose!r}')
     sections = data.get("sections")
     if not isinstance(sections, list) or not sections:
         raise SpecError("sections", "expected a non-empty list of sections")
@@ -47,7 +50,7 @@ def parse_spec(data: dict[str, Any], name: str = "spec", digits: int | None = No
             raise chain.explained(error, extra) from None
         work = check_work([(i, links.parsed[-1])], work)
     chained = any(s.carried for s in links.parsed)
-    return Spec(sections=tuple(links.parsed), title=title, lang=lang, digits=spec_digits, name=name,
+    return Spec(sections=tuple(links.parsed), title=title, lang=lang, digits=spec_digits, name=name, prose=prose,
                 stage_digits=stages, source=data if chained else None, computed=links.computed(),
                 carry_digits=carried_at[0])
 

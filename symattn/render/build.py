@@ -46,7 +46,7 @@ class BuildResult:
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
           digits: int | None = None, exact: bool = False, pdf_required: bool = True,
           notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None,
-          keep: Iterable[Path] = ()) -> BuildResult:
+          keep: Iterable[Path] = (), prose: str | None = None) -> BuildResult:
     """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
 
     Everything is computed and compiled before anything is written, then the set is written at once
@@ -72,7 +72,7 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
             raise TexNotFoundError(_no_tex_message())
         warning, formats = _no_tex_message(), tuple(fmt for fmt in formats if format_of(fmt).compiler != LATEX)
     tell(f"deriving a document of about {pages} pages...")
-    derivation = derive_spec(spec, lang=lang, digits=digits)
+    derivation = derive_spec(spec, lang=lang, digits=digits, prose=prose)
     outputs: dict[Path, str | bytes] = {}
     texts: dict[str, str] = {}
     for fmt in formats:

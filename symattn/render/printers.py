@@ -33,7 +33,8 @@ from ..numbers.display import Number, format_number, format_numbers
 from ..numbers.exact_latex import exact_latex
 from ..spec.model import Math, Written
 from ..typeset.layout import column_groups, set_width, visible_width, wrap
-from ..typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, exponent_shown, guarded, operand, settle, settled
+from ..typeset.lines import (GUARD_CAP, Line, Operand, decimals_shown, exact_zeros, exponent_shown, guarded, operand,
+                              settle, settled)
 from ..typeset.math import NOTATION, MathRenderer
 from .composed import compose
 from .escape import escape
@@ -163,10 +164,11 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
         row, matrix = self.numbers(step.row), self.numbers(step.matrix)
         result = self.numbers(step.value)
         cols = step.matrix.values.cols
-        # A given matrix's zero entries make terms that add nothing: they are left out (said once in a note).
+        # A given matrix's zero entries, and the row's exact zeros (ReLU's), make terms that add nothing: they are
+        # left out (said once in a note).
         given = bool(step.matrix.written)
-        kept = [[i for i in range(len(row)) if not (given and step.matrix.entries[i * cols + c] == 0)]
-                for c in range(cols)]
+        kept = [[i for i in range(len(row)) if not (given and step.matrix.entries[i * cols + c] == 0)
+                 and not step.row.entries[i] == 0] for c in range(cols)]
 
         shown_row: list[Number] = []  # the row as the chosen lines show it
         bias_terms, bias_text = self.bias_terms(step)
@@ -188,7 +190,7 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
         inline = self.small_enough(step.matrix) and step.bias is None
         operand_text = self.bmatrix(step.matrix) if inline else self.name(step.matrix_name)
         # "· W_O" joins the row's last entry, so that it never stands alone on a line
-        pieces = self.vector_pieces(shown_row)
+        pieces = self.vector_pieces(exact_zeros(shown_row, step.row.entries))
         pieces[-1] += r" \cdot " + operand_text
         pieces += [bias_text] if bias_text else []
         out = self.continued(f"{lead} {lead_relation} ", pieces, self.width - visible_width(lead) - 8)
@@ -237,6 +239,11 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
         left = max(visible_width(line.what) for line in lines)
         out = []
         for line in lines:
+            # exact (q̂·k̂ = 1), though its rounded operands only come near it (not --exact's "form ≈ decimal")
+            if line.result.exact and line.relation != "=" and r"\approx" not in line.result.text:
+                out += self.continued(f"{line.what} &= {line.result.text} {self.relation(False)} ",
+                                      self.operation(line), self.width - left)
+                continue
             pieces = [*self.operation(line), f"{self.relation(line.relation == '=')} {line.result.text}"]
             out += self.continued(f"{line.what} &{self.relation(line.lead == '=')} ", pieces, self.width - left)
         return self.align(out) + self.guard_note(lines)
@@ -342,7 +349,7 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
                 continue
             middle = f" {self.relation(line.lead == '=')} {self.operation(line)[0]}" if line.terms else ""
             out += self.fitted(f"{line.what}{middle}", f"{self.relation(line.relation == '=')} {line.result.text}")
-        logits = format_numbers(sm.logits, digits, known=known)
+        logits = format_numbers(sm.logits, digits if step.logit_digits is None else step.logit_digits, known=known)
         weights = format_numbers(sm.weights, digits, known=known)
         out += self.continued(r"&\operatorname{softmax}\bigl(", [*self.vector_pieces(logits), r"\bigr)"],
                               self.width - 14)

@@ -197,6 +197,11 @@ class Section:
     carried: tuple[Carry, ...] = field(default=(), kw_only=True)
 
 
+# How much text a document keeps around its math (a spec's `prose`, --prose): everything; the definitions and the
+# steps' text without the interpretations (document/sentences.py INTERPRETATIONS); headings, math and tables only.
+PROSE = ("full", "plain", "none")
+
+
 @dataclass(frozen=True)
 class Spec:
     """A whole document: optional title, language and digit budget, and its sections in order."""
@@ -207,6 +212,7 @@ class Spec:
     digits: int | None = None
     name: str = "spec"
     stage_digits: tuple[tuple[str, int], ...] = ()  # (stage, decimals) for the stages with their own (scores, result)
+    prose: str | None = None  # "full", "plain" or "none" (PROSE): how much of the text around the math is kept
     # A chained spec (symattn.pipeline.chain): its parsed document, to carry again at other digits (--digits), and the
     # results computed while parsing it, as (section, result) pairs, so that nothing is computed twice.
     source: Any = field(default=None, compare=False, repr=False)

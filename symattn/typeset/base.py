@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from typing import Any, ClassVar
 
-from ..document.steps import Derivation, Phrase, Phrases, Step, Token, Tokens
+from ..document.steps import Derivation, Num, Nums, Phrase, Phrases, Step, Token, Tokens
 from ..errors import RenderError
 from ..infra import i18n
 from ..numbers.display import DEFAULT_DIGITS
@@ -112,7 +112,9 @@ class Renderer:
         if isinstance(value, Phrase):
             return self.text(value.key, dict(value.params))
         if isinstance(value, Phrases):
-            return self.joined([self.param(item) for item in value.items], "list.and_then")
+            return self.joined([self.param(item) for item in value.items], value.last)
+        if isinstance(value, Nums):
+            return self.joined([self.param(Num(v)) for v in value.values], "list.and_clauses")
         if isinstance(value, (int, str)):
             return self.escape_text(str(value))
         raise RenderError(f"cannot put a {type(value).__name__} into a sentence")

@@ -22,6 +22,17 @@ from ..infra.memo import ByIdentity, Memo
 from ..numbers.display import GUARD_CAP as GUARD_CAP
 from ..numbers.display import Number, format_number
 
+
+
+def exact_zeros(numbers: Iterable[Number], values: Iterable[Expr]) -> list[Number]:
+    """A row as shown, its exact zeros written 0 beside rounded entries (ReLU's [0, 0, 0, 0.8660], not a
+    rounded-looking 0.0000), so that the eye sees which entries are exactly 0."""
+    numbers = list(numbers)
+    if all(n.exact for n in numbers):
+        return numbers
+    return [Number("0", True) if v == 0 else n for n, v in zip(numbers, values, strict=True)]
+
+
 _NUMBER = re.compile(r"-?\d+(?:\.(\d+))?")
 _PLAIN = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")  # what plain_decimal reads (groups: sign, whole, fraction)
 # Line.checks by the line's numbers, and exponent_shown by its arguments: found once however many formats write

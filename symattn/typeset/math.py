@@ -11,7 +11,7 @@ from functools import lru_cache
 from string import Template
 from typing import Any, ClassVar
 
-from sympy import Expr
+from sympy import Expr, Integer
 
 from ..document.steps import Display, Eq, Formula, Name, Num, Paragraph, Shown, SqrtDk, Step
 from ..engine import Numbers
@@ -20,16 +20,8 @@ from ..numbers.display import Number, format_number, format_numbers
 from ..numbers.exact_latex import exact_latex
 from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
-from .layout import (
-    EXACT_MARGIN,
-    LINE_CHARACTERS,
-    balanced_groups,
-    column_groups,
-    column_width,
-    row_bands,
-    visible_width,
-    wrap,
-)
+from .layout import (EXACT_MARGIN, LINE_CHARACTERS, balanced_groups, column_groups, column_width, row_bands,
+                     visible_width, wrap)
 from .lines import GUARD_CAP, Line, Operand
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code): the symbols the kinds share; a kind's
@@ -82,6 +74,7 @@ FORMULAS = {
     "x_plus_p": "$Xp = $X + $P",
     "score": r"$s = $q \cdot $k",
     "weighted_sum": r"$z = \sum_{j} w_{j}\, v_{j}",
+    "term_norm": r"\lVert w_{j} v_{j} \rVert",
     "m": "m",
     "n": "n",
     "i": "i",
@@ -193,12 +186,13 @@ class MathRenderer(Renderer):
     def param(self, value: Any) -> str:
         if isinstance(value, Name):
             return self.inline(self.name(value))
-        if isinstance(value, Eq):
-            return self.inline(f"{self.name(value.name)} = {value.value}")
+        if isinstance(value, Eq):  # d_k = 2; a value given as an Expr as shown: "=" when exact, else "≈"
+            number = self.sentence_number(Integer(value.value) if isinstance(value.value, int) else value.value)
+            return self.inline(self.name(value.name) + (" = " if number.exact else r" \approx ") + number.text)
         if isinstance(value, SqrtDk):
             return self.inline(self.scale_equation(value.d_k))
         if isinstance(value, Num):
-            return self.inline(self.value(value.value)[0])
+            return self.inline(self.sentence_number(value.value).text)
         if isinstance(value, Formula):
             return self.inline(self.formula(value))
         return super().param(value)
@@ -262,6 +256,10 @@ class MathRenderer(Renderer):
             if visible_width(exact) <= self.width - EXACT_MARGIN:
                 return rf"{exact} \approx {number.text}", True
         return number.text, number.exact
+
+    def sentence_number(self, value: Expr) -> Number:
+        """A number inside a sentence: rounded as the page's lines round it, without an exact form before it."""
+        return format_number(value, self.digits, exact_up_to=self.exact_digits)
 
     def divisor(self, scale: Scale, d_k: int, divisor: Expr) -> str:
         """What the scores are divided by, as written: √2, 2 (for √4) or the given number."""

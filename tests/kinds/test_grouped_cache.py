@@ -116,7 +116,7 @@ def test_the_document_shows_each_kv_head_s_cache_and_the_check():
     assert "holds 4 positions × 2 K/V heads × (2 + 2) = 32 numbers" in md and "4 × 4 × (2 + 2) = 64" in md
     assert "t2`, at position 2, sees positions 0–2" in md
     assert md.count("in the whole sequence's attention") == 2
-    assert "Check: the same as recomputing the whole sequence" in md
+    assert "Check: the offset mask against the whole sequence's causal attention" in md
     assert "in a decoding step with a KV cache" in md and md.count(r"}}\text{, cached + new}}") == 2  # the figure
 
 

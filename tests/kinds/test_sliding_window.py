@@ -313,7 +313,7 @@ def test_a_query_that_sees_every_kept_key_is_not_said_to_see_the_whole_sentence(
     assert "Outside its window, with weight exactly 0: positions 0–1, dropped from the cache." in text
     assert "the cache no longer holds them, so they have no column here" in text
     assert "whole sentence" not in text and "for all tokens" not in text
-    assert "`d` attends not at all to `p0` and `p1` (masked)" in text
+    assert "it does not attend to `p0` and `p1` at all (masked)" in text
 
 
 def test_several_tokens_derived_are_introduced_as_several():

@@ -175,7 +175,7 @@ def part(shown: Shown, start: int, stop: int) -> Shown:
 
 def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], head: int | None = None,
                 rotated: bool = False, group: int | None = None, keys: str | None = None) -> list[Step]:
-    """The cache before this step (the given rows) and after it (the new rows appended), with absolute positions,
+    """The cache before this step (the given rows, as typed) and after it (the new rows appended), with absolute positions,
     and the work it saves (`head`: a head's names, K^(h); `group`: a K/V head's, K^[g]; `rotated`: with RoPE, the
     keys are rotated ones, named K̂ unless `keys` names them as the kind does)."""
     p, n = past(cache), len(tokens)
@@ -184,7 +184,7 @@ def table_steps(cache: Cache, tokens: tuple[str, ...], whole: dict[str, Shown], 
     K = Name(keys or ("Kh" if rotated else "K"), head=head, group=group)
     V = Name("V", head=head, group=group)
     rope = "_rope" if rotated else ""
-    before = tuple(part(whole[c], 0, p) for c in "KV")
+    before = (Shown.input(cache.K), Shown.input(cache.V))  # the given rows as typed ([1.0, 0.0] stays so)
     return [
         Heading(2, "cache.heading"),
         Paragraph(f"cache.before{rope}", {"K": K_c, "V": V_c}),

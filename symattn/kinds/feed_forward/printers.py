@@ -11,7 +11,7 @@ import mpmath
 
 from ...document.steps import Name, RowTimesMatrix
 from ...numbers.display import Number, format_number
-from ...typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, shown_value
+from ...typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, exact_zeros, shown_value
 from ...typeset.math import MathRenderer, contribute
 from .engine import GELU_TANH_CUBIC, activation_number
 from .steps import ActivationStep, FeedForwardFormula
@@ -91,7 +91,8 @@ class FeedForwardPrinters(MathRenderer):
 
     def _relu(self, step: ActivationStep) -> str:
         """a_t = max(0, h_t) = [max(0, h_1), ...] = [a_1, ...]: its zeros visible."""
-        hidden, activated = self.numbers(step.hidden), self.numbers(step.activated)
+        hidden = self.numbers(step.hidden)
+        activated = exact_zeros(self.numbers(step.activated), step.activated.entries)
         a, h = self.name(Name("a", step.token)), self.name(Name("h", step.token))
         lines = []
         for j, (hn, an, value) in enumerate(zip(hidden, activated, step.activated.entries, strict=True)):

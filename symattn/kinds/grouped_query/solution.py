@@ -14,6 +14,7 @@ from ...document import sentences
 from ...document.steps import (
     Concat,
     DotProducts,
+    Eq,
     Formula,
     Heading,
     MatrixEquation,
@@ -32,6 +33,9 @@ from ...document.steps import (
     WeightedSum,
 )
 from ...features.attention import solution as common
+from ...features.rope import engine as rope_engine
+from ...features.rope import feature as rope_feature
+from ...features.rope.steps import RopeRotation
 from ...features.kv_cache import engine as kv_engine
 from ...features.kv_cache import feature as cache
 from ...spec.model import Section
@@ -61,7 +65,7 @@ def grouped_steps(section: Section, result: GroupedQuery) -> list[Step]:
         Heading(2, "gqa.step_inputs"),
         TokenTable(("table.token", "table.embedding"), section.tokens, (x,)),
         Paragraph("gqa.x_is", {"X": Name("X")}),
-        *_mask_and_rope(section),
+        *_mask_and_rope(section, result),
         Heading(2, "gqa.step_kv" if G > 1 else "gqa.step_kv_one", {"G": G}),  # not "each of the 1 K/V heads"
         Paragraph("gqa.kv_once" if G > 1 else "gqa.kv_once_one", {"K": _projection("K"), "V": _projection("V")}),
         *([Paragraph("gqa.kv_rotated")] if section.rope is not None else []),
@@ -71,7 +75,8 @@ def grouped_steps(section: Section, result: GroupedQuery) -> list[Step]:
         steps += [Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G}),
                   MatrixEquation(Name("W_K", group=g + 1), Shown.input(section.kv_heads[g].W_K)),
                   MatrixEquation(Name("W_V", group=g + 1), Shown.input(section.kv_heads[g].W_V)),
-                  TokenTable(("table.token", Name("K", group=g + 1), Name("V", group=g + 1)), section.tokens,
+                  TokenTable(("table.token", Name(_rotated(section, "K"), group=g + 1), Name("V", group=g + 1)),
+                             section.tokens,
                              (cache.last(shown["K"][g], n), cache.last(shown["V"][g], n)))]
     if cached:
         steps += _cache_tables(section, shown, one)
@@ -96,10 +101,15 @@ def _cache_tables(section: Section, shown: dict[str, list[Shown]], one: str) -> 
     steps: list[Step] = []
     for g in range(G):
         tables = cache.table_steps(section.kv_heads[g].cache, section.tokens, {"K": shown["K"][g], "V": shown["V"][g]},
-                                   rotated=section.rope is not None, group=g + 1, keys="K")  # K^[g]: rotated
+                                   rotated=section.rope is not None, group=g + 1)  # K̂^[g] with RoPE
         label = Paragraph(f"gqa.kv_label{one}", {"g": g + 1, "first": g * H // G + 1, "last": (g + 1) * H // G})
         steps += [*tables[:1] * (g == 0), label, *tables[1:-1], *tables[-1:] * (g == G - 1)]
     return steps
+
+
+def _rotated(section: Section, letter: str) -> str:
+    """The name of a query's or key's letter on the page: rotated (q̂, K̂) with RoPE."""
+    return rope_feature.ROTATED[letter] if section.rope is not None else letter
 
 
 def _projection(letter: str) -> Formula:
@@ -129,7 +139,22 @@ def _projections(section: Section, result: GroupedQuery, x: Shown) -> dict[str, 
     return {k: [replace(s, decimals=decimals, whole=whole) for s in group] for k, group in shown.items()}
 
 
-def _mask_and_rope(section: Section) -> list[Step]:
+def _rotation_once(section: Section, result: GroupedQuery, positions: tuple[int, ...]) -> list[Step]:
+    """RoPE's rotation worked out once, for the first focus token's query in query head 1 (q -> q̂), as
+    self-attention's RoPE step works it out; every other query and key turns the same way for its position."""
+    rope, token = section.rope, section.focus.stepwise[0] if section.focus.stepwise else section.tokens[-1]
+    i, d = section.tokens.index(token), section.W_Q[0].shape[1]
+    plain = Shown(engine.project(section.X.values, section.W_Q[0].values), known=result.heads[0].known)
+    rotated = Shown(result.heads[0].Q, known=result.heads[0].known)
+    vectors = ((Name("qh", token, head=1), Name("q", token, head=1), plain.row(i), rotated.row(i)),)
+    return [Paragraph("gqa.rope_once", {"token": Token(token), "m": Eq(Name("m"), positions[i]),
+                                        "q": Name("q", token, head=1), "qh": Name("qh", token, head=1)}),
+            VectorEquation(Name("q", token, head=1), plain.row(i)),
+            RopeRotation(token, positions[i], rope_engine.pairs(d, rope.pairing), rope_feature.thetas(rope, d),
+                         rope_engine.angles(positions[i], d, rope), vectors, result.heads[0].known)]
+
+
+def _mask_and_rope(section: Section, result: GroupedQuery) -> list[Step]:
     steps: list[Step] = []
     if section.cache is not None:  # the offset mask, n × (p + n)
         masked = any(v == 0 for v in section.mask.values)
@@ -144,10 +169,10 @@ def _mask_and_rope(section: Section) -> list[Step]:
     if rope is not None:
         positions = rope.at(len(section.tokens), cache.past(section.cache))
         steps += [Heading(2, "gqa.rope_heading"),
-                  Paragraph(f"gqa.rope_{rope.pairing}", {"theta": Formula("gqa_theta"), "base": Num(rope.base),
+                  Paragraph(f"gqa.rope_{rope.pairing}", {"theta": Formula("gqa_theta"), "base": Eq(Name("b"), rope.base),
                                                          "angle": Formula("gqa_angle")}),
-                  TokenTable(("table.token", "gqa.position"), section.tokens,
-                             (Shown(ImmutableMatrix([[p] for p in positions])),))]
+                  TokenTable(("table.token",), section.tokens, (), positions=positions),  # positions as numbers
+                  *_rotation_once(section, result, positions)]
     return steps
 
 
@@ -180,20 +205,21 @@ def _head_steps(section: Section, result: GroupedQuery, h: int,
     attention = result.heads[h]
     tokens = section.tokens
     Q, K, V = shown["Q"][h], shown["K"][g], shown["V"][g]
+    q, k = _rotated(section, "q"), _rotated(section, "k")  # q̂, k̂ with RoPE
     steps: list[Step] = [
         Paragraph("gqa.head_label", {"h": h + 1, "g": g + 1}),
         MatrixEquation(Name("W_Q", head=h + 1), Shown.input(section.W_Q[h])),
-        TokenTable(("table.token", Name("Q", head=h + 1)), tokens, (Q,)),
+        TokenTable(("table.token", Name(_rotated(section, "Q"), head=h + 1)), tokens, (Q,)),
     ]
     facts = sentences.section_facts(section.kind, scaling=section.scale.mode)
     keys = cache.key_tokens(section.cache, tokens)  # the cached positions' first
-    key_names = tuple(Name("k", t, group=g + 1) for t in keys)
+    key_names = tuple(Name(k, t, group=g + 1) for t in keys)
     for token in section.focus.stepwise:
         i = tokens.index(token)
         query = attention.queries[i]
         steps += [
             Paragraph("gqa.query_of", {"token": Token(token), "h": h + 1, "g": g + 1}),
-            DotProducts(Name("q", token, head=h + 1), key_names, Q.row(i), K.rows, query.scores, attention.known),
+            DotProducts(Name(q, token, head=h + 1), key_names, Q.row(i), K.rows, query.scores, attention.known),
             *common.scaling_steps(section.scale, section.d_k, query, keys, facts)[-1:],
             common.softmax_step(query.softmax, keys),
             WeightedSum(query.softmax.weights, V.rows, query.output, keys, attention.known),

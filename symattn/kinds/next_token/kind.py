@@ -16,6 +16,7 @@ from ... import engine
 from ...document import sentences
 from ...document.sentences import heading, say
 from ...document.steps import (
+    Eq,
     Facts,
     Formula,
     MatrixEquation,
@@ -212,7 +213,8 @@ class NextTokenKind(Kind):
         predicted = vocabulary[result.predicted]
         out += [heading(2, "next_token.step_predicted", facts, {"n": next(n)}),
                 say("next_token.predicted" if len(ties[0]) == 1 else "next_token.predicted_tie", facts,
-                    {"token": Token(predicted), "p": Name("p", predicted), "tied": Tokens(ties[0])})]
+                    {"token": Token(predicted), "p": Eq(Name("p", predicted), softmax.weights[result.predicted]),
+                     "tied": Tokens(ties[0])}, stage="weights")]
         if facts.top_k > 1:
             out.append(say("next_token.sampling", facts, {"p": Name("pt", label="j")}))
         return out

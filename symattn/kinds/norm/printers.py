@@ -26,9 +26,10 @@ LONGEST_FRACTION = 40
 _LAYER = r"\frac{$v - \mu_{t}}{\sqrt{\sigma_{t}^{2} + \varepsilon}} \odot \gamma + \beta"
 _RMS = r"\frac{$v}{\sqrt{\overline{$v^{2}} + \varepsilon}} \odot \gamma"
 # the symbols this folder's steps and sentences name, added to render/math.py's tables
-contribute(notation={"u": "u", "uh": r"\hat{u}", "xh": r"\hat{x}", "o": "o", "mu": r"\mu", "gamma": r"\gamma",
+contribute(notation={"d": "d", "u": "u", "uh": r"\hat{u}", "xh": r"\hat{x}", "o": "o", "mu": r"\mu", "gamma": r"\gamma",
                      "beta": r"\beta", "eps": r"\varepsilon", "var_layer": r"\sigma^{2}",
                      "var_rms": r"\overline{x^{2}}", "var_rms_u": r"\overline{u^{2}}"}, formulas={
+    "d_minus_1": "d - 1",
     "norm_layer_u": "o_{t} = " + _LAYER.replace("$v", "u_{t}") + r",\ u_{t} = x_{t} + y_{t}",
     "norm_layer_x": "o_{t} = " + _LAYER.replace("$v", "x_{t}"),
     "norm_rms_u": "o_{t} = " + _RMS.replace("$v", "u_{t}") + r",\ u_{t} = x_{t} + y_{t}",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sympy import ImmutableMatrix
 
 from ...document import sentences
-from ...document.phrases import Token
+from ...document.phrases import Eq, Token
 from ...document.sentences import heading, say
 from ...document.steps import Facts, Formula, Heading, Name, Paragraph, Result, Shown, Step, TokenTable, VectorEquation
 from ...features.attention.solution import part_heading
@@ -53,11 +53,11 @@ def affine(section: NormSpec) -> str:
 
 
 def names(section: NormSpec, token: str | None) -> dict[str, Name]:
-    """The names a norm sentence may speak of: the matrices, γ, β, ε and the token's rows."""
+    """The names a norm sentence may speak of: the matrices, γ, β, ε, the width d and the token's rows."""
     base = "u" if section.Y is not None else "x"
     return {"X": Name("X"), "Y": Name("Y"), "gamma": Name("gamma"), "beta": Name("beta"), "eps": Name("eps"),
             "x": Name("x", token), "y": Name("y", token), "row": Name(base, token), "hat": Name(base + "h", token),
-            "mu": Name("mu", token), "out": Name("o", token),
+            "mu": Name("mu", token), "out": Name("o", token), "width": Formula("d"), "d_minus_1": Formula("d_minus_1"),
             "var": Name(f"var_{section.norm}" + ("_u" if section.norm == "rms" and base == "u" else ""), token)}
 
 
@@ -76,7 +76,7 @@ def token_steps(section: NormSpec, result: NormResult, t: int, n: int, facts: No
     X, Y = inputs
     values = row_shown(row.values, decimals, result) if Y is not None else X.row(t)
     centred = row_shown(row.centred, decimals, result) if row.mean is not None else values
-    params = {**names(section, token), "token": Token(token), "n": n, "d": section.d}
+    params = {**names(section, token), "token": Token(token), "n": n, "d": Eq(Name("d"), section.d)}
     out: list[Step] = [heading(2, "norm.step_token", facts, params)]
     if section.Y is not None:
         out += [Paragraph("norm.sum", params),
@@ -110,7 +110,7 @@ def norm_steps(section: NormSpec, result: NormResult) -> list[Step]:
     residual = section.Y is not None
     kind = "add" if residual else "norm"
     whole = NormFacts(section.kind, norm=section.norm, affine=affine(section))
-    params = {**names(section, None), "d": section.d}
+    params = {**names(section, None), "d": Eq(Name("d"), section.d)}
     out: list[Step] = [part_heading(section, f"norm.heading_{kind}_{section.norm}"),
                        Paragraph(f"norm.intro_{kind}_{section.norm}",
                                  {**params, "formula": Formula(f"norm_{section.norm}_{'u' if residual else 'x'}")}),
