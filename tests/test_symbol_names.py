@@ -35,6 +35,8 @@ def rendered(tmp_path_factory) -> dict[str, str]:
 def test_names_print_as_written_in_latex(rendered, fmt):
     text = rendered[fmt] if fmt != "json" else json.dumps(json.loads(rendered[fmt])["sections"], ensure_ascii=False)
     text = text.replace("\\\\", "\\") if fmt == "json" else text
+    if fmt == "tex":  # the body: the English preamble maps typed Greek letters to \pi and the others
+        text = text[text.index("\\begin{document}"):]
     for name, latex in LATEX.items():
         assert latex in text, name
     for symbol in SYMBOLS:

@@ -62,19 +62,23 @@ def test_a_correct_value_with_more_than_30_figures_is_right(tmp_path):
     assert grades(tmp_path / "out")[0]["total"] == "20"
 
 
-def test_a_huge_weight_in_exam_json_gives_a_worked_line(tmp_path):
-    """A weight 9e999 in exam.json's spec and an output -9e999 typed: worked.py's rounding raised."""
+def test_a_huge_weight_in_exam_json_is_one_line_and_a_huge_typed_output_grades(tmp_path):
+    """A weight 9e999 in exam.json's spec (worked.py's rounding raised) is refused in one line naming it, as numbers
+    exam does not write are (tests/grade/test_tampered.py); an output -9e999 typed is that student's wrong answer."""
     path = write_exam(tmp_path, [HAND])
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["versions"][0]["spec"]["sections"][0]["W_V"][0][0] = "9e999"
-    path.write_text(json.dumps(data), encoding="utf-8")
     answers = correct(path, "01")
     answers.update({"v01.a.V.1.1": "-9e999", "v01.e.z.1": "-9e999"})
     responses = write_csv(tmp_path / "r.csv", path, [("Ann", "01", answers)])
     result = run(str(path), str(responses), "--out", str(tmp_path / "out"), "--format", "md")
     assert result.returncode == 0, result.stderr
-    feedback = (tmp_path / "out" / "feedback" / "001-Ann.md").read_text(encoding="utf-8")
-    assert "Worked line: V\\[1\\]\\[1\\] = 1·9" in feedback
+    ann, = grades(tmp_path / "out")
+    assert ann["total"] != "20"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["versions"][0]["spec"]["sections"][0]["W_V"][0][0] = "9e999"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = run(str(path), str(responses), "--out", str(tmp_path / "out2"), "--format", "md")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "versions[0].spec.sections[0].W_V[0][0]" in result.stderr and not (tmp_path / "out2").exists()
 
 
 @pytest.mark.parametrize(("version", "shown"), [("²", "'²'"), ("٤", "'٤'"), ("9" * 5000, "'" + "9" * 20 + "...'"),
