@@ -118,11 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--d-k", dest="d_k", metavar="N", help="d_k of every version (default: drawn once; "
                                                                        "1 only when asked)")
     exam.add_argument("--parts", metavar="LIST", help="the parts to ask, e.g. a,c,d (default: a,b,c,d,e)")
-    exam.add_argument("--points", metavar="LIST",
-                      help="each asked part's points, e.g. a=4,b=4,c=4,d=4,e=4 (default: 20 shared by work)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
-    exam.add_argument("--paper", default="a4", metavar="SIZE", help="paper size of the PDFs: a4 or letter "
-                                                                    "(default: a4)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
     # the paper's heading and the class list (exam/heading.py, exam/students.py)
@@ -307,7 +303,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.build import EXAM_FORMATS, build_exam
     from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
-    from .exam.points import check_points, parse_parts, parse_points
+    from .exam.points import parse_parts
     from .exam.students import read_students, unprinted_names
     from .exam.workers import default_jobs
     from .numbers.display import DEFAULT_DIGITS
@@ -326,10 +322,8 @@ def _exam(args: argparse.Namespace) -> int:
     formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
-    parts, points = parse_parts(args.parts), parse_points(args.points)
-    check_points(points, parts)
     options = ExamOptions(count, args.seed, args.kind, args.difficulty, langs[0], digits, args.tokens,
-                          args.d_k, parts, title=args.title, points=points, paper=args.paper,
+                          args.d_k, parse_parts(args.parts), title=args.title,
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
