@@ -96,7 +96,7 @@ def cause_of(version: GradedVersion, blank: GradedBlank, written: str, answers: 
     than any other explanation (w·K for w·V among them); else rounding, typo or unknown. `tolerance` is the
     part's; a cause must do better than lie within it."""
     value = answers.get(blank.id)
-    if value is None:
+    if value is None or blank.answer is None:  # unreadable, or a blank without an exact answer to compare
         return Cause("unknown")
     # to the digits written, and within the part's tolerance ("0" for a value of -0.125 reproduces nothing)
     decimals = places(written)
