@@ -28,6 +28,10 @@ def where(blank: GradedBlank) -> str:
     return f"{symbol}[{blank.row}][{blank.column}]" if table else f"{symbol}[{blank.column}]"
 
 
+class Missing(Exception):
+    """A value a worked line would show is not in exam.json (the line is left out)."""
+
+
 class Lines:
     """The worked lines of one version (the true values of its blanks, read once)."""
 
@@ -39,15 +43,20 @@ class Lines:
         """The blank's worked line, or None for a quantity without one."""
         exact: list[bool] = []
 
-        def num(value: Decimal, brackets: bool = True) -> str:
+        def num(value: Decimal | None, brackets: bool = True) -> str:
+            if value is None:  # a value exam.json does not give: no line can show it
+                raise Missing
             written, ok = shown(value, self.digits)
             exact.append(ok)
             return f"({written})" if brackets and value < 0 else written
 
-        body = self._body(blank, num)
-        if body is None:
+        try:
+            body = self._body(blank, num)
+            if body is None:
+                return None
+            result = num(blank.answer, brackets=False)
+        except Missing:
             return None
-        result = num(blank.answer, brackets=False)
         return f"{where(blank)} = {body} {'=' if all(exact) else '≈'} {result}"
 
     def _body(self, blank: GradedBlank, num) -> str | None:

@@ -99,5 +99,5 @@ def test_grades_csv_neutralises_a_class_list_id_and_keeps_its_numbers(tmp_path, 
     status, err = _grade(tmp_path, capsys, listed)
     assert status == 0, err
     rows = list(csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
-    assert rows[0] == ["student", "id", "version", "a", "b", "c", "d", "e", "total"]
-    assert rows[1][:3] == ["Ann", "'=1+1", "01"] and rows[1][-1] == "20"
+    assert rows[0] == ["student", "id", "version", "a", "b", "c", "d", "e", "total", "note"]
+    assert rows[1][:3] == ["Ann", "'=1+1", "01"] and rows[1][-2:] == ["20", ""]
