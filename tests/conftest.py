@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,18 @@ def mt():
     from symattn.pipeline.parse import load_example
 
     return load_example("mt")
+
+
+@pytest.fixture
+def read_only_out(tmp_path: Path):
+    """A folder nobody may write in: its permission bits, or for root (whom they do not stop) the immutable
+    attribute (chattr +i, on the Linux file systems CI has); writable again after the test."""
+    out = tmp_path / "ro"
+    out.mkdir()
+    root = os.geteuid() == 0
+    if root:
+        subprocess.run(["chattr", "+i", str(out)], check=True)
+    else:
+        out.chmod(0o555)
+    yield out
+    subprocess.run(["chattr", "-i", str(out)], check=True) if root else out.chmod(0o755)

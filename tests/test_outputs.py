@@ -120,20 +120,10 @@ def test_a_folder_where_an_output_goes_writes_nothing(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["matrix.tex"]
 
 
-def test_a_read_only_out_is_one_line(tmp_path, capsys):
-    """A folder nobody may write in: its permission bits, or for root (whom they do not stop) the immutable
-    attribute (chattr +i, on the Linux file systems CI has)."""
-    out = tmp_path / "ro"
-    out.mkdir()
-    root = os.geteuid() == 0
-    if root:
-        subprocess.run(["chattr", "+i", str(out)], check=True)
-    else:
-        out.chmod(0o555)
-    try:
-        status, printed, err = run(capsys, "render", "--example", "matrix", "--format", "tex,md", "--out", str(out))
-    finally:
-        subprocess.run(["chattr", "-i", str(out)], check=True) if root else out.chmod(0o755)
+def test_a_read_only_out_is_one_line(read_only_out, capsys):
+    """A folder nobody may write in (the read_only_out fixture: permission bits, or chattr +i for root)."""
+    out = read_only_out
+    status, printed, err = run(capsys, "render", "--example", "matrix", "--format", "tex,md", "--out", str(out))
     assert status == 2 and printed == "" and err.count("\n") == 1 and err.startswith("symattn: error: --out: ")
     assert list(out.iterdir()) == []
 
