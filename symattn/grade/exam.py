@@ -86,8 +86,12 @@ class GradedVersion:
         return "memory" in self.section
 
     def given(self, name: str, head: int | None = None) -> list[list[Decimal]] | None:
-        """An input matrix of the spec (X, memory, W_Q, ...; a head's W with `head`) as Decimals, or None."""
-        section = self.section if head is None else self.section["heads"][head - 1]
+        """An input matrix of the spec (X, memory, W_Q, ...; a head's W with `head`) as Decimals, or None (none
+        given, or no such head)."""
+        heads = self.section.get("heads") or ()
+        if head is not None and not 1 <= head <= len(heads):  # a head the section does not have
+            return None
+        section = self.section if head is None else heads[head - 1]
         rows = section.get(name)
         return None if rows is None else [[exact_decimal(v) for v in row] for row in rows]
 

@@ -32,6 +32,13 @@ class Missing(Exception):
     """A value a worked line would show is not in exam.json (the line is left out)."""
 
 
+def products(num, left: list, right: list) -> str:
+    """left·right written out term by term ("a·b + c·d"); Missing when exam.json gives them of unequal lengths."""
+    if len(left) != len(right):
+        raise Missing
+    return " + ".join(f"{num(a)}·{num(b)}" for a, b in zip(left, right, strict=True))
+
+
 class Lines:
     """The worked lines of one version (the true values of its blanks, read once)."""
 
@@ -55,7 +62,7 @@ class Lines:
             if body is None:
                 return None
             result = num(blank.answer, brackets=False)
-        except Missing:
+        except (Missing, IndexError):  # a blank's row or column outside the matrix exam.json gives: no line
             return None
         return f"{where(blank)} = {body} {'=' if all(exact) else '≈'} {result}"
 
@@ -74,7 +81,7 @@ class Lines:
             if Q is None or K is None:
                 return None
             q = Q[(v.focus_row if q_name == "Q" else 1) - 1]
-            return " + ".join(f"{num(a)}·{num(b)}" for a, b in zip(q, K[c - 1], strict=True))
+            return products(num, q, K[c - 1])
         if blank.role == "scaled":
             s = self.true.vector("scores", head)
             d_k = v.d_k.get(head)
@@ -88,13 +95,12 @@ class Lines:
             w, V = self.true.vector("weights", head), self.true.matrix("V", head)
             if w is None or V is None:
                 return None
-            return " + ".join(f"{num(a)}·{num(row[c - 1])}" for a, row in zip(w, V, strict=True))
+            return products(num, w, [row[c - 1] for row in V])
         if blank.role == "final" and v.W_O is not None:
             z = self.true.vector("concat", None)
             if z is None:  # the heads' outputs (grouped-query versions have no heads table: their output blanks')
                 heads = sorted(v.divisors) or sorted({b.head for b in v.blanks if b.role == "output" and b.head})
                 z = [x for h in heads for x in self.true.vector("output", h) or []]
-            if len(z) != len(v.W_O):  # a head's output not at hand: no worked line rather than a wrong one
-                return None
-            return " + ".join(f"{num(a)}·{num(row[c - 1])}" for a, row in zip(z, v.W_O, strict=True))
+            # a head's output not at hand (z shorter than W_O): no worked line rather than a wrong one
+            return products(num, z, [row[c - 1] for row in v.W_O])
         return None
