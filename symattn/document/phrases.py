@@ -106,7 +106,7 @@ class Facts:
     `shown` holds the same weights exact (what a sentence prints), `norms` the lengths ‖w_j v_j‖ of the visible
     keys' terms of the weighted sum as numbers and `norm_values` exact (both empty without values or numbers).
     `masked`: some key is hidden from some query of the section. `first`: the query is the first one the section
-    derives step by step. `rope`: the section rotates q and k (RoPE). A kind whose sentences depend on more
+    derives step by step. `rotated`: the section rotates q and k for their positions. A kind whose sentences depend on more
     says it in a subclass of its own (NormFacts, NextTokenFacts, FeedForwardFacts)."""
 
     kind: str
@@ -119,7 +119,7 @@ class Facts:
     scaling: str = "sqrt_d_k"
     symbolic: bool = False
     first: bool = True
-    rope: bool = False  # q and k are rotated for their positions (RoPE)
+    rotated: bool = False  # q and k are rotated for their positions (RoPE)
     shown: tuple[Any, ...] = ()
     norms: tuple[Any, ...] = ()
     norm_values: tuple[Any, ...] = ()

@@ -179,9 +179,9 @@ def _check(key: str, facts: Facts) -> None:
 
 
 def section_facts(kind: str, masked: bool = False, positional: bool = False, scaling: str = "sqrt_d_k",
-                  symbolic: bool = False, rope: bool = False) -> Facts:
+                  symbolic: bool = False, rotated: bool = False) -> Facts:
     """The facts of a section as a whole (before any query)."""
-    return Facts(kind, masked=masked, positional=positional, scaling=scaling, symbolic=symbolic, rope=rope)
+    return Facts(kind, masked=masked, positional=positional, scaling=scaling, symbolic=symbolic, rotated=rotated)
 
 
 def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine.QueryAttention,
@@ -206,7 +206,7 @@ def query_facts(section: Facts, token: str, keys: tuple[str, ...], query: engine
             norms = tuple(w * mpmath.sqrt(_number(q)) for w, q in zip(weights, lengths, strict=True))
     return Facts(section.kind, token, keys, visible, weights, section.masked, section.positional, section.scaling,
                  section.symbolic or any_symbolic(query.scaled if query.output is None else query.output), first,
-                 section.rope, shown, norms, norm_values)
+                 section.rotated, shown, norms, norm_values)
 
 
 def _number(value: Expr) -> mpmath.mpf:

@@ -100,7 +100,7 @@ def scaling_steps(scale: Scale, d_k: int, result: engine.QueryAttention, tokens:
         why = why or ("attend.d_k_is" if result.query.cols == d_k else "attend.d_k_given")
         if width and result.query.cols == 1:
             why += "_one"  # "one entry each", not "1 entries each"
-        q, k = ("qh", "kh") if facts.rope else ("q", "k")  # RoPE: the rotated q̂, k̂ give the scores
+        q, k = ("qh", "kh") if facts.rotated else ("q", "k")  # RoPE: the rotated q̂, k̂ give the scores
         intro = [say("attend.scale_by", facts, {"scale": SqrtDk(d_k)}),
                  Paragraph(why, {**width, "d_k": Eq(Name("d_k"), d_k), "q": Name(q, facts.token),
                                  "k": Name(k, label="j")})]

@@ -46,7 +46,7 @@ MATRIX_FORM = ("cache.matrix_heading", "cache.matrix")  # the matrix form of the
 # the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
 sentences.contribute({
     "cache.mask_none": lambda f: not f.masked,  # a KV cache's mask with no 0 (one new token, causal)
-    "cache.relative": lambda f: f.rope,  # RoPE's scores in m − n, with the new keys of a KV cache
+    "cache.relative": lambda f: f.rotated,  # RoPE's scores in m − n, with the new keys of a KV cache
 })
 
 

@@ -47,7 +47,7 @@ ROTATED = {"Q": "Qh", "K": "Kh", "q": "qh", "k": "kh"}
 # the conditional sentences this folder says, and what must be true of their facts (document/sentences.py)
 sentences.contribute({
     # RoPE (features/rope/feature.py): said only of a section that rotates q and k
-    **{f"rope.{key}": (lambda f: f.rope) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
+    **{f"rope.{key}": (lambda f: f.rotated) for key in ("intro", "pairs_interleaved", "pairs_half", "frequencies",
                                                       "positions", "positions_given", "relative",
                                                       "relative_meaning", "later", "example")},
 })
@@ -112,7 +112,7 @@ def rope_steps(rope: Rope, tokens: tuple[str, ...], plain: dict[str, Shown], rot
     is one of `queries`; none when not `stepwise`: the matrix form alone), and the rotated Q̂ and K̂ of all tokens.
     `plain` and `rotated` hold "Q" and "K" as shown, before and after the rotation (rows in `tokens`' order);
     `head`: a head's names; `positions`: the tokens' positions, if not rope.at(len(tokens)) (after a KV cache).
-    `facts` must say rope=True (sentences.section_facts(..., rope=True)): the sentences are RoPE's."""
+    `facts` must say rotated=True (sentences.section_facts(..., rotated=True)): the sentences are RoPE's."""
     d = plain["Q"].values.cols
     positions = rope.at(len(tokens)) if positions is None else positions
     theta = thetas(rope, d)

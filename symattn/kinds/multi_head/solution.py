@@ -55,7 +55,7 @@ def shared_mask(section: MultiHeadSpec) -> Mask | None:
 def _head_facts(section: MultiHeadSpec, head: HeadSpec) -> Facts:
     masked = head.mask is not None and any(v == 0 for v in head.mask.values)
     return sentences.section_facts(section.kind, masked, section.positions is not None, head.scale.mode,
-                                   rope=head.rope is not None)
+                                   rotated=head.rope is not None)
 
 
 def _head_start(section: MultiHeadSpec, h: int, head: HeadSpec, result: engine.Attention, x: Shown,

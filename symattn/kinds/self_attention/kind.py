@@ -53,8 +53,8 @@ sentences.contribute({
     "self.for_next": lambda f: not f.first,
     "self.embedding_of": lambda f: not f.positional,
     "self.input_of": lambda f: f.positional,
-    "self.no_positional": lambda f: not f.positional and not f.rope and not f.masked,
-    "self.no_positional_masked": lambda f: not f.positional and not f.rope and f.masked,  # a decoder's
+    "self.no_positional": lambda f: not f.positional and not f.rotated and not f.masked,
+    "self.no_positional_masked": lambda f: not f.positional and not f.rotated and f.masked,  # a decoder's
     "self.step3": lambda f: sentences.sees_all(f) and f.token in f.keys,
     "self.step3_visible": lambda f: not sentences.sees_all(f),
     "self.result_from": lambda f: not f.positional,
@@ -266,7 +266,7 @@ class SelfAttentionKind(Kind):
         """The section's facts: masked (some key hidden from some query), positional encodings, scaling, symbols."""
         masked = section.mask is not None and any(v == 0 for v in section.mask.values)
         return sentences.section_facts(self.name, masked, section.positions is not None, section.scale.mode,
-                                       self.symbolic(result), rope=section.rope is not None)
+                                       self.symbolic(result), rotated=section.rope is not None)
 
     def figure(self, section: SelfAttentionSpec) -> FlowFigure | None:
         if isinstance(section, given.GivenSpec):
