@@ -1,0 +1,46 @@
+"""The backward pass through a self-attention section (`kind = "backward"`, `from = "NAME"`): exact gradients of a
+loss with respect to V, the weights P, the scores S, Q, K, the projection weights and X, each step with its formula.
+A kind of its own, not a key of the forward section: a later section reads the forward one as chained sections do, the
+forward page stays as it is, and the backward page has its own heading, steps and answers. The spec's keys:
+spec.py; the answers': answers.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...document.steps import Step
+from ..base import Kind, Size
+from . import answers as answer_data
+from . import engine, solution
+from . import spec as specs
+from .spec import BackwardSpec
+
+
+class BackwardKind(Kind):
+    name = BackwardSpec.kind
+    keys = specs.KEYS
+    references = frozenset({"from"})
+
+    def parse(self, data: dict[str, Any], field: str) -> BackwardSpec:
+        return specs.parse(data, field)
+
+    def compute(self, section: BackwardSpec) -> engine.BackwardResult:
+        return engine.compute(section)
+
+    def symbolic(self, result: engine.BackwardResult) -> bool:
+        return False  # numbers only (spec.py refuses symbols)
+
+    def steps(self, section: BackwardSpec, result: engine.BackwardResult) -> list[Step]:
+        return solution.steps(section, result)
+
+    def answers(self, section: BackwardSpec, result: engine.BackwardResult) -> dict[str, Any]:
+        return answer_data.answers(section, result)
+
+    def size(self, section: BackwardSpec) -> Size:
+        source = section.forward.section
+        n = len(source.tokens)
+        d = max(source.X.shape[1], source.W_Q.shape[1], source.W_V.shape[1])
+        return Size("focus", 1, n, d, n * n, work=n * n * d)
+
+
+BACKWARD = BackwardKind()

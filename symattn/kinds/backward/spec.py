@@ -1,0 +1,93 @@
+"""The spec of a backward section: the gradients of a loss through the self-attention section it names.
+
+Spec keys: kind = "backward", from = "NAME" (an earlier self-attention section with a name), and the upstream
+gradient: `dO = [[...]]` (∂L/∂O, one row per token, as many columns as O), or `loss = "mse"` with a target
+`T = [[...]]` (L = ½‖O − T‖², so ∂L/∂O = O − T); `focus` (a token: the row written out term by term; default the
+forward section's first focus token) and `heading`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import SpecError
+from ...spec import fields
+from ...spec.model import GivenMatrix, Section
+from ..base import Referenced
+from ..self_attention.kind import SelfAttentionSpec
+
+KEYS = frozenset({"kind", "heading", "from", "dO", "loss", "T", "focus"})
+LOSSES = ("mse",)
+FORWARD_KIND = SelfAttentionSpec.kind  # the kind of section a backward pass differentiates
+
+
+@dataclass(frozen=True)
+class BackwardSpec(Section):
+    """A backward pass: `forward` the differentiated section (spec and exact result), the upstream gradient `dO`
+    given, or the loss ("mse") with its target T, and the focus token whose row is written out."""
+
+    kind = "backward"
+    forward: Referenced
+    focus: str
+    loss: str | None = None  # None: dO given
+    dO: GivenMatrix | None = None
+    T: GivenMatrix | None = None
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return self.forward.section.tokens
+
+
+def parse(data: dict[str, Any], field: str) -> BackwardSpec:
+    forward = fields.require(data, "from", field)
+    if not isinstance(forward, Referenced):  # (the chain resolves a name; anything else it refuses first)
+        raise SpecError(f"{field}.from", f"expected the name of an earlier {FORWARD_KIND} section")
+    source = forward.section
+    if source.kind != FORWARD_KIND:
+        raise SpecError(f"{field}.from", f"section {forward.name} is a {source.kind} section; a backward pass "
+                                         f"differentiates a {FORWARD_KIND} section")
+    _supported(source, f"{field}.from", forward.name)
+    n, d_v = len(source.tokens), source.W_V.shape[1]
+    focus = data.get("focus", source.focus.tokens[0])
+    if not isinstance(focus, str) or focus not in source.tokens:
+        raise SpecError(f"{field}.focus", f"expected one of section {forward.name}'s tokens "
+                                          f"{list(source.tokens)}, got {focus!r}")
+    if "loss" in data:
+        loss = data["loss"]
+        if loss not in LOSSES:
+            raise SpecError(f"{field}.loss", f'expected "mse" (L = 1/2 |O - T|^2, with T), or give dO instead, '
+                                             f"got {loss!r}")
+        if "dO" in data:
+            raise SpecError(f"{field}.dO", "give either dO or loss with T, not both")
+        T = _rows(data, "T", field, n, d_v)
+        return BackwardSpec(forward=forward, focus=focus, loss=loss, T=T)
+    if "T" in data:
+        raise SpecError(f"{field}.T", 'a target goes with loss = "mse"')
+    if "dO" not in data:
+        raise SpecError(f"{field}.dO", 'missing: give the upstream gradient dO, or loss = "mse" with a target T')
+    return BackwardSpec(forward=forward, focus=focus, dO=_rows(data, "dO", field, n, d_v))
+
+
+def _rows(data: dict[str, Any], key: str, field: str, n: int, d_v: int) -> GivenMatrix:
+    """dO or T: numbers, one row per token, as many columns as the output O."""
+    given = fields.matrix(fields.require(data, key, field), f"{field}.{key}")
+    if given.symbolic:
+        raise SpecError(f"{field}.{key}", "expected numbers: a backward section takes no symbols")
+    fields.rows_match(given, n, f"{field}.{key}", "tokens")
+    if given.shape[1] != d_v:
+        raise SpecError(f"{field}.{key}", f"{given.shape[1]} columns, but the output O has {d_v} (as W_V)")
+    return given
+
+
+def _supported(source: SelfAttentionSpec, field: str, name: str) -> None:
+    """What the backward pass does not differentiate yet: symbols, positional encodings, RoPE, a KV cache, given
+    Q/K/V or scores."""
+    if not isinstance(source, SelfAttentionSpec):
+        raise SpecError(field, f"section {name} gives Q, K and V (or scores) instead of X and weights; a backward "
+                               "pass needs X, W_Q, W_K and W_V")
+    if any(getattr(source, m).symbolic for m in ("X", "W_Q", "W_K", "W_V")):
+        raise SpecError(field, f"section {name} holds symbols; a backward pass takes numbers")
+    for given, what in ((source.positions, "positional encodings"), (source.rope, "RoPE"),
+                        (source.cache, "a KV cache")):
+        if given is not None:
+            raise SpecError(field, f"section {name} has {what}; a backward pass through it is not supported yet")

@@ -1,0 +1,65 @@
+"""The backward pass's own steps (solution.py lays them out, printers.py prints them): a gradient matrix beside
+its formula, one row of a product written out, the focus row of dS by the shortcut with the check
+of D, and the loss."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sympy import Expr
+
+from ...document.steps import Name, Shown, Step
+from ...engine import Numbers
+from ...spec.model import Scale
+
+
+@dataclass(frozen=True)
+class Gradient(Step):
+    """`formula` (a key of printers.FORMULAS: "dV = Pᵀ dO", ...) and the matrix it gives, entry by entry as shown
+    ("=" when every entry is exact, else "≈")."""
+
+    formula: str
+    value: Shown
+
+
+@dataclass(frozen=True)
+class RowProduct(Step):
+    """result = row · matrix (/ divisor: the scores' scale, for dQ and dK) for one row, each entry written out as a
+    sum of products (a quotient), both factors rounded with the guard decimals the line needs. Zero entries of the
+    row (masked positions) add nothing and are left out. `scale` None: no divisor."""
+
+    result: Name
+    row_name: Name
+    row: Shown
+    matrix_name: Name
+    matrix: Shown
+    value: Shown
+    scale: Scale | None = None
+    d_k: int = 0
+    divisor: Expr | None = None
+
+
+@dataclass(frozen=True)
+class ScoreRow(Step):
+    """The focus row i of dS: D_i = Σ_j P_ij dP_ij, the same number as Σ_c dO_ic O_ic (the check), then
+    dS_ij = P_ij (dP_ij − D_i) for every key, 0 where the key is masked."""
+
+    token: str
+    tokens: tuple[str, ...]
+    P: tuple[Expr, ...]
+    dP: tuple[Expr, ...]
+    D: Expr
+    dO: tuple[Expr, ...]
+    O: tuple[Expr, ...]
+    D_check: Expr
+    dS: tuple[Expr, ...]
+    visible: tuple[bool, ...]
+    known: Numbers | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Loss(Step):
+    """L = ½ Σ (O − T)², its value."""
+
+    value: Expr
+    known: Numbers | None = field(default=None, compare=False)
