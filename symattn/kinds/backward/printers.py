@@ -4,7 +4,8 @@ each entry), and the loss."""
 
 from __future__ import annotations
 
-from ...document.steps import Shown
+from dataclasses import replace
+
 from ...numbers.display import Number, format_number
 from ...typeset.layout import visible_width
 from ...typeset.lines import Line, Operand, guarded, operand
@@ -15,8 +16,8 @@ _D = r"\mathrm{d}"
 # the gradients' names (∂L/∂M written dM, as the backpropagation literature does) and the transposes a row is taken of
 contribute(notation={"dO": rf"{_D}O", "dV": rf"{_D}V", "dP": rf"{_D}P", "dS": rf"{_D}S", "dQ": rf"{_D}Q",
                      "dK": rf"{_D}K", "dX": rf"{_D}X", "dW_Q": rf"{_D}W_Q", "dW_K": rf"{_D}W_K", "dW_V": rf"{_D}W_V",
-                     "PT": r"(P^{\top})", "dST": rf"({_D}S^{{\top}})", "XT": r"(X^{\top})", "VT": r"V^{\top}",
-                     "J": "J", "T": "T", "O": "O"},
+                     "PT": r"(P^{\top})", "dST": rf"({_D}S^{{\top}})", "XT": r"X^{\top}", "VT": r"V^{\top}",
+                     "J": "J", "T": "T", "O": "O", "L": "L", "D": "D", "p": "p"},
            formulas={"bw_loss": r"L = \tfrac{1}{2} \lVert O - T \rVert^2 = \tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2",
                      "bw_dO_mse": rf"{_D}O = \partial L / \partial O = O - T",
                      "bw_softmax_derivative": r"\partial P_{ij} / \partial S_{ik} = P_{ij} (\delta_{jk} - P_{ik})",
@@ -61,28 +62,41 @@ class BackwardPrinters(MathRenderer):
         return self.align([rf"L &= \tfrac{{1}}{{2}} \sum_{{i,c}} (O_{{ic}} - T_{{ic}})^2 "
                            rf"{self.relation(line.relation == '=')} {line.result.text}"])
 
+    def _row(self, name, step: RowProduct, c: int | None = None) -> str:
+        """The row's name (dQ_t, (dW_Q)_1), or its entry c (dQ_{t,1}, (dW_Q)_{1,1})."""
+        index = "" if c is None else f",{self.subscript_word(step.columns[c]) if step.columns else c + 1}"
+        if step.row_number is not None:
+            return f"({self.name(name)})_{{{step.row_number}{index}}}"
+        if name.token is None or c is None:
+            return self.name(name)
+        return f"{{{self.name(replace(name, token=None))}}}_{{{self.subscript_word(name.token)}{index}}}"
+
     def _print_RowProduct(self, step: RowProduct) -> str:
         row, matrix, value = self.numbers(step.row), self.numbers(step.matrix), self.numbers(step.value)
         cols = step.matrix.values.cols
-        kept = [j for j in range(len(row)) if step.row.entries[j] != 0]
+        kept = [[j for j in range(len(row)) if step.row.entries[j] != 0 and step.matrix.entries[j * cols + c] != 0]
+                for c in range(cols)]
         divisor = None
         if step.scale is not None and step.scale.mode != "none":
             divisor = Operand(Number(self.divisor(step.scale, step.d_k, step.divisor), exact=True), step.divisor)
-        name = self.name(step.result)
 
         def lines_at(places: int) -> list[Line]:
             x = [operand(v, n, places, step.row.known) for v, n in zip(step.row.entries, row, strict=True)]
             m = [operand(v, n, places, step.matrix.known) for v, n in zip(step.matrix.entries, matrix, strict=True)]
-            return [Line(f"{name}_{c + 1}", Operand(value[c], step.value.entries[c]),
-                         tuple((x[j], m[j * cols + c]) for j in kept), divisor) for c in range(cols)]
+            return [Line(self._row(step.result, step, c), Operand(value[c], step.value.entries[c]),
+                         tuple((x[j], m[j * cols + c]) for j in kept[c]), divisor if kept[c] else None)
+                    for c in range(cols)]
 
         lines = self.checked_lines(guarded(lines_at, self.digits))
         over = "" if divisor is None else f" / {divisor.text}"
-        out = [f"{name} &= {self.name(step.row_name)}\\, {self.name(step.matrix_name)}{over}"]
-        for c, line in enumerate(lines):
-            what = f"({name})_{{{c + 1}}}"
-            pieces = (self.operation(line) or ["0"]) + [f"{self.relation(line.relation == '=')} {line.result.text}"]
-            out += self.continued(f"{what} &{self.relation(line.lead == '=')} ", pieces, self.width - 12)
+        out = [f"{self._row(step.result, step)} &= {self._row(step.row_name, step)}\\, "
+               f"{self.name(step.matrix_name)}{over}"]
+        for line in lines:
+            if not line.terms:  # every product has an exact zero
+                out.append(f"{line.what} &= 0")
+                continue
+            pieces = self.operation(line) + [f"{self.relation(line.relation == '=')} {line.result.text}"]
+            out += self.continued(f"{line.what} &{self.relation(line.lead == '=')} ", pieces, self.width - 12)
         return self.align(out) + self.guard_note(lines)
 
     def _print_ScoreRow(self, step: ScoreRow) -> str:
@@ -118,7 +132,7 @@ class BackwardPrinters(MathRenderer):
         for j, token in enumerate(step.tokens):
             what = f"{{{_D}S}}_{{{sub},{self.subscript_word(token)}}}"
             if not step.visible[j]:
-                out.append(rf"{what} &= 0 \quad \text{{({self.text('backward.masked_entry')})}}")
+                out.append(rf"{what} &= 0 \quad \text{{{self.text('backward.masked_entry')}}}")
                 continue
             diff, entry = next(found), next(found)
             p, dp = self.num(entry.terms[0][0].number, True), diff.terms[0][0].text

@@ -25,8 +25,8 @@ class Gradient(Step):
 @dataclass(frozen=True)
 class RowProduct(Step):
     """result = row · matrix (/ divisor: the scores' scale, for dQ and dK) for one row, each entry written out as a
-    sum of products (a quotient), both factors rounded with the guard decimals the line needs. Zero entries of the
-    row (masked positions) add nothing and are left out. `scale` None: no divisor."""
+    sum of products (a quotient), both factors rounded with the guard decimals the line needs. A product with an
+    exact zero (a masked position's weight) adds nothing and is left out. `scale` None: no divisor."""
 
     result: Name
     row_name: Name
@@ -37,6 +37,8 @@ class RowProduct(Step):
     scale: Scale | None = None
     d_k: int = 0
     divisor: Expr | None = None
+    row_number: int | None = None  # the row's index when it is not a token's (the first row of dW_Q: 1)
+    columns: tuple[str, ...] = ()  # the columns' tokens when they are keys (dP, dS), else numbered 1, 2, ...
 
 
 @dataclass(frozen=True)
