@@ -196,6 +196,28 @@ def test_bad_input_is_one_line_naming_the_field(back, message, tmp_path, capsys)
     assert not (tmp_path / "out").exists()
 
 
+def test_eight_tokens_of_width_eight_agree_with_numpy_and_sixteen_are_refused_before_any_work(capsys, tmp_path):
+    rng = random.Random(7)
+    spec = random_spec(rng)
+    tokens = [f"t{t}" for t in range(8)]
+    spec["sections"][0].update(tokens=tokens, X=random_matrix(rng, 8, 8), W_Q=random_matrix(rng, 8, 8),
+                               W_K=random_matrix(rng, 8, 8), W_V=random_matrix(rng, 8, 8), mask="causal")
+    spec["sections"][1] = {"kind": "backward", "from": "attn", "dO": random_matrix(rng, 8, 8), "focus": "t3"}
+    X, W_Q, W_K, W_V, allowed, c = inputs(spec)
+    answers = solved(spec)
+    want = backward(X, W_Q, W_K, W_V, allowed, c, floats(spec["sections"][1]["dO"]))
+    for key in ("dS", "dQ", "dK", "dW_Q", "dX"):
+        assert np.allclose(floats(answers[key]), want[key], rtol=1e-9, atol=1e-12), key
+    tokens = [f"t{t}" for t in range(16)]
+    spec["sections"][0].update(tokens=tokens, X=random_matrix(rng, 16, 8))
+    spec["sections"][1]["dO"] = random_matrix(rng, 16, 8)
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "sections[1]: the section computes about 131072" in err and err.count("\n") == 1
+
+
 def test_a_forward_section_of_another_kind_is_refused(capsys, tmp_path):
     norm = {"name": "n", "kind": "norm", "tokens": ["a"], "X": [["1", "2"]]}
     path = tmp_path / "spec.json"

@@ -10,7 +10,7 @@ import mpmath
 from sympy import Expr, ImmutableMatrix, Rational, S, exp
 
 from ...engine import WORKING_DIGITS, Numbers
-from ...engine.matrices import projection
+from ...engine.matrices import project
 from ...engine.numbers import to_mpf
 from .spec import BackwardSpec
 
@@ -118,7 +118,7 @@ def _compute(spec: BackwardSpec) -> BackwardResult:
     X = source.X.values
     n = X.rows
     W_Q, W_K, W_V = (getattr(source, f"W_{c}").values for c in "QKV")
-    Q, K, V = projection(X, W_Q), projection(X, W_K), projection(X, W_V)
+    Q, K, V = project(X, W_Q), project(X, W_K), project(X, W_V)
     divisor = source.scale.divisor(source.d_k)
     allowed = source.mask.values if source.mask is not None else ImmutableMatrix.ones(n, n)
     raw = Q * K.T

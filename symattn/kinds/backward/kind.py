@@ -40,7 +40,13 @@ class BackwardKind(Kind):
         source = section.forward.section
         n = len(source.tokens)
         d = max(source.X.shape[1], source.W_Q.shape[1], source.W_V.shape[1])
-        return Size("focus", 1, n, d, n * n, work=n * n * d)
+        # work: the terms the exact gradients sum, about 4 n³d (each entry of dQ, dK, dW and dX is a sum over the
+        # n² products of weights that dS holds); 8 tokens at d = 8 (16,384) take 14 s, 16 tokens (131,072) are
+        # refused (they took 150 s)
+        return Size("focus", 1, n, d, n * n, work=WORK_PER_TERM * n**3 * d)
+
+
+WORK_PER_TERM = 4
 
 
 BACKWARD = BackwardKind()
