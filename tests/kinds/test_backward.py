@@ -170,6 +170,24 @@ def test_the_example_gives_its_gradients_and_every_line_it_shows_checks():
     assert lines and all(line.checks() for line in lines)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_finite_difference_on_the_page_is_the_float_one_and_near_the_formula(seed):
+    spec = random_spec(random.Random(2000 + seed))
+    spec["sections"][1].update(check="finite_difference", h="0.001")
+    X, W_Q, W_K, W_V, allowed, c = inputs(spec)
+    answers = solved(spec)
+    _, loss = upstream(spec, forward(X, W_Q, W_K, W_V, allowed, c)[5])
+    fd = answers["finite_difference"]
+    for sign, key in ((1, "plus"), (-1, "minus")):
+        moved = W_Q.copy()
+        moved[0, 0] += sign * 0.001
+        assert abs(float(fd[key]) - loss(forward(X, moved, W_K, W_V, allowed, c)[5])) < 1e-10
+    assert abs(float(fd["quotient"]) - (float(fd["plus"]) - float(fd["minus"])) / 0.002) < 1e-12
+    assert abs(float(fd["quotient"]) - float(answers["dW_Q"][0][0])) < 1e-4  # O(h²)
+    derivation = symattn.derive_spec(symattn.parse_spec(spec))
+    assert all(line.checks() for line in displayed_lines(derivation))
+
+
 # ------------------------------------------------------------ bad input: one line naming the field, exit 2
 
 FORWARD = {"name": "attn", "kind": "self_attention", "tokens": ["a", "b"], "X": [["1", "0"], ["0", "1"]],
@@ -186,6 +204,10 @@ FORWARD = {"name": "attn", "kind": "self_attention", "tokens": ["a", "b"], "X": 
     ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "T": [["1", "0"], ["0", "1"]]}, "sections[1].T: a target goes"),
     ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "focus": "c"}, "sections[1].focus: expected one of"),
     ({"from": 3, "dO": [["1", "0"], ["0", "1"]]}, "sections[1].from: expected the name of an earlier section"),
+    ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "check": "fd"}, "sections[1].check: expected \"finite_difference\""),
+    ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "h": "0.01"}, "sections[1].h: the step of check"),
+    ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "check": "finite_difference", "h": "0"},
+     "sections[1].h: expected a small positive step"),
 ])
 def test_bad_input_is_one_line_naming_the_field(back, message, tmp_path, capsys):
     path = tmp_path / "spec.json"

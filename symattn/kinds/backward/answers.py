@@ -3,7 +3,8 @@ forward section's name), tokens, focus, loss (L, with `loss = "mse"`), and every
 decimals to 30 significant digits: P, O, dO, dV, dP, D (rowsum(dP ∘ P)), dS, dQ, dK, dW_Q, dW_K, dW_V and dX.
 `exact` holds the exact forms (LaTeX) of L and of the matrices up to dS, rational functions of the e^{a} short
 enough to read; those after dS are sums of hundreds of such terms (a 3 × 2 example's dX: 100,000 characters), given
-in decimals only."""
+in decimals only. With check = "finite_difference": finite_difference, its h, L at W_Q ± h in entry (1, 1) (plus,
+minus) and the central difference (quotient)."""
 
 from __future__ import annotations
 
@@ -32,4 +33,8 @@ def answers(spec: BackwardSpec, result: BackwardResult) -> dict[str, Any]:
             exact[key] = [exact_texts(row) for row in rows]
         if key == "dP":  # D after dP, as the page computes it
             out["D"], exact["D"] = row_texts(result.D, result.known), exact_texts(result.D)
+    fd = result.difference
+    if fd is not None:  # check = "finite_difference": the losses at W_Q ± h in entry (1, 1) and their quotient
+        out["finite_difference"] = dict(zip(("h", "plus", "minus", "quotient"), row_texts(
+            (fd.h, fd.plus, fd.minus, fd.quotient), result.known), strict=True))
     return {**out, "exact": exact}

@@ -5,6 +5,7 @@ with the exponentials kept exact, so every gradient is an exact rational functio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import mpmath
 from sympy import Expr, ImmutableMatrix, Rational, S, exp
@@ -48,6 +49,7 @@ class BackwardResult:
     focus: int
     loss: Expr | None = None
     known: Numbers = field(default_factory=Numbers, compare=False)  # every irrational entry's approximation
+    difference: Any = None  # the finite-difference check (difference.Difference), when the spec asks for it
 
     @property
     def masked(self) -> bool:

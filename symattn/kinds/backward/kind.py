@@ -6,11 +6,13 @@ spec.py; the answers': answers.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...document.steps import Step
 from ..base import Kind, Size
 from . import answers as answer_data
+from . import difference as numeric
 from . import engine, solution
 from . import spec as specs
 from .spec import BackwardSpec
@@ -25,7 +27,10 @@ class BackwardKind(Kind):
         return specs.parse(data, field)
 
     def compute(self, section: BackwardSpec) -> engine.BackwardResult:
-        return engine.compute(section)
+        result = engine.compute(section)
+        if section.h is None:
+            return result
+        return replace(result, difference=numeric.difference(section, result.dW_Q[0, 0], result.known))
 
     def symbolic(self, result: engine.BackwardResult) -> bool:
         return False  # numbers only (spec.py refuses symbols)

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import mpmath
+
 from ...numbers.display import Number, format_number
 from ...typeset.layout import visible_width
-from ...typeset.lines import Line, Operand, guarded, operand
+from ...typeset.lines import GUARD_CAP, Line, Operand, guarded, operand
 from ...typeset.math import MathRenderer, contribute
-from .steps import Gradient, Loss, RowProduct, ScoreRow
+from .steps import FiniteDifference, Gradient, Loss, RowProduct, ScoreRow
 
 _D = r"\mathrm{d}"
 # the gradients' names (∂L/∂M written dM, as the backpropagation literature does) and the transposes a row is taken of
 contribute(notation={"dO": rf"{_D}O", "dV": rf"{_D}V", "dP": rf"{_D}P", "dS": rf"{_D}S", "dQ": rf"{_D}Q",
                      "dK": rf"{_D}K", "dX": rf"{_D}X", "dW_Q": rf"{_D}W_Q", "dW_K": rf"{_D}W_K", "dW_V": rf"{_D}W_V",
                      "PT": r"(P^{\top})", "dST": rf"({_D}S^{{\top}})", "XT": r"X^{\top}", "VT": r"V^{\top}",
-                     "J": "J", "T": "T", "O": "O", "L": "L", "D": "D", "p": "p"},
+                     "J": "J", "T": "T", "O": "O", "L": "L", "D": "D", "p": "p", "E11": "E_{11}"},
            formulas={"bw_loss": r"L = \tfrac{1}{2} \lVert O - T \rVert^2 = \tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2",
                      "bw_dO_mse": rf"{_D}O = \partial L / \partial O = O - T",
                      "bw_softmax_derivative": r"\partial P_{ij} / \partial S_{ik} = P_{ij} (\delta_{jk} - P_{ik})",
@@ -143,11 +145,52 @@ class BackwardPrinters(MathRenderer):
                                   self.width - 14)
         return self.align(out) + self.guard_note(lines)
 
+    def _print_FiniteDifference(self, step: FiniteDifference) -> str:
+        known = step.known
+        h = format_number(step.h, 12)
+        two_h = Operand(format_number(2 * step.h, 12), 2 * step.h)
+        result = self.result_operand(step.quotient, known)
+        # the losses with the decimals the quotient needs to check from them: its own, and those the division by
+        # 2h brings up
+        start = self.digits + max(0, len(str(int(1 / (2 * step.h)))))
+        line = None
+        for places in range(start, start + 2 * GUARD_CAP):
+            plus = Operand(format_number(step.plus, places, known=known), step.plus)
+            minus = Operand(format_number(step.minus, places, known=known), step.minus)
+            line = Line("fd", result, ((plus,), (Operand(Number(_negated(minus.text), minus.exact), -step.minus),)),
+                        two_h)
+            if line.checks():
+                break
+        self.checked_lines([line])
+        plus, minus = line.terms[0][0], minus
+        gradient = self.result_operand(step.gradient, known)
+        number = known.number if known is not None else None
+        gap = abs(number(step.quotient) - number(step.gradient)) if number else mpmath.mpf(0)
+        E = r"E_{11}"
+        out = [rf"L(W_Q + {h.text}\,{E}) &{self.relation(plus.exact)} {plus.text}",
+               rf"L(W_Q - {h.text}\,{E}) &{self.relation(minus.exact)} {minus.text}",
+               rf"\frac{{L(W_Q + h{E}) - L(W_Q - h{E})}}{{2h}} &{self.relation(line.lead == '=')} "
+               rf"\frac{{{plus.text} - {self.num(minus.number, True)}}}{{{two_h.text}}} "
+               rf"{self.relation(line.relation == '=')} {result.text}",
+               rf"({_D}W_Q)_{{1,1}} &{self.relation(gradient.exact)} {gradient.text}",
+               rf"\left| \frac{{L(W_Q + h{E}) - L(W_Q - h{E})}}{{2h}} - ({_D}W_Q)_{{1,1}} \right| "
+               rf"&\approx {_scientific(gap)}"]
+        return self.align(out)
+
+
+# the printers this folder brings to every format's renderer (render/composed.py)
+PRINTERS = (BackwardPrinters,)
+
+
+def _scientific(value: mpmath.mpf) -> str:
+    """A small difference as 1.2 \\times 10^{-7} (two significant digits), or 0."""
+    if not value:
+        return "0"
+    mantissa, _, exponent = mpmath.nstr(value, 2, min_fixed=1, max_fixed=0).partition("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}" if exponent else mantissa
+
 
 def _negated(text: str) -> str:
     """A number's text with its sign turned: 0.25 → -0.25, -0.25 → 0.25."""
     return text[1:] if text.startswith("-") else f"-{text}"
 
-
-# the printers this folder brings to every format's renderer (render/composed.py)
-PRINTERS = (BackwardPrinters,)

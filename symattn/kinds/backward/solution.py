@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from sympy import ImmutableMatrix
 
-from ...document.steps import Display, Formula, Heading, Name, Paragraph, Shown, Step, Token
+from ...document.steps import Display, Formula, Heading, Name, Num, Paragraph, Shown, Step, Token
 from ...features.attention import solution as common
 from .engine import BackwardResult
 from .spec import BackwardSpec
-from .steps import Gradient, Loss, RowProduct, ScoreRow
+from .steps import FiniteDifference, Gradient, Loss, RowProduct, ScoreRow
 
 
 # the names the sentences write as math
@@ -105,4 +105,9 @@ def steps(spec: BackwardSpec, r: BackwardResult) -> list[Step]:
         *(Gradient(f"path_{c}", _shown(p)) for c, p in zip("QKV", r.paths, strict=True)),
         Gradient("dX", _shown(r.dX)),
     ]
+    if r.difference is not None:
+        fd = r.difference
+        out += [heading("step_check"), say("fd", h=Num(fd.h), E=Name("E11")),
+                *([] if spec.loss else [say("fd_linear")]),
+                FiniteDifference(fd.h, fd.plus, fd.minus, fd.quotient, fd.gradient, r.known)]
     return out

@@ -3,20 +3,26 @@
 Spec keys: kind = "backward", from = "NAME" (an earlier self-attention section with a name), and the upstream
 gradient: `dO = [[...]]` (∂L/∂O, one row per token, as many columns as O), or `loss = "mse"` with a target
 `T = [[...]]` (L = ½‖O − T‖², so ∂L/∂O = O − T); `focus` (a token: the row written out term by term; default the
-forward section's first focus token) and `heading`."""
+forward section's first focus token), `check = "finite_difference"` (with `h`, default 0.001: the page ends with
+the central difference of L in the first entry of W_Q) and `heading`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from sympy import Expr, Rational
+
 from ...errors import SpecError
 from ...spec import fields
 from ...spec.model import GivenMatrix, Section
+from ...spec.numbers import parse_number
 from ..base import Referenced
 from ..self_attention.kind import SelfAttentionSpec
 
-KEYS = frozenset({"kind", "heading", "from", "dO", "loss", "T", "focus"})
+KEYS = frozenset({"kind", "heading", "from", "dO", "loss", "T", "focus", "check", "h"})
+CHECKS = ("none", "finite_difference")
+DEFAULT_H = Rational(1, 1000)
 LOSSES = ("mse",)
 FORWARD_KIND = SelfAttentionSpec.kind  # the kind of section a backward pass differentiates
 
@@ -32,6 +38,7 @@ class BackwardSpec(Section):
     loss: str | None = None  # None: dO given
     dO: GivenMatrix | None = None
     T: GivenMatrix | None = None
+    h: Expr | None = None  # the step of the finite-difference check (None: no check)
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -39,6 +46,23 @@ class BackwardSpec(Section):
 
 
 def parse(data: dict[str, Any], field: str) -> BackwardSpec:
+    spec = _parse(data, field)
+    check = data.get("check", "none")
+    if check not in CHECKS:
+        raise SpecError(f"{field}.check", f'expected "finite_difference" or "none", got {check!r}')
+    if check == "none":
+        if "h" in data:
+            raise SpecError(f"{field}.h", 'the step of check = "finite_difference"; give that too, or leave h out')
+        return spec
+    h = DEFAULT_H
+    if "h" in data:
+        h, _ = parse_number(data["h"], f"{field}.h")
+        if not 0 < h <= Rational(1, 10):
+            raise SpecError(f"{field}.h", f"expected a small positive step such as 0.001 (at most 0.1), got {h}")
+    return BackwardSpec(forward=spec.forward, focus=spec.focus, loss=spec.loss, dO=spec.dO, T=spec.T, h=h)
+
+
+def _parse(data: dict[str, Any], field: str) -> BackwardSpec:
     forward = fields.require(data, "from", field)
     if not isinstance(forward, Referenced):  # (the chain resolves a name; anything else it refuses first)
         raise SpecError(f"{field}.from", f"expected the name of an earlier {FORWARD_KIND} section")

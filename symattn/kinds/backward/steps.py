@@ -65,3 +65,15 @@ class Loss(Step):
 
     value: Expr
     known: Numbers | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class FiniteDifference(Step):
+    """L at W_Q ± h in entry (1, 1), the central difference (L₊ − L₋) / 2h and the formula's (dW_Q)_{1,1}."""
+
+    h: Expr
+    plus: Expr
+    minus: Expr
+    quotient: Expr
+    gradient: Expr
+    known: Numbers | None = field(default=None, compare=False)
