@@ -254,3 +254,14 @@ def test_the_example_renders_in_every_text_format(lang, tmp_path):
                  "--out", str(tmp_path)]) == 0
     md = (tmp_path / "backward.md").read_text(encoding="utf-8")
     assert r"\mathrm{d}S = P \circ (\mathrm{d}P - D)" in md and r"\mathrm{d}X" in md
+
+
+def test_check_holds_a_claims_file_of_gradients_to_the_exact_pass(tmp_path, capsys):
+    claims = tmp_path / "claims.toml"
+    claims.write_text('"sections[1].dV" = [["0.6213", "0.5215"], ["0.7413", "0.0791"], ["0.0297", "-0.0339"]]\n'
+                      '"sections[1].dS[1]" = ["0.0305", "-0.0305", "0"]\n'
+                      '"sections[1].dQ[1]" = ["0.0116", "-0.0226"]\n', encoding="utf-8")  # dQ without ÷ √2
+    assert main(["check", "--example", "backward", str(claims)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("11 numbers claimed, 9 hold, 2 wrong")
+    assert "sections[1].dQ[1][0]  0.0116   0.0082" in out
