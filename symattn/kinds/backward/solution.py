@@ -84,7 +84,7 @@ def steps(spec: BackwardSpec, r: BackwardResult) -> list[Step]:
     ]
     out += [
         heading("step_dQ"),
-        say("dQ", source=Token(name)),
+        say("dQ" if source.scale.mode != "none" else "dQ_unscaled", source=Token(name)),
         Gradient("dQ" + scale, _shown(r.dQ)),
         say("row_of", token=tok, M=Name("dQ")),
         RowProduct(Name("dQ", token), Name("dS", token), _shown(r.dS.row(i)), Name("K"), _shown(r.K),
