@@ -20,7 +20,7 @@ contribute(notation={"dO": rf"{_D}O", "dV": rf"{_D}V", "dP": rf"{_D}P", "dS": rf
                      "dK": rf"{_D}K", "dX": rf"{_D}X", "dW_Q": rf"{_D}W_Q", "dW_K": rf"{_D}W_K", "dW_V": rf"{_D}W_V",
                      "PT": r"(P^{\top})", "dST": rf"({_D}S^{{\top}})", "XT": r"X^{\top}", "VT": r"V^{\top}",
                      "J": "J", "T": "T", "O": "O", "L": "L", "D": "D", "p": "p", "E11": "E_{11}"},
-           formulas={"bw_loss": r"L = \tfrac{1}{2} \lVert O - T \rVert^2 = \tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2",
+           formulas={"bw_loss": r"L = \tfrac{1}{2} \|O - T\|^2 = \tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2",
                      "bw_dO_mse": rf"{_D}O = \partial L / \partial O = O - T",
                      "bw_softmax_derivative": r"\partial P_{ij} / \partial S_{ik} = P_{ij} (\delta_{jk} - P_{ik})",
                      "bw_jacobian": r"J = \operatorname{diag}(p) - p\,p^{\top}",
