@@ -240,6 +240,25 @@ def test_eight_tokens_of_width_eight_agree_with_numpy_and_sixteen_are_refused_be
     assert "sections[1]: the section computes about 131072" in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("seed", range(16))
+def test_every_line_a_random_page_shows_checks_from_its_numbers(seed):
+    spec = random_spec(random.Random(3000 + seed))
+    derivation = symattn.derive_spec(symattn.parse_spec(spec))
+    lines = displayed_lines(derivation)
+    assert lines and all(line.checks() for line in lines)
+
+
+def test_what_the_backward_pass_does_not_differentiate_yet_is_refused_in_one_line(capsys, tmp_path):
+    forward = {**FORWARD, "positional_encoding": "sinusoidal"}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"sections": [forward, {"kind": "backward", "from": "attn",
+                                                        "dO": [["1", "0"], ["0", "1"]]}]}))
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "sections[1].from: section attn has positional encodings; a backward pass through it is not supported" \
+        in err and err.count("\n") == 1
+
+
 def test_a_forward_section_of_another_kind_is_refused(capsys, tmp_path):
     norm = {"name": "n", "kind": "norm", "tokens": ["a"], "X": [["1", "2"]]}
     path = tmp_path / "spec.json"
