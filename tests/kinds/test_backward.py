@@ -76,10 +76,13 @@ def random_spec(rng):
     if scale is not True:
         forward_section["scale"] = scale
     back = {"kind": "backward", "from": "attn", "focus": rng.choice(tokens)}
-    if rng.random() < 0.5:
+    upstream = rng.choice(["dO", "mse", "cross_entropy"])
+    if upstream == "dO":
         back["dO"] = random_matrix(rng, n, d_v)
-    else:
+    elif upstream == "mse":
         back.update(loss="mse", T=random_matrix(rng, n, d_v))
+    else:
+        back.update(loss="cross_entropy", targets=[rng.randint(1, d_v) for _ in range(n)])
     return {"sections": [forward_section, back]}
 
 
@@ -105,6 +108,15 @@ def upstream(spec, O):
     if "dO" in back:
         dO = floats(back["dO"])
         return dO, lambda out: float((dO * out).sum())  # L = Σ dO ∘ O: its gradient is dO
+    if back["loss"] == "cross_entropy":  # the rows of O as logits: L = −Σ log softmax(o_i)_{y_i}
+        y = np.array(back["targets"]) - 1
+
+        def probabilities(out):
+            e = np.exp(out - out.max(axis=1, keepdims=True))
+            return e / e.sum(axis=1, keepdims=True)
+
+        return probabilities(O) - np.eye(O.shape[1])[y], \
+            lambda out: -float(np.log(probabilities(out)[np.arange(len(y)), y]).sum())
     T = floats(back["T"])
     return O - T, lambda out: 0.5 * float(((out - T) ** 2).sum())
 
@@ -199,7 +211,10 @@ FORWARD = {"name": "attn", "kind": "self_attention", "tokens": ["a", "b"], "X": 
     ({"from": "attn"}, "sections[1].dO: missing: give the upstream gradient dO"),
     ({"from": "attn", "dO": [["1", "0"]]}, "sections[1].dO: 1 rows, but there are 2 tokens"),
     ({"from": "attn", "dO": [["1"], ["0"]]}, "sections[1].dO: 1 columns, but the output O has 2"),
-    ({"from": "attn", "loss": "cross_entropy", "T": [["1", "0"], ["0", "1"]]}, "sections[1].loss: expected \"mse\""),
+    ({"from": "attn", "loss": "hinge", "T": [["1", "0"], ["0", "1"]]}, "sections[1].loss: expected \"mse\""),
+    ({"from": "attn", "loss": "cross_entropy", "T": [["1", "0"], ["0", "1"]]}, "sections[1].T: goes with loss = \"mse\""),
+    ({"from": "attn", "loss": "cross_entropy", "targets": [1, 3]}, "sections[1].targets: expected class numbers from 1 to 2"),
+    ({"from": "attn", "loss": "cross_entropy", "targets": [1]}, "sections[1].targets: expected a list of 2 class numbers"),
     ({"from": "attn", "loss": "mse"}, "sections[1].T: missing"),
     ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "T": [["1", "0"], ["0", "1"]]}, "sections[1].T: a target goes"),
     ({"from": "attn", "dO": [["1", "0"], ["0", "1"]], "focus": "c"}, "sections[1].focus: expected one of"),

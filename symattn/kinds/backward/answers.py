@@ -23,6 +23,9 @@ def answers(spec: BackwardSpec, result: BackwardResult) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": spec.kind, "from": spec.forward.name, "tokens": list(spec.tokens),
                            "focus": spec.focus}
     exact: dict[str, Any] = {}
+    if result.probabilities is not None:  # cross_entropy: softmax of each row of O
+        out["targets"] = [c + 1 for c in spec.targets]
+        out["P_O"] = [row_texts(row, result.known) for row in entries(result.probabilities)]
     if result.loss is not None:
         out["loss"] = row_texts((result.loss,), result.known)[0]
         exact["loss"] = exact_texts((result.loss,))[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import mpmath
-from sympy import Expr, ImmutableMatrix, Rational, S
+from sympy import Expr, ImmutableMatrix, Rational, S, log
 
 from ...engine import WORKING_DIGITS, Numbers
 from ...engine.matrices import project
@@ -36,6 +36,9 @@ def loss_at(spec, W_Q: ImmutableMatrix) -> Expr:
     raw = Q * K.T
     logits = ImmutableMatrix(n, n, lambda i, j: raw[i, j] / divisor if allowed[i, j] else S.NegativeInfinity)
     O = softmax_rows(logits, allowed) * V
+    if spec.loss == "cross_entropy":
+        probabilities = softmax_rows(O, ImmutableMatrix.ones(*O.shape))
+        return -sum((log(probabilities[r, c]) for r, c in enumerate(spec.targets)), S.Zero)
     if spec.loss == "mse":
         return Rational(1, 2) * sum(((o - t) ** 2 for o, t in zip(O, spec.T.values, strict=True)), S.Zero)
     return sum((o * g for o, g in zip(O, spec.dO.values, strict=True)), S.Zero)

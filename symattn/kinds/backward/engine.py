@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mpmath
-from sympy import Expr, ImmutableMatrix, Rational, S, exp
+from sympy import Expr, ImmutableMatrix, Rational, S, exp, log
 
 from ...engine import WORKING_DIGITS, Numbers
 from ...engine.matrices import project
@@ -49,6 +49,7 @@ class BackwardResult:
     focus: int
     loss: Expr | None = None
     known: Numbers = field(default_factory=Numbers, compare=False)  # every irrational entry's approximation
+    probabilities: ImmutableMatrix | None = None  # cross_entropy: softmax of each row of O
     difference: Any = None  # the finite-difference check (difference.Difference), when the spec asks for it
 
     @property
@@ -127,8 +128,12 @@ def _compute(spec: BackwardSpec) -> BackwardResult:
     S_ = ImmutableMatrix(n, n, lambda i, j: raw[i, j] / divisor if allowed[i, j] else S.NegativeInfinity)
     P = softmax_rows(S_, allowed)
     O = P * V
-    loss = None
-    if spec.loss == "mse":
+    loss = probabilities = None
+    if spec.loss == "cross_entropy":  # the rows of O as logits: dO = softmax(O) − Y
+        probabilities = softmax_rows(O, ImmutableMatrix.ones(*O.shape))
+        loss = -sum((log(probabilities[r, c]) for r, c in enumerate(spec.targets)), S.Zero)
+        dO = ImmutableMatrix(O.rows, O.cols, lambda r, c: probabilities[r, c] - (1 if c == spec.targets[r] else 0))
+    elif spec.loss == "mse":
         diff = O - spec.T.values
         loss = Rational(1, 2) * sum((v * v for v in diff), S.Zero)
         dO = ImmutableMatrix(diff)
@@ -155,10 +160,17 @@ def _compute(spec: BackwardSpec) -> BackwardResult:
     powers = [[mpmath.exp(e) if e is not None else mpmath.mpf(0) for e in row] for row in s_]
     pn = a.matrix(P, [[e / mpmath.fsum(row) for e in row] for row in powers])
     on = a.matrix(O, _times(pn, v))
-    don = a.matrix(dO, _numbers(dO) if spec.loss is None else
-                   [[on[r][c] - to_mpf(spec.T.values[r, c]) for c in range(len(on[0]))] for r in range(n)])
-    if loss is not None:
+    if probabilities is not None:
+        powers_O = [[mpmath.exp(e) for e in row] for row in on]
+        pon = a.matrix(probabilities, [[e / mpmath.fsum(row) for e in row] for row in powers_O])
+        don = a.matrix(dO, [[e - (1 if c == spec.targets[r] else 0) for c, e in enumerate(row)]
+                            for r, row in enumerate(pon)])
+        a.values((loss,), [-mpmath.fsum(mpmath.log(pon[r][c]) for r, c in enumerate(spec.targets))])
+    elif spec.loss == "mse":
+        don = a.matrix(dO, [[on[r][c] - to_mpf(spec.T.values[r, c]) for c in range(len(on[0]))] for r in range(n)])
         a.values((loss,), [mpmath.fsum(e * e for row in don for e in row) / 2])
+    else:
+        don = a.matrix(dO, _numbers(dO))
     dvn = a.matrix(dV, _times(_transposed(pn), don))
     dpn = a.matrix(dP, _times(don, _transposed(v)))
     dn = a.values(D, [mpmath.fsum(dpn[r][c] * pn[r][c] for c in range(n)) for r in range(n)])
@@ -176,4 +188,4 @@ def _compute(spec: BackwardSpec) -> BackwardResult:
     return BackwardResult(X=X, Q=Q, K=K, V=V, S=S_, P=P, O=O, dO=ImmutableMatrix(dO), dV=dV, dP=dP, D=D,
                           D_check=D_check, dS=dS, dQ=dQ, dK=dK, dW_Q=dW[0], dW_K=dW[1], dW_V=dW[2], paths=paths,
                           dX=dX, jacobian=jacobian, allowed=allowed, divisor=divisor, focus=i, loss=loss,
-                          known=a.known)
+                          probabilities=probabilities, known=a.known)

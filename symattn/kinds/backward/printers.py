@@ -19,9 +19,11 @@ _D = r"\mathrm{d}"
 contribute(notation={"dO": rf"{_D}O", "dV": rf"{_D}V", "dP": rf"{_D}P", "dS": rf"{_D}S", "dQ": rf"{_D}Q",
                      "dK": rf"{_D}K", "dX": rf"{_D}X", "dW_Q": rf"{_D}W_Q", "dW_K": rf"{_D}W_K", "dW_V": rf"{_D}W_V",
                      "PT": r"(P^{\top})", "dST": rf"({_D}S^{{\top}})", "XT": r"X^{\top}", "VT": r"V^{\top}",
-                     "J": "J", "T": "T", "O": "O", "L": "L", "D": "D", "p": "p", "E11": "E_{11}"},
+                     "J": "J", "T": "T", "Y": "Y", "O": "O", "L": "L", "D": "D", "p": "p", "E11": "E_{11}"},
            formulas={"bw_loss": r"L = \tfrac{1}{2} \|O - T\|^2 = \tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2",
                      "bw_dO_mse": rf"{_D}O = \partial L / \partial O = O - T",
+                     "bw_ce": r"\hat{p}_i = \operatorname{softmax}(o_i), \quad L = -\sum_i \log \hat{p}_{i, y_i}",
+                     "bw_dO_ce": rf"{_D}O = \partial L / \partial O = \hat{{P}} - Y",
                      "bw_softmax_derivative": r"\partial P_{ij} / \partial S_{ik} = P_{ij} (\delta_{jk} - P_{ik})",
                      "bw_jacobian": r"J = \operatorname{diag}(p) - p\,p^{\top}",
                      "bw_dS": rf"{_D}S = P \circ ({_D}P - D), \quad D_i = \sum_j {_D}P_{{ij}} P_{{ij}}",
@@ -36,7 +38,8 @@ FORMULAS = {
     "Q": "Q = X W_Q", "K": "K = X W_K", "V": "V = X W_V",
     "S": r"S = Q K^{\top} / \sqrt{d_k}", "S_none": r"S = Q K^{\top}", "S_c": r"S = Q K^{\top} / c",
     "P": r"P = \operatorname{softmax}(S)", "O": "O = P V", "T": "T",
-    "dO": rf"{_D}O", "dO_mse": rf"{_D}O = O - T",
+    "dO": rf"{_D}O", "dO_mse": rf"{_D}O = O - T", "dO_ce": rf"{_D}O = \hat{{P}} - Y",
+    "Y": "Y", "P_O": r"\hat{P} = \operatorname{softmax}(O)",
     "dV": rf"{_D}V = P^{{\top}} {_D}O", "dP": rf"{_D}P = {_D}O\, V^{{\top}}",
     "J": r"J = \operatorname{diag}(p) - p\,p^{\top}",
     "D": rf"D = \operatorname{{rowsum}}({_D}P \circ P)", "D_check": rf"\operatorname{{rowsum}}({_D}O \circ O)",
@@ -61,8 +64,9 @@ class BackwardPrinters(MathRenderer):
     def _print_Loss(self, step: Loss) -> str:
         line = Line("L", self.result_operand(step.value, step.known))
         self.checked_lines([line])
-        return self.align([rf"L &= \tfrac{{1}}{{2}} \sum_{{i,c}} (O_{{ic}} - T_{{ic}})^2 "
-                           rf"{self.relation(line.relation == '=')} {line.result.text}"])
+        formula = (r"-\sum_i \log \hat{p}_{i, y_i}" if step.loss == "cross_entropy"
+                   else r"\tfrac{1}{2} \sum_{i,c} (O_{ic} - T_{ic})^2")
+        return self.align([rf"L &= {formula} {self.relation(line.relation == '=')} {line.result.text}"])
 
     def _row(self, name, step: RowProduct, c: int | None = None) -> str:
         """The row's name (dQ_t, (dW_Q)_1), or its entry c (dQ_{t,1}, (dW_Q)_{1,1})."""

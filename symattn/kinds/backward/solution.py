@@ -14,7 +14,7 @@ from .steps import FiniteDifference, Gradient, Loss, RowProduct, ScoreRow
 
 
 # the names the sentences write as math
-NAMES = {key: Name(key) for key in ("L", "dO", "dV", "dP", "dS", "dQ", "dK", "X", "Q", "K", "V", "S", "P", "O", "T",
+NAMES = {key: Name(key) for key in ("L", "Y", "dO", "dV", "dP", "dS", "dQ", "dK", "X", "Q", "K", "V", "S", "P", "O", "T",
                                     "W_Q", "W_K", "W_V", "J", "D", "p")}
 
 
@@ -49,9 +49,14 @@ def steps(spec: BackwardSpec, r: BackwardResult) -> list[Step]:
         Gradient("S" + scale, _shown(r.S)), Gradient("P", _shown(r.P)), Gradient("O", _shown(r.O)),
         heading("step_upstream"),
     ]
-    if spec.loss == "mse":
+    if spec.loss == "cross_entropy":
+        Y = ImmutableMatrix(r.O.rows, r.O.cols, lambda a, c: 1 if c == spec.targets[a] else 0)
+        out += [say("ce"), Display(Formula("bw_ce")), Gradient("Y", _shown(Y)), Gradient("P_O", _shown(r.probabilities)),
+                Loss(r.loss, loss="cross_entropy", known=r.known), say("dO_ce"), Display(Formula("bw_dO_ce")),
+                Gradient("dO_ce", _shown(r.dO))]
+    elif spec.loss == "mse":
         out += [say("mse"), Display(Formula("bw_loss")), Gradient("T", Shown.input(spec.T)),
-                Loss(r.loss, r.known), say("dO_mse"), Display(Formula("bw_dO_mse")),
+                Loss(r.loss, known=r.known), say("dO_mse"), Display(Formula("bw_dO_mse")),
                 Gradient("dO_mse", _shown(r.dO))]
     else:
         out += [say("dO_given"), Gradient("dO", Shown.input(spec.dO))]

@@ -2,7 +2,8 @@
 
 Spec keys: kind = "backward", from = "NAME" (an earlier self-attention section with a name), and the upstream
 gradient: `dO = [[...]]` (∂L/∂O, one row per token, as many columns as O), or `loss = "mse"` with a target
-`T = [[...]]` (L = ½‖O − T‖², so ∂L/∂O = O − T); `focus` (a token: the row written out term by term; default the
+`T = [[...]]` (L = ½‖O − T‖², so ∂L/∂O = O − T), or `loss = "cross_entropy"` with `targets = [2, 1, ...]` (each
+row of O the logits of d_v classes, L = −Σ_i log softmax(o_i)_{y_i}, so ∂L/∂O = softmax(O) − Y); `focus` (a token: the row written out term by term; default the
 forward section's first focus token), `check = "finite_difference"` (with `h`, default 0.001: the page ends with
 the central difference of L in the first entry of W_Q) and `heading`."""
 
@@ -20,10 +21,10 @@ from ...spec.numbers import parse_number
 from ..base import Referenced
 from ..self_attention.kind import SelfAttentionSpec
 
-KEYS = frozenset({"kind", "heading", "from", "dO", "loss", "T", "focus", "check", "h"})
+KEYS = frozenset({"kind", "heading", "from", "dO", "loss", "T", "targets", "focus", "check", "h"})
 CHECKS = ("none", "finite_difference")
 DEFAULT_H = Rational(1, 1000)
-LOSSES = ("mse",)
+LOSSES = ("mse", "cross_entropy")
 FORWARD_KIND = SelfAttentionSpec.kind  # the kind of section a backward pass differentiates
 
 
@@ -39,6 +40,7 @@ class BackwardSpec(Section):
     dO: GivenMatrix | None = None
     T: GivenMatrix | None = None
     h: Expr | None = None  # the step of the finite-difference check (None: no check)
+    targets: tuple[int, ...] = ()  # cross_entropy: each token's target class, a column of O (0-based)
 
     @property
     def tokens(self) -> tuple[str, ...]:
@@ -59,7 +61,8 @@ def parse(data: dict[str, Any], field: str) -> BackwardSpec:
         h, _ = parse_number(data["h"], f"{field}.h")
         if not 0 < h <= Rational(1, 10):
             raise SpecError(f"{field}.h", f"expected a small positive step such as 0.001 (at most 0.1), got {h}")
-    return BackwardSpec(forward=spec.forward, focus=spec.focus, loss=spec.loss, dO=spec.dO, T=spec.T, h=h)
+    return BackwardSpec(forward=spec.forward, focus=spec.focus, loss=spec.loss, dO=spec.dO, T=spec.T, h=h,
+                        targets=spec.targets)
 
 
 def _parse(data: dict[str, Any], field: str) -> BackwardSpec:
@@ -79,17 +82,36 @@ def _parse(data: dict[str, Any], field: str) -> BackwardSpec:
     if "loss" in data:
         loss = data["loss"]
         if loss not in LOSSES:
-            raise SpecError(f"{field}.loss", f'expected "mse" (L = 1/2 |O - T|^2, with T), or give dO instead, '
-                                             f"got {loss!r}")
+            raise SpecError(f"{field}.loss", f'expected "mse" (L = 1/2 |O - T|^2, with T) or "cross_entropy" (with '
+                                             f"targets), or give dO instead, got {loss!r}")
         if "dO" in data:
-            raise SpecError(f"{field}.dO", "give either dO or loss with T, not both")
-        T = _rows(data, "T", field, n, d_v)
-        return BackwardSpec(forward=forward, focus=focus, loss=loss, T=T)
+            raise SpecError(f"{field}.dO", "give either dO or a loss, not both")
+        wrong = "targets" if loss == "mse" else "T"
+        if wrong in data:
+            raise SpecError(f"{field}.{wrong}", f'goes with loss = "{"cross_entropy" if loss == "mse" else "mse"}"')
+        if loss == "mse":
+            return BackwardSpec(forward=forward, focus=focus, loss=loss, T=_rows(data, "T", field, n, d_v))
+        return BackwardSpec(forward=forward, focus=focus, loss=loss,
+                            targets=_targets(fields.require(data, "targets", field), f"{field}.targets", n, d_v))
+    if "targets" in data:
+        raise SpecError(f"{field}.targets", 'targets go with loss = "cross_entropy"')
     if "T" in data:
         raise SpecError(f"{field}.T", 'a target goes with loss = "mse"')
     if "dO" not in data:
         raise SpecError(f"{field}.dO", 'missing: give the upstream gradient dO, or loss = "mse" with a target T')
     return BackwardSpec(forward=forward, focus=focus, dO=_rows(data, "dO", field, n, d_v))
+
+
+def _targets(value: Any, field: str, n: int, d_v: int) -> tuple[int, ...]:
+    """Each token's target class for the cross-entropy: a column of O, counted from 1 (the rows of O are the
+    logits of d_v classes)."""
+    if not isinstance(value, list) or len(value) != n:
+        raise SpecError(field, f"expected a list of {n} class numbers (one per token, each 1 to {d_v}: a column of "
+                               f"O), got {value!r}")
+    for c in value:
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= d_v:
+            raise SpecError(field, f"expected class numbers from 1 to {d_v} (a column of O), got {c!r}")
+    return tuple(c - 1 for c in value)
 
 
 def _rows(data: dict[str, Any], key: str, field: str, n: int, d_v: int) -> GivenMatrix:

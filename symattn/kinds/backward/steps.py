@@ -61,9 +61,10 @@ class ScoreRow(Step):
 
 @dataclass(frozen=True)
 class Loss(Step):
-    """L = ½ Σ (O − T)², its value."""
+    """L = ½ Σ (O − T)² (mse) or −Σ_i log p_{i,y_i} (cross_entropy), its value."""
 
     value: Expr
+    loss: str = "mse"
     known: Numbers | None = field(default=None, compare=False)
 
 
