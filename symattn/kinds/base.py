@@ -27,6 +27,16 @@ class Carried:
     rows: ImmutableMatrix
 
 
+@dataclass(frozen=True)
+class Referenced:
+    """An earlier section a key of a later one names (Kind.references): its name, its Section and its computed
+    result, as symattn.pipeline.chain resolves the reference."""
+
+    name: str
+    section: Section
+    result: Any
+
+
 class Kind:
     """One kind of section (self-attention, cross-attention, multi-head, ...): its spec type and keys, how it is
     parsed, computed, laid out as steps and answered; and, if it can be examined, how its exam problems are drawn,
@@ -34,6 +44,9 @@ class Kind:
 
     name: str = ""
     keys: frozenset[str] = frozenset()  # the section keys it accepts, "kind" included
+    # The keys whose value names an earlier section (`from = "NAME"`): the chain puts that section itself, computed,
+    # into the data as a Referenced (a backward pass reads the forward section it differentiates).
+    references: frozenset[str] = frozenset()
     examinable: bool = False  # whether `symattn exam --kind NAME` can draw problems of it
     # Its language strings, {lang: {dotted key: text}}, for a kind defined outside the package: registering it adds
     # them to symattn.infra.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.

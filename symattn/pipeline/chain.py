@@ -20,7 +20,8 @@ from sympy import Expr, Integer, Rational
 from ..document.steps import Heading, Name, Paragraph, Phrase, Step, Token, TokenTable
 from ..engine import WORKING_DIGITS, Numbers, any_symbolic
 from ..errors import SpecError
-from ..kinds import kind_of
+from ..kinds import KINDS, kind_of
+from ..kinds.base import Referenced
 from ..numbers.decimals import decimal_places
 from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP, format_number
 from ..spec.fields import suggest
@@ -100,6 +101,10 @@ class Chain:
         self.modes.append(carry_mode(data["carry"], f"{at}.carry") if "carry" in data else self.carry)
         refs = [(key, data[key]) for key in REFERENCE_FIELDS if _is_reference(data.get(key))]
         data = {key: value for key, value in data.items() if key not in SECTION_KEYS}
+        named = KINDS[data["kind"]].references if isinstance(data.get("kind"), str) and data["kind"] in KINDS \
+            else frozenset()
+        for key in sorted(named & data.keys()):  # `from = "NAME"`: the section itself (an unknown kind: parse says)
+            data[key] = self._section(data[key], index, f"{at}.{key}")
         carried = []
         brought: dict[str, str] = {}  # tokens key -> the field whose reference set it
         for key, text in refs:
@@ -147,6 +152,16 @@ class Chain:
             raise SpecError(where, f"{text!r} names a later section, sections[{j}]{cycle}; references point only "
                                    f"backwards{listed}")
         return j
+
+    def _section(self, value: Any, index: int, where: str) -> Referenced:
+        """The earlier section a key names, computed (once: derive_spec reuses the result)."""
+        if not isinstance(value, str):
+            raise SpecError(where, f"expected the name of an earlier section, such as \"attn\", got {value!r}")
+        j = self._target(f"from:{value}", index, where)
+        source = self.parsed[j]
+        if j not in self.results:
+            self.results[j] = kind_of(source.kind).compute(source)
+        return Referenced(self.raw_name(j) or value, source, self.results[j])
 
     def _rows(self, j: int, text: str, key: str, where: str) -> tuple[Rows, Carry]:
         """The rows section j passes on, carried as its mode says."""
