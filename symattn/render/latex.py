@@ -55,12 +55,13 @@ def unbroken_words(latex: str) -> str:
     return _KATAKANA_RUN.sub(lambda m: rf"\mbox{{{m.group()}}}", latex)
 
 
-def shared_preamble(lang: str, body: str, page: str | None = "article") -> list[str]:
+def shared_preamble(lang: str, body: str, page: str | None = "article", paper: str = PAPER) -> list[str]:
     """The preamble parts of every document (handout, exam, key): preamble-common.tex with the blocks of
     preamble-<page>.tex (the article's with the page geometry of layout.py; None: the common part alone, for a
-    class that sets its own page such as beamer), the language's, and the matrix columns the body needs."""
+    class that sets its own page such as beamer; `paper`: geometry's paper, a4paper unless an exam asks), the
+    language's, and the matrix columns the body needs."""
     columns = matrix_columns_setting(body)
-    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options())
+    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options(paper))
     return [common, language_preamble(lang), *([columns] if columns else [])]
 
 

@@ -317,6 +317,7 @@ def test_exam_json_from_entries_is_json_dumps_of_the_whole():
     whole = {"symattn": __version__, "seed": 3,
              "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5,
                          "tokens": 4, "d_k": 2, "parts": ["a", "b", "c", "d", "e"],  # the shape drawn for seed 3
+                         "points": None,
                          "title": "期末 \"試験\"", "course": None, "date": None, "time_allowed": "90"},
              "students": [{"id": "7", "name": "山田 \"太郎\"", "version": "01"},
                           {"id": "x\\1", "name": "Ann & Bob", "version": "02"}],
