@@ -6,10 +6,9 @@ from __future__ import annotations
 import itertools
 import json
 import random
-from fractions import Fraction
-from itertools import permutations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import partial
 from typing import Any, TypeVar
 
@@ -145,27 +144,29 @@ def weight_set(section: dict[str, Any]) -> tuple:
     """A problem's weight matrices (every W_ key, in heads too), each up to the order of its rows and columns: two
     problems with the same weight set are the same exercise with the inputs renamed or permuted."""
     found: list[tuple[str, tuple]] = []
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, dict):
-            for name, item in value.items():
-                if name.startswith("W_") and isinstance(item, list):
-                    found.append((path + name, _unordered(item)))
-                else:
-                    walk(item, f"{path}{name}.")
-        elif isinstance(value, list):
-            for k, item in enumerate(value):
-                walk(item, f"{path}{k}.")
-
-    walk(section, "")
+    _weights(section, "", found)
     return tuple(sorted(found))
+
+
+def _weights(value: Any, path: str, found: list[tuple[str, tuple]]) -> None:
+    """The W_ matrices under `value`, filed in `found` by path (a module function: a recursive closure would be a
+    reference cycle per call, left to the cyclic collector a batch runs without)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name.startswith("W_") and isinstance(item, list):
+                found.append((path + name, _unordered(item)))
+            else:
+                _weights(item, f"{path}{name}.", found)
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            _weights(item, f"{path}{k}.", found)
 
 
 def _unordered(rows: list[list[Any]]) -> tuple:
     """A matrix of exact strings up to the order of its rows and of its columns (the least of its row orders'
     sorted columns)."""
     numbers = [tuple(Fraction(str(v)) for v in row) for row in rows]
-    return min(tuple(sorted(zip(*order, strict=True))) for order in permutations(numbers))
+    return min(tuple(sorted(zip(*order, strict=True))) for order in itertools.permutations(numbers))
 
 
 def check(candidate: Candidate) -> Version | None:
