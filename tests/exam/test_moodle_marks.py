@@ -9,6 +9,7 @@ import csv
 import json
 import math
 import random
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -48,8 +49,8 @@ def test_every_box_weighs_at_least_one_and_each_part_its_papers_share(exam):
 
 
 def responses(data: dict, rng: random.Random) -> list[tuple[str, str, dict[str, str | None]]]:
-    """Students with the mistakes Moodle and grade must mark alike (none that error carried forward would credit:
-    Moodle carries nothing): all right; boxes typed 999; boxes left empty; one box a part off by 1;
+    """Students with the mistakes Moodle and grade must mark alike (none that error carried forward credits:
+    Moodle carries nothing, test_carried_forward_is_what_moodle_cannot_give below): all right; boxes typed 999; boxes left empty; one box a part off by 1;
     the scaled scores left unscaled."""
     rows = []
     for version in data["versions"]:
@@ -59,8 +60,11 @@ def responses(data: dict, rng: random.Random) -> list[tuple[str, str, dict[str, 
         rows.append(("some 999", version["label"], {k: ("999" if rng.random() < 0.3 else v) for k, v in exact.items()}))
         rows.append(("some empty", version["label"],
                      {k: (None if rng.random() < 0.4 else v) for k, v in exact.items()}))
-        first = {p["blanks"][0]["id"] for p in version["parts"]}  # one slip a part (the rest right: nothing carried)
-        rows.append(("a slip a part", version["label"], {k: (f"{float(v) + 1:.6f}" if k in first else v)
+        # one slip a part, the rest right, part n's slip 10^n: a slip of the same size in a part and in the one it
+        # carries into (w[1] and z[1] = 1·w[1] + 0·w[2] + ...) is the student's own earlier value carried, which
+        # grade credits and Moodle cannot; no carried value moves ten times its source's slip here
+        first = {p["blanks"][0]["id"]: 10 ** n for n, p in enumerate(version["parts"])}
+        rows.append(("a slip a part", version["label"], {k: (f"{float(v) + first[k]:.6f}" if k in first else v)
                                                          for k, v in exact.items()}))
         keys = {p["key"]: [b["id"] for b in p["blanks"]] for p in version["parts"]}
         if "scaled" in keys and len(keys["scaled"]) == len(keys.get("scores", ())):  # √d_k forgotten
@@ -70,29 +74,60 @@ def responses(data: dict, rng: random.Random) -> list[tuple[str, str, dict[str, 
     return rows
 
 
-def test_moodles_mark_is_symattn_grades(exam, tmp_path):
-    out, data, questions = exam
-    rows = responses(data, random.Random(3))
+def marks(exam, rows, out: Path) -> list[tuple[str, str, float, float, str]]:
+    """Every row's (version, student, Moodle's mark, grade's total, grade's feedback in Markdown)."""
+    exam_dir, data, questions = exam
     columns = list(dict.fromkeys(b["id"] for v in data["versions"] for p in v["parts"] for b in p["blanks"]))
-    sheet = tmp_path / "responses.csv"
+    sheet = out / "responses.csv"
     with sheet.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", "version", *columns])
         for n, (who, label, answers) in enumerate(rows):
             writer.writerow([f"{who} {n}", label, *(answers.get(c) or "" for c in columns)])
-    assert main(["grade", str(out / "exam.json"), str(sheet), "--out", str(tmp_path / "g"), "--format", "md"]) == 0
-    with (tmp_path / "g" / "grades.csv").open(encoding="utf-8") as handle:
+    assert main(["grade", str(exam_dir / "exam.json"), str(sheet), "--out", str(out / "g"), "--format", "md"]) == 0
+    with (out / "g" / "grades.csv").open(encoding="utf-8") as handle:
         totals = {r["student"]: float(r["total"]) for r in csv.DictReader(handle)}
+    feedback = sorted((out / "g" / "feedback").glob("*.md"))  # numbered in the responses' order
+    assert len(feedback) == len(rows)
     text = dict(zip((v["label"] for v in data["versions"]), questions, strict=True))
     points = {v["label"]: sum(p["points"] for p in v["parts"]) for v in data["versions"]}
-    differ = []
+    found = []
     for n, (who, label, answers) in enumerate(rows):
         blanks, _, _ = extract(text[label])
         typed = [math.nan if a is None else float(a) for a in answers.values()]
         moodle = grade(blanks, typed) * points[label]  # the quiz slot set to the paper's total
-        if abs(moodle - totals[f"{who} {n}"]) > 0.005 + 1e-9:  # grades.csv rounds to two decimals
-            differ.append((label, who, moodle, totals[f"{who} {n}"]))
+        found.append((label, who, moodle, totals[f"{who} {n}"], feedback[n].read_text(encoding="utf-8")))
+    return found
+
+
+def test_moodles_mark_is_symattn_grades(exam, tmp_path):
+    found = marks(exam, responses(exam[1], random.Random(3)), tmp_path)
+    differ = [(label, who, moodle, total) for label, who, moodle, total, _ in found
+              if abs(moodle - total) > 0.005 + 1e-9]  # grades.csv rounds to two decimals
     assert not differ
+    assert len(found) >= 5 * 16 and all(moodle < 20 for _, who, moodle, _, _ in found if who != "all right")
+
+
+def test_carried_forward_is_what_moodle_cannot_give(exam, tmp_path):
+    """The same slip of +1 in the first box of every part: where a later box is the student's own slipped value
+    carried (z[1] = 1·w[1] + 0·w[2] + ...), grade credits it by error carried forward and Moodle cannot. Grade's
+    total is Moodle's mark plus exactly the shares of the boxes its feedback lists as carried, and nothing else."""
+    data = exam[1]
+    rows = []
+    for version in data["versions"]:
+        exact = {b["id"]: b["answer"] for p in version["parts"] for b in p["blanks"]}
+        first = {p["blanks"][0]["id"] for p in version["parts"]}
+        rows.append(("slip", version["label"], {k: (f"{float(v) + 1:.6f}" if k in first else v)
+                                                for k, v in exact.items()}))
+    share = {(v["label"], p["part"]): p["points"] / len(p["blanks"]) for v in data["versions"] for p in v["parts"]}
+    carried_rows = 0
+    for label, _, moodle, total, feedback in marks(exam, rows, tmp_path):
+        credited = feedback.split("## Credited by error carried forward", 1)[1] if "## Credited" in feedback else ""
+        parts = re.findall(r"^- \(([a-z])\) ", credited, re.M)
+        carried_rows += bool(parts)
+        assert abs(total - moodle - sum(share[(label, part)] for part in parts)) <= 0.005 + 1e-9, (label, feedback)
+    if data["options"]["difficulty"] == "easy":  # (weights −1/0/1: versions 08 and 10, a whole box of (e) each)
+        assert carried_rows >= 1
 
 
 def test_moodle_xml_states_the_question_mark(exam):
