@@ -111,11 +111,11 @@ class PaperDriver:
             # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
             r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise) + "\n" + r"\par\fi",
             # the worked solution, under its own title instead of the parts' "Answers:", never left at a page's
-            # foot: room for it and for what its first heading asks (heading_room), and no break after it
-            rf"\ifprintanswers\headingroom{{{self.renderer.heading_room(1) + 2}\baselineskip}}\fi",
-            rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par\nopagebreak}}"
-            r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
-            + r"\end{solution}}",
+            # foot: the title goes in its first heading's room (body's title), no break between them
+            r"{\renewcommand{\solutiontitle}{}\begin{solution}" + "\n"
+            + self.renderer.body(replace(exercise.derivation, opening=()),
+                                 title=rf"\noindent\textbf{{{text('exam.worked_title')}}}\par\nopagebreak")
+            + "\n" + r"\end{solution}}",
             r"\end{questions}",
             r"\symattnendversion",
         ]
