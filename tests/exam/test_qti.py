@@ -26,7 +26,7 @@ QTI = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
 @pytest.fixture(scope="module")
 def package(tmp_path_factory):
     out = tmp_path_factory.mktemp("qti")
-    build_exam(ExamOptions(4, 3, "mixed", "standard", "en"), out, ("json", "qti"))
+    build_exam(ExamOptions(8, 3, "mixed", "standard", "en"), out, ("json", "qti"))  # every kind once
     return out
 
 
@@ -86,6 +86,7 @@ def test_exact_answers_and_their_roundings_are_accepted(package):
     """Each range is exact value ± the part's tolerance, written in full: σ² = 0.481875 is accepted as typed and as
     0.4819 (text2qti alone wrote [0.4819, 0.4819])."""
     data = json.loads((package / "exam.json").read_text(encoding="utf-8"))
+    longer = 0  # exact answers with more decimals than the 4 asked (σ² = 0.481875 of add_norm)
     for version in data["versions"]:
         items = iter(numerical(assessment(package / f"canvas-qti-{version['label']}.zip")))
         for part in version["parts"]:
@@ -94,9 +95,11 @@ def test_exact_answers_and_their_roundings_are_accepted(package):
                 item = next(items)
                 low, high = (Fraction(item.find(f".//{QTI}{tag}").text) for tag in ("vargte", "varlte"))
                 exact = Fraction(blank["answer"])  # 30 significant digits
+                longer += (exact * 10 ** 4).denominator != 1 and (exact * 10 ** 12).denominator == 1
                 rounded = Fraction(round(exact * 10 ** 4), 10 ** 4)
                 assert low <= exact <= high and (low <= rounded <= high or abs(rounded - exact) > tol)
                 assert abs((high - low) - 2 * tol) <= Fraction(1, 10 ** 19)
+    assert longer >= 1
 
 
 def test_the_same_bytes_on_another_day(package, tmp_path, monkeypatch):
@@ -113,7 +116,7 @@ def test_the_same_bytes_on_another_day(package, tmp_path, monkeypatch):
     monkeypatch.setattr(manifest, "datetime", type("clock", (), {"date": Later}))
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1999999999")
     monkeypatch.setenv("TZ", "Pacific/Kiritimati")
-    build_exam(ExamOptions(4, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
+    build_exam(ExamOptions(8, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
     for name in ("canvas-qti-01.zip", "canvas-qti-04.zip"):
         assert (tmp_path / name).read_bytes() == (package / name).read_bytes()
     assert b"1980-01-01" in members(tmp_path / "canvas-qti-01.zip")["imsmanifest.xml"]
@@ -128,7 +131,7 @@ def test_without_text2qti_the_error_says_how_to_install_it(tmp_path, capsys, mon
 
 
 def test_the_same_options_give_the_same_package(package, tmp_path):
-    build_exam(ExamOptions(4, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
+    build_exam(ExamOptions(8, 3, "mixed", "standard", "en"), tmp_path, ("qti",))
     assert (tmp_path / "canvas-qti-03.zip").read_bytes() == (package / "canvas-qti-03.zip").read_bytes()
 
 
