@@ -67,8 +67,12 @@ def responses(data: dict, rng: random.Random) -> list[tuple[str, str, dict[str, 
         rows.append(("a slip a part", version["label"], {k: (f"{float(v) + first[k]:.6f}" if k in first else v)
                                                          for k, v in exact.items()}))
         keys = {p["key"]: [b["id"] for b in p["blanks"]] for p in version["parts"]}
-        if "scaled" in keys and len(keys["scaled"]) == len(keys.get("scores", ())):  # √d_k forgotten
-            raw = dict(zip(keys["scaled"], (f"{float(exact[k]):.6f}" for k in keys["scores"]), strict=True))
+        scaled, scores = keys.get("scaled", []), keys.get("scores", [])
+        if not scaled:  # RoPE asks the raw scores s and the scaled a in one part
+            blanks = [b for p in version["parts"] if p["key"] == "scores" for b in p["blanks"]]
+            scaled, scores = ([b["id"] for b in blanks if b["symbol"] == name] for name in ("a", "s"))
+        if scaled and len(scaled) == len(scores):  # √d_k forgotten
+            raw = dict(zip(scaled, (f"{float(exact[k]):.6f}" for k in scores), strict=True))
             rows.append(("no scaling", version["label"], {k: raw.get(k, v) for k, v in exact.items()}))
         rows.append(("first box only", version["label"], {k: (v if k == ids[0] else None) for k, v in exact.items()}))
     return rows
