@@ -81,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--d-k", dest="d_k", metavar="N", help="d_k of every version (default: drawn once; "
                                                                        "1 only when asked)")
     exam.add_argument("--parts", metavar="LIST", help="the parts to ask, e.g. a,c,d (default: a,b,c,d,e)")
+    exam.add_argument("--points", metavar="LIST",
+                      help="each asked part's points, e.g. a=4,b=4,c=4,d=4,e=4 (default: 20 shared by work)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+    exam.add_argument("--paper", default="a4", metavar="SIZE", help="paper size of the PDFs: a4 or letter "
+                                                                    "(default: a4)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
     # the paper's heading and the class list (exam/heading.py, exam/students.py)

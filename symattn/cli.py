@@ -172,7 +172,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.build import EXAM_FORMATS, build_exam
     from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
-    from .exam.points import parse_parts
+    from .exam.points import check_points, parse_parts, parse_points
     from .exam.students import read_students, unprinted_names
     from .exam.workers import default_jobs
     from .numbers.display import DEFAULT_DIGITS
@@ -191,8 +191,10 @@ def _exam(args: argparse.Namespace) -> int:
     formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
+    parts, points = parse_parts(args.parts), parse_points(args.points)
+    check_points(points, parts)
     options = ExamOptions(count, args.seed, args.kind, args.difficulty, langs[0], digits, args.tokens,
-                          args.d_k, parse_parts(args.parts), title=args.title,
+                          args.d_k, parts, title=args.title, points=points, paper=args.paper,
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()

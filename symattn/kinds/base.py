@@ -133,6 +133,17 @@ class Kind:
         """Whether the computed problem is fair to solve by hand."""
         return self.exam_hooks().friendly(section, result) if self.exam_module else True
 
+    def hand_products(self, data: dict[str, Any]) -> int | None:
+        """The products a student works by hand in a drawn problem, neither factor 0 or ±1 (exercises.work); None:
+        not counted. The exam draws its versions with a count within work_band."""
+        hooks = self.exam_hooks() if self.exam_module else None
+        return hooks.hand_products(data) if hooks is not None and hasattr(hooks, "hand_products") else None
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        """The counts of hand_products a version of this difficulty is drawn within (None: any)."""
+        hooks = self.exam_hooks() if self.exam_module else None
+        return getattr(hooks, "WORK_BAND", {}).get(difficulty) if hooks is not None else None
+
     def exercise(self, section: Section, result: Any, digits: int) -> Asked:
         """What an exam asks of the section: its given inputs and its parts with answers (exercises.exercise)."""
         if self.exam_module:

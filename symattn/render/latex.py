@@ -55,12 +55,13 @@ def unbroken_words(latex: str) -> str:
     return _KATAKANA_RUN.sub(lambda m: rf"\mbox{{{m.group()}}}", latex)
 
 
-def shared_preamble(lang: str, body: str, page: str | None = "article") -> list[str]:
+def shared_preamble(lang: str, body: str, page: str | None = "article", paper: str = PAPER) -> list[str]:
     """The preamble parts of every document (handout, exam, key): preamble-common.tex with the blocks of
     preamble-<page>.tex (the article's with the page geometry of layout.py; None: the common part alone, for a
-    class that sets its own page such as beamer), the language's, and the matrix columns the body needs."""
+    class that sets its own page such as beamer; `paper`: geometry's paper, a4paper unless an exam asks), the
+    language's, and the matrix columns the body needs."""
     columns = matrix_columns_setting(body)
-    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options())
+    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options(paper))
     return [common, language_preamble(lang), *([columns] if columns else [])]
 
 
@@ -78,8 +79,9 @@ class LatexRenderer(DerivationRenderer):
 
     # ------------------------------------------------------------ the document
 
-    def body(self, derivation: Derivation) -> str:
-        """All steps, in order."""
+    def body(self, derivation: Derivation, title: str = "") -> str:
+        """All steps, in order; `title` (LaTeX, one line: an exam key's worked-solution title) before the first,
+        inside its first heading's room, so that no break (\\headingroom's) falls between the two."""
         self.notes_said.clear()  # a note said once is said once per document (each version of an exam)
         chunks: list[str] = []
         previous = before = None
@@ -90,7 +92,10 @@ class LatexRenderer(DerivationRenderer):
             if isinstance(step, Heading):  # never at a page's foot: room for a few lines, or its whole short section
                 room = max(self.heading_room(step.level), _short_section_lines(rendered[i + 1:], steps[i + 1:],
                                                                                self.lang))
-                latex = rf"\headingroom{{{room}\baselineskip}}" + latex
+                latex = rf"\headingroom{{{room + 2 * bool(title and i == 0)}\baselineskip}}" + (
+                    title if i == 0 else "") + latex
+            elif title and i == 0:
+                latex = rf"\headingroom{{{self.heading_room(1) + 2}\baselineskip}}" + title + latex
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
                 # (a sentence ending in a colon, the sentence before a heatmap, or a heading's one sentence before
                 # a table: the heading would be left at the foot with it)

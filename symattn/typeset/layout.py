@@ -16,6 +16,7 @@ from ..numbers.display import format_number, shades
 # characters of the line they leave, LINE_CHARACTERS to a line.
 
 PAPER = "a4paper"
+PAPERS = {"a4": PAPER, "letter": "letterpaper"}  # exam --paper: US Letter is wider than A4, so every width fits
 FONT_SIZE = "11pt"  # the class option; the glyph widths below are measured at it
 PAPER_WIDTH_MM = 210
 MARGIN_MM = 22
@@ -31,9 +32,9 @@ POINT_WIDTH = 0.52
 COLUMN_GAP = 1.86
 
 
-def geometry_options() -> str:
+def geometry_options(paper: str = PAPER) -> str:
     """The options of \\usepackage[...]{geometry} in preamble-common.tex (its @GEOMETRY@)."""
-    return f"{PAPER},margin={MARGIN_MM}mm"
+    return f"{paper},margin={MARGIN_MM}mm"
 
 
 # ------------------------------------------------------------ limits of what one box may hold

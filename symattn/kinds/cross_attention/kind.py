@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import engine
 from ...document import sentences
@@ -225,6 +225,17 @@ class CrossAttentionKind(Kind):
         (X, memory, W_Q, W_K, W_V), places = checks.integer_matrices(
             [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
+
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (6, 11), "standard": (20, 28)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        from ...exercises import work
+
+        return work.count(work.attention_pairs(work.matrix(data["X"]), work.matrix(data["memory"]),
+                                               *(work.matrix(data[k]) for k in ("W_Q", "W_K", "W_V")), 0))
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
 
     def friendly(self, section: CrossAttentionSpec, result: engine.Attention) -> bool:
         from ...exercises import fairness as checks
