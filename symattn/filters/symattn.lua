@@ -1,0 +1,70 @@
+--[==[ symattn.lua: a pandoc filter (pandoc >= 3) that turns a code block of class `symattn` into its worked solution.
+
+    ```{.symattn lang=en digits=3 prose=plain}
+    example = "mt"            # or a whole spec in TOML: [[sections]] ...
+    ```
+
+The block holds a spec (TOML; `example = "NAME"` alone asks for a built-in example); its attributes lang, digits,
+prose and exact (exact=true) choose the rest. The filter runs `symattn render --format md` and puts the Markdown
+back into the document as pandoc's own blocks (math, tables, text), so every writer (HTML, LaTeX/PDF, docx, EPUB,
+revealjs) gets it. A failure becomes a visible callout (a Div of class callout-warning) naming symattn's one-line
+error, not a failed build. The Python that runs symattn is $SYMATTN_PYTHON, else python3. Modelled on
+pandoc-ext/diagram. ]==]
+
+local python = os.getenv("SYMATTN_PYTHON") or "python3"
+local OPTIONS = { lang = "--lang", digits = "--digits", prose = "--prose" }
+
+local function callout(message)
+  local text = pandoc.Para({ pandoc.Strong("symattn: "), pandoc.Str(message) })
+  return pandoc.Div({ text }, pandoc.Attr("", { "callout-warning", "symattn-error" }))
+end
+
+-- The spec of a block: `example = "NAME"` alone names a built-in example, else the text is the spec itself.
+local function example_of(text)
+  local stripped = text:gsub("#[^\n]*", ""):gsub("%s+", " ")
+  return stripped:match('^ ?example ?= ?"([%w_%-]+)" ?$')
+end
+
+local function render(block)
+  local args = { "-m", "symattn", "render", "--format", "md" }
+  for key, option in pairs(OPTIONS) do
+    if block.attributes[key] then
+      table.insert(args, option)
+      table.insert(args, block.attributes[key])
+    end
+  end
+  if block.attributes.exact == "true" then table.insert(args, "--exact") end
+  return pandoc.system.with_temporary_directory("symattn", function(dir)
+    local name = example_of(block.text)
+    local stem = name or "block"
+    if name then
+      table.insert(args, "--example")
+      table.insert(args, name)
+    else
+      local spec = pandoc.path.join({ dir, "block.toml" })
+      local file = assert(io.open(spec, "w"))
+      file:write(block.text)
+      file:close()
+      table.insert(args, spec)
+    end
+    table.insert(args, "--out")
+    table.insert(args, dir)
+    -- through sh, so that symattn's one-line error (on its standard error) comes back with the output
+    local ok, result = pcall(pandoc.pipe, "sh", { "-c", 'exec "$0" "$@" 2>&1', python, table.unpack(args) }, "")
+    if not ok then
+      local message = tostring(result.output or result):gsub("^%s+", ""):gsub("%s+$", "")
+      return nil, (message:match("symattn: error: ([^\n]*)") or message)
+    end
+    local file = assert(io.open(pandoc.path.join({ dir, stem .. ".md" }), "r"))
+    local markdown = file:read("a")
+    file:close()
+    return pandoc.read(markdown, "markdown").blocks
+  end)
+end
+
+function CodeBlock(block)
+  if not block.classes:includes("symattn") then return nil end
+  local blocks, problem = render(block)
+  if blocks == nil then return callout(problem) end
+  return pandoc.Div(blocks, pandoc.Attr("", { "symattn" }))
+end
