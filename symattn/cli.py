@@ -274,7 +274,7 @@ def _slide_options(args: argparse.Namespace, formats: tuple[str, ...]) -> dict:
     from .render.slides import check_theme
 
     given = {"--handout": args.handout, "--theme": args.theme is not None}
-    takers = [fmt for fmt in formats if format_of(fmt).options]
+    takers = [fmt for fmt in formats if format_of(format_of(fmt).compiled_from or fmt).options]
     for option, used in given.items():
         if used and not takers:
             raise SpecError(option, "only the slides take it: add --format slides")

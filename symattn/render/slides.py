@@ -105,7 +105,11 @@ class SlidesRenderer(LatexRenderer):
         groups: list[list[str]] = [[]]
         for line in lines:
             if groups[-1] and display_rows([*groups[-1], line]) > DISPLAY_ROWS:
-                groups.append([])
+                # cut before the group's last line with a left side, so that "= ..." lines stay with their lead
+                starts = [i for i, kept in enumerate(groups[-1]) if i and not kept.lstrip().startswith("&")]
+                cut = starts[-1] if starts else len(groups[-1])
+                groups[-1], moved = groups[-1][:cut], groups[-1][cut:]
+                groups.append(moved)
             groups[-1].append(line)
         return "\n".join("\\[\\begin{aligned}\n" + " \\\\\n".join(map(revealed, group)) + "\n\\end{aligned}\\]"
                          for group in groups)

@@ -100,6 +100,13 @@ def test_handout_and_theme_without_slides_are_refused(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.pdf
+def test_handout_is_taken_with_the_slides_pdf_alone(tmp_path):
+    assert main(["render", "--example", "symbolic", "--format", "slides", "--handout", "--out", str(tmp_path)]) == 0
+    pdf = (tmp_path / "symbolic.slides.pdf").read_bytes()
+    assert pdf_pages(pdf) == len(page_texts(pdf)) and "Step 1" in page_texts(pdf)[3]
+
+
 def test_theme_and_handout_reach_the_slides_latex(tmp_path):
     assert main(["render", "--example", "symbolic", "--format", "slides-tex", "--theme", "Madrid", "--handout",
                  "--out", str(tmp_path)]) == 0
