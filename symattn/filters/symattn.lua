@@ -7,7 +7,9 @@
 The block holds a spec (TOML; `example = "NAME"` alone asks for a built-in example); its attributes lang, digits,
 prose and exact (exact=true) choose the rest. The filter runs `symattn render --format md` and puts the Markdown
 back into the document as pandoc's own blocks (math, tables, text), so every writer (HTML, LaTeX/PDF, docx, EPUB,
-revealjs) gets it. A failure becomes a visible callout (a Div of class callout-warning) naming symattn's one-line
+revealjs) gets it. Each block's Markdown is cached in $SYMATTN_CACHE (else .symattn-cache/ in the working
+folder) under a hash of the block, its options and symattn's version: a document built again runs symattn only
+for the blocks that changed. A failure (never cached) becomes a visible callout (a Div of class callout-warning) naming symattn's one-line
 error, not a failed build. The Python that runs symattn is $SYMATTN_PYTHON, else python3. Modelled on
 pandoc-ext/diagram. ]==]
 
@@ -25,18 +27,45 @@ local function example_of(text)
   return stripped:match('^ ?example ?= ?"([%w_%-]+)" ?$')
 end
 
-local function render(block)
-  local args = { "-m", "symattn", "render", "--format", "md" }
-  for key, option in pairs(OPTIONS) do
+local function options_of(block)
+  local args = {}
+  for _, key in ipairs({ "lang", "digits", "prose" }) do
     if block.attributes[key] then
-      table.insert(args, option)
+      table.insert(args, OPTIONS[key])
       table.insert(args, block.attributes[key])
     end
   end
   if block.attributes.exact == "true" then table.insert(args, "--exact") end
+  return args
+end
+
+-- Run a command through sh, so that symattn's one-line error (on its standard error) comes back with the output.
+local function run(args)
+  return pcall(pandoc.pipe, "sh", { "-c", 'exec "$0" "$@" 2>&1', python, table.unpack(args) }, "")
+end
+
+local version = nil
+local function symattn_version()
+  if version == nil then
+    local ok, out = run({ "-c", "import symattn; print(symattn.__version__)" })
+    version = ok and out or "unknown"
+  end
+  return version
+end
+
+local function read(path)
+  local file = io.open(path, "r")
+  if not file then return nil end
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+-- The block's Markdown from symattn, or nil and symattn's error.
+local function markdown_of(block, options)
+  local args = { "-m", "symattn", "render", "--format", "md", table.unpack(options) }
   return pandoc.system.with_temporary_directory("symattn", function(dir)
     local name = example_of(block.text)
-    local stem = name or "block"
     if name then
       table.insert(args, "--example")
       table.insert(args, name)
@@ -49,17 +78,33 @@ local function render(block)
     end
     table.insert(args, "--out")
     table.insert(args, dir)
-    -- through sh, so that symattn's one-line error (on its standard error) comes back with the output
-    local ok, result = pcall(pandoc.pipe, "sh", { "-c", 'exec "$0" "$@" 2>&1', python, table.unpack(args) }, "")
+    local ok, result = run(args)
     if not ok then
       local message = tostring(result.output or result):gsub("^%s+", ""):gsub("%s+$", "")
       return nil, (message:match("symattn: error: ([^\n]*)") or message)
     end
-    local file = assert(io.open(pandoc.path.join({ dir, stem .. ".md" }), "r"))
-    local markdown = file:read("a")
-    file:close()
-    return pandoc.read(markdown, "markdown").blocks
+    return read(pandoc.path.join({ dir, (name or "block") .. ".md" }))
   end)
+end
+
+local function render(block)
+  local options = options_of(block)
+  local cache = os.getenv("SYMATTN_CACHE") or ".symattn-cache"
+  local key = pandoc.sha1(symattn_version() .. "\0" .. table.concat(options, "\0") .. "\0" .. block.text)
+  local cached = pandoc.path.join({ cache, key .. ".md" })
+  local markdown = read(cached)
+  if markdown == nil then
+    local problem
+    markdown, problem = markdown_of(block, options)
+    if markdown == nil then return nil, problem end
+    pandoc.system.make_directory(cache, true)
+    local file = io.open(cached, "w")
+    if file then
+      file:write(markdown)
+      file:close()
+    end
+  end
+  return pandoc.read(markdown, "markdown").blocks
 end
 
 function CodeBlock(block)

@@ -43,19 +43,21 @@ print("other code blocks stay")
 """
 
 
+def pandoc(folder: Path, writer: str) -> str:
+    """The tutorial in folder through the filter to that writer's output (the cache in folder/cache)."""
+    env = {**os.environ, "SYMATTN_PYTHON": sys.executable, "SYMATTN_CACHE": str(folder / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    subprocess.run([pypandoc.get_pandoc_path(), "tutorial.md", "--lua-filter", str(LUA), "-s", "--mathml",
+                    "-t", writer, "-o", f"tutorial.{writer}"], cwd=folder, env=env, check=True, timeout=300)
+    return (folder / f"tutorial.{writer}").read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def converted(tmp_path_factory):
-    """The tutorial as HTML and as LaTeX."""
+    """The tutorial as HTML and as LaTeX, and its folder."""
     folder = tmp_path_factory.mktemp("tutorial")
     (folder / "tutorial.md").write_text(TUTORIAL, encoding="utf-8")
-    env = {**os.environ, "SYMATTN_PYTHON": sys.executable,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    out = {}
-    for writer, suffix in (("html", "html"), ("latex", "tex")):
-        subprocess.run([pypandoc.get_pandoc_path(), "tutorial.md", "--lua-filter", str(LUA), "-s", "--mathml",
-                        "-t", writer, "-o", f"tutorial.{suffix}"], cwd=folder, env=env, check=True, timeout=300)
-        out[writer] = (folder / f"tutorial.{suffix}").read_text(encoding="utf-8")
-    return out
+    return {"html": pandoc(folder, "html"), "latex": pandoc(folder, "latex"), "folder": folder}
 
 
 def test_pandoc_is_three_or_newer():
@@ -80,6 +82,18 @@ def test_a_broken_block_is_a_visible_callout_with_symattns_one_line_error(conver
 def test_the_latex_writer_gets_the_same_math(converted):
     latex = converted["latex"]
     assert r"\begin{aligned}" in latex and "0.3382" in latex and "日本語" in latex
+
+
+def test_each_block_is_cached_by_its_text_and_options_and_read_back(converted):
+    cached = sorted((converted["folder"] / "cache").iterdir())
+    assert len(cached) == 2  # the two blocks that rendered (a failure is not kept), shared by both writers
+    mt = next(path for path in cached if "0.3382" in path.read_text(encoding="utf-8"))
+    mt.write_text("Read from the cache.\n", encoding="utf-8")
+    try:
+        html = pandoc(converted["folder"], "html")
+    finally:
+        mt.unlink()
+    assert "Read from the cache." in html and "0.3382" not in html
 
 
 def test_the_quarto_extension_is_the_same_filter():
