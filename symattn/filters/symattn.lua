@@ -10,7 +10,9 @@ back into the document as pandoc's own blocks (math, tables, text), so every wri
 revealjs) gets it. Each block's Markdown is cached in $SYMATTN_CACHE (else .symattn-cache/ in the working
 folder) under a hash of the block, its options and symattn's version: a document built again runs symattn only
 for the blocks that changed. A failure (never cached) becomes a visible callout (a Div of class callout-warning) naming symattn's one-line
-error, not a failed build. The Python that runs symattn is $SYMATTN_PYTHON, else python3. Modelled on
+error, not a failed build. An inline `sections[0].queries.love.weights[3]`{.symattn ref=mt digits=4} becomes that one number (ref: a built-in
+example or a spec file; digits: decimals, default 4), rounded from the exact answer as `symattn check` reads it,
+so a sentence cites what symattn computed. The Python that runs symattn is $SYMATTN_PYTHON, else python3. Modelled on
 pandoc-ext/diagram. ]==]
 
 local python = os.getenv("SYMATTN_PYTHON") or "python3"
@@ -105,6 +107,39 @@ local function render(block)
     end
   end
   return pandoc.read(markdown, "markdown").blocks
+end
+
+-- One answer, cached like a block's Markdown.
+local function value_of(code)
+  local args = { "-m", "symattn.filters.value", code.attributes.ref or "", code.text,
+                 "--digits", code.attributes.digits or "4" }
+  local cache = os.getenv("SYMATTN_CACHE") or ".symattn-cache"
+  local cached = pandoc.path.join({ cache, pandoc.sha1(symattn_version() .. "\0" .. table.concat(args, "\0")) .. ".txt" })
+  local text = read(cached)
+  if text == nil then
+    local ok, result = run(args)
+    if not ok then
+      local message = tostring(result.output or result):gsub("^%s+", ""):gsub("%s+$", "")
+      return nil, (message:match("symattn: error: ([^\n]*)") or message)
+    end
+    text = result:gsub("%s+$", "")
+    pandoc.system.make_directory(cache, true)
+    local file = io.open(cached, "w")
+    if file then
+      file:write(text)
+      file:close()
+    end
+  end
+  return text
+end
+
+function Code(code)
+  if not code.classes:includes("symattn") then return nil end
+  local text, problem = value_of(code)
+  if text == nil then
+    return pandoc.Span({ pandoc.Strong("symattn: " .. problem) }, pandoc.Attr("", { "symattn-error" }))
+  end
+  return pandoc.Span({ pandoc.Str(text) }, pandoc.Attr("", { "symattn" }))
 end
 
 function CodeBlock(block)

@@ -16,7 +16,7 @@ from pylatex import Document, NoEscape
 
 from ..document.steps import Derivation, FlowFigure, Heading, Heatmap, References
 from ..errors import SpecError
-from ..typeset.layout import display_rows, visible_width
+from ..typeset.layout import display_rows, visible_width, wrap
 from .latex import LatexRenderer, shared_preamble
 from .templates import class_options
 
@@ -117,6 +117,21 @@ class SlidesRenderer(LatexRenderer):
     def display(self, math: str) -> str:
         """One line of math, shown from its own overlay on."""
         return rf"\[ {_LINE}\uncover<{_AT}->{{{math}}} \]"
+
+    def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
+        """LaTeX's wrapped lines, except that a vector ([...] first among the pieces) that fits a line is never split:
+        it goes after the lead, or on a line of its own, and what follows it (· W) on the lines after."""
+        lines = super().continued(lead, pieces, first_room)
+        end = next((i for i, piece in enumerate(pieces) if "]" in piece), None)
+        if len(lines) == 1 or end is None or not pieces[0].lstrip().startswith("["):
+            return lines
+        head, _, tail = pieces[end].partition("]")
+        vector = " ".join([*pieces[:end], head + "]"])
+        rest = [piece for piece in (tail.strip(), *pieces[end + 1:]) if piece]
+        if visible_width(vector) > self.width - 10:  # longer than a line: wrapped as it is
+            return lines
+        out = [lead + vector] if visible_width(lead + vector) <= first_room else [lead.rstrip(), r"&\qquad " + vector]
+        return out + [r"&\qquad " + line for line in wrap(rest, self.width - 10)] if rest else out
 
     def table(self, header: list[str], tokens: list[str], columns: list[list[str]]) -> str:
         """LaTeX's token table, in tables of at most TABLE_ROWS rows (a frame has no page to break across)."""

@@ -20,6 +20,10 @@ title: Attention by hand
 
 # English
 
+In the article, love attends most to learning (`sections[0].queries.love.weights[3]`{.symattn ref=mt}; to two
+decimals `sections[0].queries.love.weights[3]`{.symattn ref=mt digits=2}), and not to
+`sections[0].queries.lvoe.weights[3]`{.symattn ref=mt}.
+
 ```{.symattn lang=en}
 example = "mt"
 ```
@@ -79,13 +83,20 @@ def test_a_broken_block_is_a_visible_callout_with_symattns_one_line_error(conver
     assert "sections[0].kind: unknown section kind 'self_atention' (did you mean 'self_attention'?)" in html
 
 
+def test_an_inline_reference_is_the_number_symattn_computed(converted):
+    html = " ".join(converted["html"].split())
+    assert '(<span class="symattn">0.3382</span>; to two decimals <span class="symattn">0.34</span>)' in html
+    assert "symattn: sections[0].queries.lvoe.weights[3]: no such quantity 'lvoe' (keys here: love)" in html
+    assert "`sections[0]" not in html
+
+
 def test_the_latex_writer_gets_the_same_math(converted):
     latex = converted["latex"]
     assert r"\begin{aligned}" in latex and "0.3382" in latex and "日本語" in latex
 
 
 def test_each_block_is_cached_by_its_text_and_options_and_read_back(converted):
-    cached = sorted((converted["folder"] / "cache").iterdir())
+    cached = sorted((converted["folder"] / "cache").glob("*.md"))
     assert len(cached) == 2  # the two blocks that rendered (a failure is not kept), shared by both writers
     mt = next(path for path in cached if "0.3382" in path.read_text(encoding="utf-8"))
     mt.write_text("Read from the cache.\n", encoding="utf-8")
@@ -93,7 +104,7 @@ def test_each_block_is_cached_by_its_text_and_options_and_read_back(converted):
         html = pandoc(converted["folder"], "html")
     finally:
         mt.unlink()
-    assert "Read from the cache." in html and "0.3382" not in html
+    assert "Read from the cache." in html and "0.1688" not in html  # (w_I, in the mt block alone)
 
 
 def test_the_quarto_extension_is_the_same_filter():
