@@ -120,7 +120,8 @@ class SlidesRenderer(LatexRenderer):
 
     def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
         """LaTeX's wrapped lines, except that a vector ([...] first among the pieces) that fits a line is never split:
-        it goes after the lead, or on a line of its own, and what follows it (· W) on the lines after."""
+        it goes after the lead, or on a line of its own, and what follows it (· W) on the lines after; a longer one
+        fills whole lines below the lead."""
         lines = super().continued(lead, pieces, first_room)
         end = next((i for i, piece in enumerate(pieces) if "]" in piece), None)
         if len(lines) == 1 or end is None or not pieces[0].lstrip().startswith("["):
@@ -128,8 +129,11 @@ class SlidesRenderer(LatexRenderer):
         head, _, tail = pieces[end].partition("]")
         vector = " ".join([*pieces[:end], head + "]"])
         rest = [piece for piece in (tail.strip(), *pieces[end + 1:]) if piece]
-        if visible_width(vector) > self.width - 10:  # longer than a line: wrapped as it is
+        if not lead.split("&")[0].strip():  # no left side: nothing to leave on a line of its own
             return lines
+        if visible_width(vector) > self.width - 10:  # longer than a line: on whole lines of its own after the lead
+            wrapped = wrap(pieces, self.width - 10)
+            return [lead.rstrip(), *(r"&\qquad " + re.sub(r"^-", "{-}", line) for line in wrapped)]
         out = [lead + vector] if visible_width(lead + vector) <= first_room else [lead.rstrip(), r"&\qquad " + vector]
         return out + [r"&\qquad " + line for line in wrap(rest, self.width - 10)] if rest else out
 
