@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "step text without interpretations; none: headings, math and tables only")
     render.add_argument("--exact", action="store_true",
                         help="show exact values (fractions, surds, e^{a}) beside the rounded decimals")
+    render.add_argument("--handout", action="store_true",
+                        help="slides without overlays, every line shown at once (for printing; with --format slides)")
+    render.add_argument("--theme", metavar="NAME",
+                        help="the slides' Beamer theme (default: default, plain; with --format slides)")
 
     solve = commands.add_parser(
         "solve", help="print the answers of a spec as JSON (for graders, answer keys, scripts)",

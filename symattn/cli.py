@@ -269,6 +269,20 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _slide_options(args: argparse.Namespace, formats: tuple[str, ...]) -> dict:
+    """--handout and --theme, for the formats that take them (the slides); an error where none is asked for."""
+    from .errors import SpecError
+    from .render.formats import format_of
+    from .render.slides import check_theme
+
+    given = {"--handout": args.handout, "--theme": args.theme is not None}
+    takers = [fmt for fmt in formats if format_of(format_of(fmt).compiled_from or fmt).options]
+    for option, used in given.items():
+        if used and not takers:
+            raise SpecError(option, "only the slides take it: add --format slides")
+    return {"handout": args.handout, "theme": check_theme(args.theme if args.theme is not None else "default")}
+
+
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
         from .render.build import build
@@ -282,7 +296,7 @@ def _render(args: argparse.Namespace) -> int:
         keep = (Path(args.spec),) if args.spec else ()  # the input is never overwritten by an output
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,
                        pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep,
-                       prose=args.prose)
+                       prose=args.prose, options=_slide_options(args, formats))
     for path in result.written:
         print(printable(f"wrote {path}"))
     if result.warning:
