@@ -94,11 +94,12 @@ def _section_index(claim: Claim) -> Any:
 
 
 def answers_of(spec: Any) -> dict[str, Any]:
-    """solve's answers of a spec, as plain data."""
+    """solve's answers of a spec, as plain data, with what a derivation prints beside them (check.derived)."""
     from ..pipeline.derive import derive_spec
     from ..render.answers import answers
+    from .derived import with_centred
 
-    return answers(derive_spec(spec, steps=False))
+    return with_centred(answers(derive_spec(spec, steps=False)))
 
 
 def answered(spec: Any) -> list[Any]:

@@ -16,7 +16,9 @@ from .claims import NOT_CLAIMS, Claim, Path_, number
 from .compare import correct_text, holds
 from .diagnose import typo
 
-_NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)[-−]?[0-9]+(?:\.[0-9]+)?(?![\w.])")
+# a number; its sign may be LaTeX's {-} (symattn's own wrapped lines start "&\qquad {-}1.1369")
+_NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)(?:\{[-−]\}|[-−])?[0-9]+(?:\.[0-9]+)?(?![\w.])")
+_BRACED_SIGN = re.compile(r"\{([-−])\}")
 # The environments' opening and closing tags, paired by spans() (a pattern `\begin{E}(.*?)\end{E}` is quadratic:
 # 20,000 unclosed \begin{bmatrix} took a minute)
 _MATRIX = re.compile(r"\\(begin|end)\{([bpvBV]?matrix)\}")
@@ -60,12 +62,15 @@ def html_text(text: str) -> str:
         kept += [text[at:start], " "]
         at = end
     text = "".join([*kept, text[at:]])
+    text = re.sub(r"<mfrac\b", r" \\frac <mfrac", text, flags=re.I)  # a fraction is arithmetic, not digits run on
     text = re.sub(r"</t[dh]\s*>", " | ", text, flags=re.I)
     text = re.sub(r"</mtd\s*>", " & ", text, flags=re.I)
     text = re.sub(r"</tr\s*>|</mtr\s*>|<br\s*/?>|</p\s*>|</li\s*>", "\n", text, flags=re.I)
     # tags removed up to the last '>' only: from a '<' with no '>' after it, <[^>]*> would scan to the end, once
     # for every such '<' (quadratic)
     last = text.rfind(">") + 1
+    # a printed ampersand (&amp;) kept as LaTeX's \&: only MathML's cells are & separated
+    text = re.sub(r"&amp;|&#0*38;|&#x0*26;", r"\\&", text, flags=re.I)
     return html.unescape(re.sub(r"<[^>]*>", "", text[:last]) + text[last:])
 
 
@@ -78,7 +83,24 @@ class Group:
 
 
 def _numbers(text: str) -> list[str]:
-    return _NUMBER.findall(text)  # (the pattern has no groups: the whole matches)
+    return [_BRACED_SIGN.sub(r"\1", n) for n in _NUMBER.findall(text)]  # (no groups in the pattern: the whole)
+
+
+def find_number(text: str, piece: str, at: int, end: int | None = None) -> int:
+    """Where a group's number (as _numbers gives it) is printed in text from `at`: as it is, or with its sign
+    braced ({-}1.1369); -1 when it is not."""
+    end = len(text) if end is None else end
+    found = text.find(piece, at, end)
+    if piece[:1] in "-−":
+        braced = text.find("{" + piece[0] + "}" + piece[1:], at, end)
+        if braced >= 0 and (found < 0 or braced < found):
+            return braced
+    return found
+
+
+def printed_length(text: str, at: int, piece: str) -> int:
+    """How long the number `piece` found at `at` is as printed (3 more with a braced sign)."""
+    return len(piece) + 2 * (text.startswith("{", at))
 
 
 def groups(text: str) -> list[Group]:
@@ -134,7 +156,7 @@ def groups(text: str) -> list[Group]:
         if match.start() > limit:
             break
         line = match.group(0)
-        if "|" in line or "\t" in line or "&" in line:
+        if "|" in line or "\t" in line or re.search(r"(?<!\\)&", line):  # (\& is a printed ampersand)
             keep(match.start(), _numbers(line))
     return sorted(found, key=lambda g: g.at)[:MAX_GROUPS]
 

@@ -13,11 +13,14 @@ from typing import Any
 
 from .claims import Claim, number, path_text
 from .compare import holds
-from .document import _NUMBER, Group, Quantity, groups, match, quantities
+from .document import _BRACED_SIGN, _NUMBER, Group, Quantity, find_number, groups, match, printed_length, quantities
+from .derived import records
 from .labels import GROUP, Label, label_of
 
 # between a group's numbers: arithmetic or an equation written out (a = 1.1582 ≈ 0.8188), not a vector
-_ARITHMETIC = re.compile(r"\\cdot|\\times|[⋅×*+·=≈]|\\frac|\\approx|\\max|\\min|\\sin|\\cos|\\sqrt|\\exp|(?<=[\d)])\s+[-−]\s+")
+# (HTML's MathML reads as "2.0924−0.683925", "max(0, −0.1630)" and a fraction as "\\frac": check.document.html_text)
+_ARITHMETIC = re.compile(r"\\cdot|\\times|[⋅×*+·=≈√]|\\frac|\\approx|\\max|\\min|\\sin|\\cos|\\sqrt|\\exp"
+                         r"|(?<=[\d)])\s+[-−]\s+|(?<=\d)[-−](?=\d)|(?<![A-Za-z])(?:max|min|exp)\(")
 # a masked entry as solve and documents print it: -inf, −∞, -\infty
 _MASKED = re.compile(r"[-−]\s*(?:\\infty|∞|inf\b)")
 _ENTRY = re.compile(_MASKED.pattern + "|" + _NUMBER.pattern)
@@ -81,6 +84,8 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
     blanked = "".join(blank)
     computed = [_computed(q, answers) for q in quantities(answers) if q.paths[0][0] == "sections"]
     computed += _matrix_forms(computed, answers)
+    computed += [_Candidate(q, "record", token, None, False, path_text(q.paths[0][:-1]) + "." + name)
+                 for q, token, name in records(answers)]
     pool = computed + (_inputs(spec, answers) if spec is not None else [])
     tokens = _tokens(answers)
     by_length: dict[int, list[int]] = {}
@@ -92,6 +97,9 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
         label = label_of(text, blanked, start, end, tokens)
         how, chosen, made, reason = _choose(group, label, pool, by_length, cursor,
                                             _ARITHMETIC.search(text[start:end]))
+        if how == "unmatched" and _ranked(text, start, group):  # | 1 | token | 2.0253 | 0.4959 |: rank, values
+            rest = Group(group.at, group.texts[1:])
+            how, chosen, made, reason = _choose(rest, label, pool, by_length, cursor, None)
         if how == "unmatched" and _indices(text, start, end, group):
             how, reason = "indices", None
         if chosen is not None and not pool[chosen].given:
@@ -150,14 +158,21 @@ def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[
     return "unmatched", None, [], "no quantity of the derivation or input of the spec has these values"
 
 
+def _ranked(text: str, start: int, group: Group) -> bool:
+    """Whether a table row's group starts with its rank, a whole number in the row's first cell."""
+    line = text[text.rfind("\n", 0, start) + 1:text.find("\n", start) % (len(text) + 1)]
+    first = re.split(r"\||&|\t", line.strip().strip("|"))[0].strip().strip("$")
+    return len(group.texts) > 2 and first == group.texts[0] and first.isdigit()
+
+
 def _indices(text: str, start: int, end: int, group: Group) -> bool:
     """Whether a group's numbers are all whole numbers written as indices: z^{(1)}, W_Q^{(2)}, x_3."""
     at = start
     for piece in group.texts:
-        found = text.find(piece, at, end)
+        found = find_number(text, piece, at, end)
         if found < 1 or not piece.lstrip("-").isdigit() or text[found - 1] not in "([{^_":
             return False
-        at = found + len(piece)
+        at = found + printed_length(text, found, piece)
     return True
 
 
@@ -205,15 +220,15 @@ def _with_masked(text: str, group: Group) -> Group:
     body = text[group.at + 1:close]
     if close < 0 or not _MASKED.search(body):
         return group
-    return Group(group.at, tuple(m.group(0) for m in _ENTRY.finditer(body)))
+    return Group(group.at, tuple(_BRACED_SIGN.sub(r"\1", m.group(0)) for m in _ENTRY.finditer(body)))
 
 
 def _span(text: str, group: Group) -> tuple[int, int]:
     """Where a group is: from its start to the end of its last number."""
     at = group.at
     for piece in group.texts:
-        found = text.find(piece, at)
-        at = found + len(piece) if found >= 0 else at
+        found = find_number(text, piece, at)
+        at = found + printed_length(text, found, piece) if found >= 0 else at
     return group.at, at
 
 
