@@ -199,6 +199,8 @@ def quantities(answers: dict[str, Any]) -> list[Quantity]:
 def _decimal(value: Any) -> Decimal | None:
     if value == "-inf":  # a masked scaled score: a document prints it as −∞
         return Decimal("-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool):  # a 0/1 mask, positions
+        return Decimal(value)
     if not isinstance(value, str) or value == "inf":
         return None
     try:

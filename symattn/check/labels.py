@@ -20,7 +20,7 @@ _HINTS = re.compile(
     r"|(?P<X_plus_P>embeddings?\s*\\?\+\s*positions?|埋め込み\s*\\?[+＋]\s*位置|\\tilde\{[xX]\}|[xX]\s*\+\s*[pP]\b)"
     r"|(?P<P>positional encodings?|位置エンコーディング|(?<![A-Za-z\\])P(?=_|\s*[=&]))"
     r"|(?P<X>embeddings?|埋め込み|(?<![A-Za-z\\])\{?[xX]\}?(?=_|\s*[=&]))"
-    r"|(?<![A-Za-z\\])\{?(?P<QKV>[QKV]|[qkv](?=\}?_))\}?(?![A-Za-z])", re.I)
+    r"|(?<![A-Za-z\\_])\{?(?P<QKV>[QKV]|[qkv](?=\}?_))\}?(?![A-Za-z])", re.I)  # (not d_k's k)
 _HEAD = re.compile(r"head\s*_?\{?(\d+)|ヘッド\s*(\d+)|\^\{\((\d+)\)\}", re.I)
 _SOFTMAX_OF = re.compile(r"softmax\}?\s*(?:\\bigl|\\left|\\Bigl)?\s*\($", re.I)
 _OPERATOR = r"(?:\\cdot|\\times|[⋅×*+·])"
@@ -89,6 +89,8 @@ def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, 
         return _hint(own, tokens, False)
     for statement in reversed(statements):  # "A = [g] ⋅ [h] = [g']": what follows the operands is still A
         lhs = re.split(r"=|\\approx|≈", statement, maxsplit=1)[0]
+        if re.match(r"\s*[\])]?\s*" + _OPERATOR, lhs):  # "[g] · W_O ≈ [h]": W_O is a factor, not h's name
+            continue
         proper = re.split(r"[:：\n$]|\\\[|\\\(", lhs)[-1]  # the left-hand side, not the prose before it
         if re.search(r"[^\W\d_]", proper):
             return _hint(proper, tokens, True)
@@ -130,6 +132,6 @@ def _header(text: str, line_start: int, separator: str) -> list[str] | None:
             header = text[above:start - 1] if start > 0 else None
             break
         header, end = line, start - 1
-    if header is None or separator not in header or re.search(r"\d\.\d", header):
+    if header is None or separator not in header or re.search(r"\d\.\d", header) or GROUP in header:  # numbers
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]
