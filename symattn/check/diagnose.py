@@ -14,11 +14,12 @@ from typing import Any
 
 from .claims import Claim, path_text
 from .compare import correct_text, holds, rounded, truth
-from .hypotheses import TIE, Section, Variant, run, section_of, variants
+from .hypotheses import TIE, Section, Variant, answer_variants, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
-          "softmax_axis", "mask", "pe_index", "typo", "unknown")
-LOCAL = ("rounding", "typo", "unknown")  # the causes of one number alone
+          "softmax_axis", "mask", "pe_index", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
+          "sign", "typo", "unknown")
+LOCAL = ("rounding", "sign", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
 
@@ -125,8 +126,10 @@ def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts
     which (by claim index) it reproduces: computed once per section, whatever the number of wrong claims."""
     same = [i for i, c in enumerate(claims) if _section_index(c) == index]
     base = sum(holds(claims[i], exacts[i]) for i in same)
-    if section is None:
-        return base, []
+    if section is None:  # a kind whose mistakes follow from its answers alone (a norm's)
+        data = answers["sections"][index] if isinstance(index, int) and index < len(answers["sections"]) else {}
+        return base, [(variant, len(reproduced), reproduced) for variant, predicted in answer_variants(data)
+                      for reproduced in [{i for i in same if _reproduces(claims[i], predicted)}]]
     tokens = answers["sections"][index].get("queries", {})
     queries = {t: section.tokens.index(t) for t in tokens if t in section.tokens}
     out = []
@@ -195,6 +198,8 @@ def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
         return Finding(claim, correct, "mask", "this key is masked: its scaled score is −∞ and its weight 0")
     if claim.value.is_infinite():  # −∞ printed for a key the query sees
         return Finding(claim, correct, "mask", f"this key is not masked: its scaled score is {correct}, not −∞")
+    if exact and claim.value == -rounded(exact, claim.places):
+        return Finding(claim, correct, "sign", f"the sign is wrong: the correct value is {correct}")
     off = abs(claim.value - rounded(exact, claim.places))
     if off == claim.unit and exact != rounded(exact, claim.places):  # an exact value has nothing to round
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
@@ -231,6 +236,8 @@ def _digits(exact: Decimal) -> str:
 
 def _explain(variant: Variant) -> str:
     cause = variant.cause
+    if variant.explanation:
+        return variant.explanation
     if cause == "rounded_intermediates":
         return (f"computed from {_STAGE_NAMES[variant.stage]} rounded to {variant.places} decimals "
                 f"(stage {variant.stage}, k = {variant.places}) rather than from the exact values")

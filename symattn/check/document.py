@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from .claims import NOT_CLAIMS, Claim, Path_, number
-from .compare import correct_text, holds
+from .compare import correct_text, holds, rounded
 from .diagnose import typo
 
 # a number; its sign may be LaTeX's {-} (symattn's own wrapped lines start "&\qquad {-}1.1369")
@@ -211,6 +211,8 @@ def _decimal(value: Any) -> Decimal | None:
 
 def _near(claim: Claim, exact: Decimal) -> bool:
     """A wrong entry that still belongs to the vector: within 20 % of the value (or ten units), or a typo of it."""
+    if exact.is_finite() and claim.value == -rounded(exact, claim.places) != 0:  # the sign lost or added
+        return True
     return abs(claim.value - exact) <= abs(exact) / 5 + 10 * claim.unit or typo(claim.printed,
                                                                              correct_text(claim, exact))
 

@@ -30,6 +30,7 @@ class Variant:
     pe: str = "pair"  # "pair" (correct), "dim2" (10000^(2j/d)), "dim1" (10000^(j/d))
     stage: str = ""  # rounded_intermediates: the stage whose values were rounded to `places` decimals
     places: int = 0
+    explanation: str = ""  # a kind's own mistake (answer_variants): its one-line explanation
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,8 @@ def section_of(spec: Any) -> Section | None:
     hypotheses.py: self- and cross-attention, computed or given, without RoPE or a KV cache, numeric); None for a
     kind without hypotheses or a section they do not model."""
     hypotheses = kinds.folder_module(spec.kind, "hypotheses")
-    inputs = None if hypotheses is None else hypotheses.inputs_of_spec(spec)
+    recompute = getattr(hypotheses, "inputs_of_spec", None)  # (a norm's hypotheses work from its answers)
+    inputs = None if recompute is None else recompute(spec)
     return None if inputs is None else Section(**inputs)
 
 
@@ -63,8 +65,22 @@ def section_from_data(data: dict[str, Any]) -> Section | None:
     exam.json, which `symattn grade` diagnoses); None for any other."""
     kind = data.get("kind")
     hypotheses = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
-    inputs = None if hypotheses is None else hypotheses.inputs_of_data(data)
+    recompute = getattr(hypotheses, "inputs_of_data", None)
+    inputs = None if recompute is None else recompute(data)
     return None if inputs is None else Section(**inputs)
+
+
+def answer_variants(data: dict[str, Any]) -> list[tuple[Variant, dict[tuple, float]]]:
+    """The mistakes a kind recomputes from its section's answers alone (kinds/<name>/hypotheses.py's
+    alternatives(): a norm's unbiased variance, ε left out, ...), each with its float predictions by path within
+    the section; [] for a kind without them."""
+    kind = data.get("kind")
+    module = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
+    alternatives = getattr(module, "alternatives", None)
+    if alternatives is None:
+        return []
+    return [(Variant(cause, stage=stage or "", places=places or 0, explanation=why), predicted)
+            for cause, why, stage, places, predicted in alternatives(data)]
 
 
 def variants(section: Section) -> list[Variant]:

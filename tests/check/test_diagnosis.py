@@ -34,8 +34,12 @@ def test_injected_mistakes_are_diagnosed(cause):
 
 def test_every_cause_name_is_fixed():
     assert CAUSES == ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k",
-                      "transposed", "softmax_axis", "mask", "pe_index", "typo", "unknown")
-    assert set(INJECTED) == set(CAUSES) - {"unknown"}
+                      "transposed", "softmax_axis", "mask", "pe_index", "unbiased_variance", "no_eps",
+                      "rms_for_layer", "layer_for_rms", "sign", "typo", "unknown")
+    # bench.confusion injects the attention causes; the norm causes and the sign are injected by
+    # tests/check/test_norm_causes.py and test_a_sign_error_is_named
+    norm = {"unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "sign"}
+    assert set(INJECTED) == set(CAUSES) - {"unknown"} - norm
 
 
 def test_the_comparison_rule_against_fractions():
@@ -49,6 +53,15 @@ def test_the_comparison_rule_against_fractions():
         [claim] = claims_of({"x": text})
         expected = abs(Fraction(text) - exact) <= Fraction(1, 2 * 10**places)
         assert holds(claim, Decimal(exact.numerator) / Decimal(exact.denominator)) == expected, (text, exact)
+
+
+def test_a_sign_error_is_named():
+    spec = load_example("mt")
+    [finding] = check(spec, claims_of({"sections[0].queries.love.output[0]": "-0.89"})).wrong
+    assert (finding.cause, finding.correct, finding.explanation) == (
+        "sign", "0.89", "the sign is wrong: the correct value is 0.89")
+    # a zero has no sign to lose
+    assert check(spec, claims_of({"sections[0].queries.love.output[0]": "-0.00"})).wrong[0].cause != "sign"
 
 
 def test_unknown_when_nothing_explains_it():
