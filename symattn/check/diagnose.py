@@ -8,6 +8,7 @@ The public entry is diagnose(spec, claims) (grade reuses it for students' answer
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -17,9 +18,10 @@ from .compare import correct_text, holds, rounded, truth
 from .hypotheses import TIE, Section, Variant, answer_variants, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
-          "softmax_axis", "mask", "pe_index", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
-          "sign", "typo", "unknown")
-LOCAL = ("rounding", "sign", "typo", "unknown")  # the causes of one number alone
+          "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax", "keys_for_values",
+          "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
+          "sign", "float32", "typo", "unknown")
+LOCAL = ("rounding", "sign", "float32", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
 
@@ -200,6 +202,10 @@ def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
         return Finding(claim, correct, "mask", f"this key is not masked: its scaled score is {correct}, not −∞")
     if exact and claim.value == -rounded(exact, claim.places):
         return Finding(claim, correct, "sign", f"the sign is wrong: the correct value is {correct}")
+    single = _float32(exact)
+    if claim.places >= 6 and single != exact and rounded(single, claim.places) == claim.value:
+        return Finding(claim, correct, "float32", f"printed from a float32 computation (float32 gives "
+                                                  f"{single.normalize():f}); the exact value is {_digits(exact)}")
     off = abs(claim.value - rounded(exact, claim.places))
     if off == claim.unit and exact != rounded(exact, claim.places):  # an exact value has nothing to round
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
@@ -207,6 +213,14 @@ def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
     if plausible_typo(claim.printed, correct, claim.places):
         return Finding(claim, correct, "typo", f"one digit wrong or two swapped: the correct value is {correct}")
     return Finding(claim, correct, "unknown", f"no hypothesis reproduces it; the exact value is {_digits(exact)}")
+
+
+def _float32(exact: Decimal) -> Decimal:
+    """The value nearest to `exact` that a float32 holds (as numpy's float32 prints it, at its full digits)."""
+    try:
+        return Decimal(struct.unpack("<f", struct.pack("<f", float(exact)))[0])
+    except OverflowError:
+        return exact
 
 
 def plausible_typo(printed: str, correct: str, places: int) -> bool:
@@ -245,6 +259,17 @@ def _explain(variant: Variant) -> str:
         return "the scores were not divided by √d_k"
     if cause == "scaled_by_d_k":
         return "the scores were divided by d_k instead of √d_k"
+    if cause == "times_sqrt_d_k":
+        return "the scores were multiplied by √d_k instead of divided by it"
+    if cause == "unnormalised_softmax":
+        return "the weights are e^a, never divided by their sum Z (softmax's denominator left out)"
+    if cause == "keys_for_values":
+        return "the output was computed as the weights times K (w·K) instead of V (w·V)"
+    if cause == "pe_concatenated":
+        return ("the positional encoding put the sines in the first half and the cosines in the second "
+                "(concatenated) instead of interleaving them: sin in even dimensions, cos in odd")
+    if cause == "positions_from_1":
+        return "the positions were counted from 1 instead of 0 in the positional encoding"
     if cause == "transposed":
         return f"{variant.transposed} was used transposed"
     if cause == "softmax_axis":

@@ -16,9 +16,7 @@ from .claims import NOT_CLAIMS, Claim, Path_, number
 from .compare import correct_text, holds, rounded
 from .diagnose import typo
 
-# a number; its sign may be LaTeX's {-} (symattn's own wrapped lines start "&\qquad {-}1.1369")
-_NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)(?:\{[-−]\}|[-−])?[0-9]+(?:\.[0-9]+)?(?![\w.])")
-_BRACED_SIGN = re.compile(r"\{([-−])\}")
+_NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)[-−]?[0-9]+(?:\.[0-9]+)?(?![\w.])")
 # The environments' opening and closing tags, paired by spans() (a pattern `\begin{E}(.*?)\end{E}` is quadratic:
 # 20,000 unclosed \begin{bmatrix} took a minute)
 _MATRIX = re.compile(r"\\(begin|end)\{([bpvBV]?matrix)\}")
@@ -83,7 +81,13 @@ class Group:
 
 
 def _numbers(text: str) -> list[str]:
-    return [_BRACED_SIGN.sub(r"\1", n) for n in _NUMBER.findall(text)]  # (no groups in the pattern: the whole)
+    return _NUMBER.findall(text)  # (the pattern has no groups: the whole matches)
+
+
+def unbraced(text: str) -> str:
+    """text with LaTeX's braced signs {-}1.1369 (symattn's own wrapped lines start "&\\qquad {-}1.1369") as
+    "  -1.1369": the same length, so that every offset still holds."""
+    return text.replace("{-}", "  -").replace("{−}", "  −") if "{" in text else text
 
 
 def find_number(text: str, piece: str, at: int, end: int | None = None) -> int:
@@ -107,6 +111,7 @@ def groups(text: str) -> list[Group]:
     """The groups of numbers a document prints, in order: matrix bodies, bracketed vectors, the lines of an aligned
     block that print one number each, and table rows (Markdown pipes, tabs, LaTeX &) of two numbers or more."""
     found: list[Group] = []
+    text = unbraced(text)
 
     def masking(taken: list[tuple[int, int]], text: str) -> str:
         """text with the spans taken blanked out (as long as they were), in one pass."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from .claims import Claim, number, path_text
 from .compare import holds
-from .document import _BRACED_SIGN, _NUMBER, Group, Quantity, find_number, groups, match, printed_length, quantities
+from .document import _NUMBER, Group, Quantity, find_number, groups, match, printed_length, quantities, unbraced
 from .candidates import Candidate, computed_of, inputs, matrix_forms
 from .derived import records
 from .labels import GROUP, Label, label_of
@@ -223,7 +223,7 @@ def _with_masked(text: str, group: Group) -> Group:
     body = text[body_start:close]
     if close < 0 or not _MASKED.search(body):
         return group
-    return Group(group.at, tuple(_BRACED_SIGN.sub(r"\1", m.group(0)) for m in _ENTRY.finditer(body)))
+    return Group(group.at, tuple(m.group(0) for m in _ENTRY.finditer(unbraced(body))))
 
 
 def _span(text: str, group: Group) -> tuple[int, int]:

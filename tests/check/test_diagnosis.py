@@ -34,12 +34,14 @@ def test_injected_mistakes_are_diagnosed(cause):
 
 def test_every_cause_name_is_fixed():
     assert CAUSES == ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k",
-                      "transposed", "softmax_axis", "mask", "pe_index", "unbiased_variance", "no_eps",
-                      "rms_for_layer", "layer_for_rms", "sign", "typo", "unknown")
-    # bench.confusion injects the attention causes; the norm causes and the sign are injected by
-    # tests/check/test_norm_causes.py and test_a_sign_error_is_named
-    norm = {"unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "sign"}
-    assert set(INJECTED) == set(CAUSES) - {"unknown"} - norm
+                      "transposed", "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax",
+                      "keys_for_values", "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps",
+                      "rms_for_layer", "layer_for_rms", "sign", "float32", "typo", "unknown")
+    # bench.confusion injects the first causes; the others are injected by tests/check/test_attention_causes.py,
+    # test_norm_causes.py and test_a_sign_error_is_named
+    newer = {"times_sqrt_d_k", "unnormalised_softmax", "keys_for_values", "pe_concatenated", "positions_from_1",
+             "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "sign", "float32"}
+    assert set(INJECTED) == set(CAUSES) - {"unknown"} - newer
 
 
 def test_the_comparison_rule_against_fractions():
