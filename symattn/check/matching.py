@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .claims import Claim, number, path_text
@@ -39,6 +39,7 @@ class Read:
     how: str
     quantity: str | None = None
     reason: str | None = None
+    places: tuple = ()  # (path, line, column, its line's text) of each claim it made, for a wrong one's place
 
     def as_json(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "text": self.around, "numbers": list(self.numbers),
@@ -53,6 +54,19 @@ class Coverage:
 
     def numbers(self, *hows: str) -> int:
         return sum(len(r.numbers) for r in self.reads if not hows or r.how in hows)
+
+    def place(self, at: tuple) -> tuple[int, int, str] | None:
+        """(line, column, the text of its line) where a claim on `at` was read (its first place, when the document
+        prints it more than once), or None."""
+        return self._places.get(at)
+
+    @cached_property
+    def _places(self) -> dict[tuple, tuple[int, int, str]]:
+        out: dict[tuple, tuple[int, int, str]] = {}
+        for r in self.reads:
+            for path, line, column, around in r.places:
+                out.setdefault(path, (line, column, around))
+        return out
 
     @property
     def unmatched(self) -> tuple[Read, ...]:
@@ -104,8 +118,24 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
         line_end = text.find("\n", start)
         around = text[line_start:len(text) if line_end < 0 else line_end].strip()
         reads.append(Read(line, start - line_start + 1, around if len(around) <= 80 else around[:77] + "...",
-                          group.texts, how, None if chosen is None else pool[chosen].name, reason))
+                          group.texts, how, None if chosen is None else pool[chosen].name, reason,
+                          _places(text, start, line, made)))
     return claims, Coverage(tuple(reads))
+
+
+def _places(text: str, start: int, line: int, made: list[Claim]) -> tuple[tuple[tuple, int, int, str], ...]:
+    """(path, line, column, the text of its line) of each claim a group made, in order from the group's start."""
+    out, at = [], start
+    for claim in made:
+        found = find_number(text, claim.printed, at)
+        if found < 0:
+            found = at
+        line_start, line_end = text.rfind("\n", 0, found) + 1, text.find("\n", found)
+        around = text[line_start:len(text) if line_end < 0 else line_end].strip()
+        out.append((claim.at, line + text.count("\n", start, found), found - line_start + 1,
+                    around if len(around) <= 80 else around[:77] + "..."))
+        at = found + printed_length(text, found, claim.printed)
+    return tuple(out)
 
 
 def claims_in(text: str, answers: dict[str, Any], spec: Any = None) -> list[Claim]:
