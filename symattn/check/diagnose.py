@@ -20,7 +20,7 @@ from .hypotheses import TIE, Section, Variant, answer_variants, run, section_of,
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax", "keys_for_values",
           "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
-          "sign", "float32", "typo", "unknown")
+          "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu", "sign", "float32", "typo", "unknown")
 LOCAL = ("rounding", "sign", "float32", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
@@ -60,12 +60,14 @@ def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = No
     if not wrong:
         return []
     sections = _recomputable(spec) if sections is None else sections
+    given = answered(spec) if spec is not None else []
     scored: dict[Any, tuple[int, list[tuple[Variant, int, set[int]]]]] = {}  # per section: base, hypotheses
     findings = []
     for i in wrong:
         index = _section_index(claims[i])
         if index not in scored:
-            scored[index] = _scored(sections.get(index), answers, index, claims, exact)
+            own = given[index] if isinstance(index, int) and index < len(given) else None
+            scored[index] = _scored(sections.get(index), answers, index, claims, exact, own)
         findings.append(_finding(i, claims, exact, *scored[index]))
     return _one_cause_per_row(findings, claims, exact)
 
@@ -122,7 +124,7 @@ def _recomputable(spec: Any) -> dict[int, Any]:
     return out
 
 
-def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts: list[Decimal]
+def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts: list[Decimal], spec: Any = None
             ) -> tuple[int, list[tuple[Variant, int, set[int]]]]:
     """How many of the section's claims the correct derivation makes hold, and for each hypothesis how many and
     which (by claim index) it reproduces: computed once per section, whatever the number of wrong claims."""
@@ -130,7 +132,7 @@ def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts
     base = sum(holds(claims[i], exacts[i]) for i in same)
     if section is None:  # a kind whose mistakes follow from its answers alone (a norm's)
         data = answers["sections"][index] if isinstance(index, int) and index < len(answers["sections"]) else {}
-        return base, [(variant, len(reproduced), reproduced) for variant, predicted in answer_variants(data)
+        return base, [(variant, len(reproduced), reproduced) for variant, predicted in answer_variants(data, spec)
                       for reproduced in [{i for i in same if _reproduces(claims[i], predicted)}]]
     tokens = answers["sections"][index].get("queries", {})
     queries = {t: section.tokens.index(t) for t in tokens if t in section.tokens}

@@ -73,17 +73,17 @@ def section_from_data(data: dict[str, Any]) -> Section | None:
     return None if inputs is None else Section(**inputs)
 
 
-def answer_variants(data: dict[str, Any]) -> list[tuple[Variant, dict[tuple, float]]]:
+def answer_variants(data: dict[str, Any], spec: Any = None) -> list[tuple[Variant, dict[tuple, float]]]:
     """The mistakes a kind recomputes from its section's answers alone (kinds/<name>/hypotheses.py's
     alternatives(): a norm's unbiased variance, ε left out, ...), each with its float predictions by path within
-    the section; [] for a kind without them."""
+    the section (`spec`: the section's spec when at hand, for its given matrices); [] for a kind without them."""
     kind = data.get("kind")
     module = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
     alternatives = getattr(module, "alternatives", None)
     if alternatives is None:
         return []
     return [(Variant(cause, stage=stage or "", places=places or 0, explanation=why), predicted)
-            for cause, why, stage, places, predicted in alternatives(data)]
+            for cause, why, stage, places, predicted in alternatives(data, spec)]
 
 
 def variants(section: Section) -> list[Variant]:

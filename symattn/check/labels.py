@@ -16,6 +16,8 @@ _HINTS = re.compile(
     r"|(?P<scaled_scores>scaled scores?|スケール後|スケーリング後|(?<![A-Za-z\\])\{?(?-i:a)\}?(?=_|\s*[=&]|\s*\\approx))"
     r"|(?P<scores>scores?|logits?|スコア|(?<![A-Za-z\\])\{?s\}?(?=_|\s*[=&]))"
     r"|(?P<weights>weights?|softmax|重み|\\alpha|α|(?<![A-Za-z\\])\{?(?-i:w)\}?(?=_|\s*[=&]))"
+    r"|(?P<activated>(?<![A-Za-z])(?:GELU|ReLU|SiLU|activat(?:ed|ion)s?)(?![A-Za-z])|活性化|\\varphi|\\phi|φ)"
+    r"|(?P<hidden>(?<![A-Za-z])hidden(?![A-Za-z])|隠れ)"
     r"|(?P<heads>heads?\s*_?\{?\d|ヘッド\s*\d)"
     r"|(?P<output>outputs?|出力|context|(?<![A-Za-z\\])\{?(?-i:z)\}?(?=_|\s*[=&]))"
     r"|(?P<X_plus_P>embeddings?\s*\\?\+\s*positions?|埋め込み\s*\\?[+＋]\s*位置|\\tilde\{[xX]\}|[xX]\s*\+\s*[pP]\b)"

@@ -36,11 +36,13 @@ def test_every_cause_name_is_fixed():
     assert CAUSES == ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k",
                       "transposed", "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax",
                       "keys_for_values", "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps",
-                      "rms_for_layer", "layer_for_rms", "sign", "float32", "typo", "unknown")
+                      "rms_for_layer", "layer_for_rms", "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu",
+                      "sign", "float32", "typo", "unknown")
     # bench.confusion injects the first causes; the others are injected by tests/check/test_attention_causes.py,
-    # test_norm_causes.py and test_a_sign_error_is_named
+    # test_norm_causes.py, test_activation_causes.py and test_a_sign_error_is_named
     newer = {"times_sqrt_d_k", "unnormalised_softmax", "keys_for_values", "pe_concatenated", "positions_from_1",
-             "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "sign", "float32"}
+             "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "gelu_tanh", "gelu_erf", "silu_for_gelu",
+             "gelu_for_silu", "sign", "float32"}
     assert set(INJECTED) == set(CAUSES) - {"unknown"} - newer
 
 

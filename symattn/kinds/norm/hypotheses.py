@@ -11,9 +11,11 @@ from typing import Any
 PLACES = (1, 2, 3, 4)
 
 
-def alternatives(data: dict[str, Any]) -> list[tuple[str, str, str | None, int | None, dict[tuple, float]]]:
+def alternatives(data: dict[str, Any], spec: Any = None
+                 ) -> list[tuple[str, str, str | None, int | None, dict[tuple, float]]]:
     """(cause, explanation, stage, places, predictions by path within the section) of each mistake, for a norm
-    section's answers `data` (rows of sum, mean, variance, std, normalised, output); [] when it has no rows."""
+    section's answers `data` (rows of sum, mean, variance, std, normalised, output; `spec`, its spec, is not
+    needed); [] when it has no rows."""
     rows = data.get("rows")
     if not isinstance(rows, dict):
         return []
@@ -38,6 +40,7 @@ def alternatives(data: dict[str, Any]) -> list[tuple[str, str, str | None, int |
             output = [n * (gamma[j] if j < len(gamma) else 1) + (beta[j] if j < len(beta) else 0)
                       for j, n in enumerate(normalised)]
             at = ("rows", token)
+            predicted.update({(*at, "sum", j): v for j, v in enumerate(u)})  # what the mistake leaves as it was
             for key, value in (("mean", mean), ("variance", variance), ("std", std)):
                 if value is not None:
                     predicted[(*at, key)] = value
