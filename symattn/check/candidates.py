@@ -1,5 +1,6 @@
 """The candidates a document's group of numbers is matched against: the derivation's quantities (solve's answers,
-with their family, token and head), the forms a matrix derivation prints (transposed, every query stacked), and
+with their family, token and head), the forms a matrix derivation prints (transposed, every query stacked, rows
+of scalars read across), and
 the spec's given inputs (each head's own too) with what follows from them alone (a row of X times a given W)."""
 
 from __future__ import annotations
@@ -176,3 +177,45 @@ def _decimal(value: Any) -> Decimal:
     with localcontext() as context:
         context.prec = 40
         return Decimal(int(p)) / Decimal(int(q))
+
+
+def records(answers: dict[str, Any]) -> list[tuple[Quantity, str | None, str]]:
+    """(quantity, token, name) for each row of scalars a derivation's table prints together, its paths the
+    answers': a token's scalars (its mean, variance and σ, in the answers' order) and, where a section has a
+    vocabulary, each entry's values across its vectors (a ranking table's logit and probability)."""
+    out: list[tuple[Quantity, str | None, str]] = []
+
+    def scalar(value: Any) -> Decimal | None:
+        try:
+            return Decimal(value) if isinstance(value, str) else None
+        except ArithmeticError:
+            return None
+
+    def walk(at: tuple, value: Any, token: str | None) -> None:
+        if isinstance(value, dict):
+            keys = [k for k, v in value.items() if k not in ("eps", "temperature", "d_k") and scalar(v) is not None
+                    and scalar(v).is_finite()]
+            if len(keys) >= 2:
+                out.append((Quantity(tuple((*at, k) for k in keys), tuple(scalar(value[k]) for k in keys)), token,
+                            "/".join(keys)))
+            vocabulary = value.get("vocabulary")
+            if isinstance(vocabulary, list):
+                across = [k for k, v in value.items() if isinstance(v, list) and len(v) == len(vocabulary)
+                          and all(scalar(x) is not None for x in v)]
+                for j, name in enumerate(vocabulary):
+                    for a in range(len(across)):
+                        for b in range(a + 1, len(across)):
+                            keys = (across[a], across[b])
+                            out.append((Quantity(tuple((*at, k, j) for k in keys),
+                                                 tuple(scalar(value[k][j]) for k in keys)), str(name),
+                                        f"{'/'.join(keys)}[{j}]"))
+            for key, inner in value.items():
+                if key != "exact":
+                    walk((*at, key), inner, key if at and at[-1] in ("rows", "queries") else token)
+        elif isinstance(value, list):
+            for i, inner in enumerate(value):
+                if isinstance(inner, dict):
+                    walk((*at, i), inner, token)
+
+    walk((), answers, None)
+    return out

@@ -1,14 +1,10 @@
-"""What a worked derivation prints beside solve's answers, so that a document symattn (or anyone) wrote is matched
-in full: the centred row u − μ of a LayerNorm (added to the answers, a claimable quantity), a row's scalars read
-together (μ, σ², σ of a table row of scalars) and the entries of parallel vectors read across (a ranking table's
-logit and probability of one vocabulary entry), as Quantities whose paths are answers' paths."""
+"""What a worked derivation prints beside solve's answers that is claimable as they are: the centred row u − μ of a
+LayerNorm, added to the answers (check.candidates.records reads a row's scalars and a ranking table's rows)."""
 
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
 from typing import Any
-
-from .document import Quantity
 
 
 def with_centred(answers: dict[str, Any]) -> dict[str, Any]:
@@ -32,45 +28,3 @@ def with_centred(answers: dict[str, Any]) -> dict[str, Any]:
 
     walk(answers)
     return answers
-
-
-def records(answers: dict[str, Any]) -> list[tuple[Quantity, str | None, str]]:
-    """(quantity, token, name) for each table of scalars a row prints together: a token's scalars (its mean,
-    variance and σ, in the answers' order) and, where a section has a vocabulary, each entry's values across its
-    vectors (logit and probability)."""
-    out: list[tuple[Quantity, str | None, str]] = []
-
-    def scalar(value: Any) -> Decimal | None:
-        try:
-            return Decimal(value) if isinstance(value, str) else None
-        except ArithmeticError:
-            return None
-
-    def walk(at: tuple, value: Any, token: str | None) -> None:
-        if isinstance(value, dict):
-            keys = [k for k, v in value.items() if k not in ("eps", "temperature", "d_k") and scalar(v) is not None
-                    and scalar(v).is_finite()]
-            if len(keys) >= 2:
-                out.append((Quantity(tuple((*at, k) for k in keys), tuple(scalar(value[k]) for k in keys)), token,
-                            "/".join(keys)))
-            vocabulary = value.get("vocabulary")
-            if isinstance(vocabulary, list):
-                across = [k for k, v in value.items() if isinstance(v, list) and len(v) == len(vocabulary)
-                          and all(scalar(x) is not None for x in v)]
-                for j, name in enumerate(vocabulary):
-                    for a in range(len(across)):
-                        for b in range(a + 1, len(across)):
-                            keys = (across[a], across[b])
-                            out.append((Quantity(tuple((*at, k, j) for k in keys),
-                                                 tuple(scalar(value[k][j]) for k in keys)), str(name),
-                                        f"{'/'.join(keys)}[{j}]"))
-            for key, inner in value.items():
-                if key != "exact":
-                    walk((*at, key), inner, key if at and at[-1] in ("rows", "queries") else token)
-        elif isinstance(value, list):
-            for i, inner in enumerate(value):
-                if isinstance(inner, dict):
-                    walk((*at, i), inner, token)
-
-    walk((), answers, None)
-    return out

@@ -13,8 +13,7 @@ from typing import Any
 from .claims import Claim, number, path_text
 from .compare import holds
 from .document import _NUMBER, Group, Quantity, find_number, groups, match, printed_length, quantities, unbraced
-from .candidates import Candidate, computed_of, inputs, matrix_forms
-from .derived import records
+from .candidates import Candidate, computed_of, inputs, matrix_forms, records
 from .labels import GROUP, Label, label_of
 
 # between a group's numbers: arithmetic or an equation written out (a = 1.1582 ≈ 0.8188), not a vector
