@@ -20,8 +20,9 @@ from .hypotheses import TIE, Section, Variant, answer_variants, run, section_of,
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
           "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax", "keys_for_values",
           "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
-          "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu", "sign", "float32", "typo", "unknown")
-LOCAL = ("rounding", "sign", "float32", "typo", "unknown")  # the causes of one number alone
+          "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu", "mask_constant", "sign", "float32", "typo",
+          "unknown")
+LOCAL = ("rounding", "mask_constant", "sign", "float32", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
 
@@ -198,6 +199,11 @@ def _exact_of(claim: Claim, row: list[tuple[Claim, Decimal]]) -> Decimal:
 
 
 def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
+    if exact.is_infinite() and claim.value <= -10 ** 4:  # −1e9, −10⁴: the float convention for −∞
+        return Finding(claim, correct, "mask_constant", f"{claim.printed} stands in for −∞ (as code masks with a "
+                                                        "large negative number): the weights agree to float "
+                                                        "precision, e^(" + claim.printed + ") underflows to 0, "
+                                                        "but exactly the score is −∞")
     if exact.is_infinite():  # a number printed where the mask hides the key
         return Finding(claim, correct, "mask", "this key is masked: its scaled score is −∞ and its weight 0")
     if claim.value.is_infinite():  # −∞ printed for a key the query sees
