@@ -46,7 +46,7 @@ class Checked:
 
     def place(self, finding: Finding) -> Any:
         """Where in the document a wrong number was read: (line, column, the text of its line), or None."""
-        return None if self.coverage is None else self.coverage.place(finding.claim.at)
+        return None if self.coverage is None else self.coverage.place(finding.claim.at, finding.claim.printed)
 
     def _placed(self, finding: Finding) -> dict[str, Any]:
         out = finding.as_json()

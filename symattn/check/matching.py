@@ -38,7 +38,7 @@ class Read:
     how: str
     quantity: str | None = None
     reason: str | None = None
-    places: tuple = ()  # (path, line, column, its line's text) of each claim it made, for a wrong one's place
+    places: tuple = ()  # ((path, as printed), line, column, its line's text) of each claim it made
 
     def as_json(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "text": self.around, "numbers": list(self.numbers),
@@ -54,10 +54,10 @@ class Coverage:
     def numbers(self, *hows: str) -> int:
         return sum(len(r.numbers) for r in self.reads if not hows or r.how in hows)
 
-    def place(self, at: tuple) -> tuple[int, int, str] | None:
-        """(line, column, the text of its line) where a claim on `at` was read (its first place, when the document
-        prints it more than once), or None."""
-        return self._places.get(at)
+    def place(self, at: tuple, printed: str) -> tuple[int, int, str] | None:
+        """(line, column, the text of its line) where the claim on `at` printed so was read (its first place, when
+        the document prints it so more than once), or None."""
+        return self._places.get((at, printed))
 
     @cached_property
     def _places(self) -> dict[tuple, tuple[int, int, str]]:
@@ -131,7 +131,7 @@ def _places(text: str, start: int, line: int, made: list[Claim]) -> tuple[tuple[
             found = at
         line_start, line_end = text.rfind("\n", 0, found) + 1, text.find("\n", found)
         around = text[line_start:len(text) if line_end < 0 else line_end].strip()
-        out.append((claim.at, line + text.count("\n", start, found), found - line_start + 1,
+        out.append(((claim.at, claim.printed), line + text.count("\n", start, found), found - line_start + 1,
                     around if len(around) <= 80 else around[:77] + "..."))
         at = found + printed_length(text, found, claim.printed)
     return tuple(out)

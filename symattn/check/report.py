@@ -31,8 +31,14 @@ def summary(checked: Checked) -> str:
     if checked.unmatched:
         left = sum(len(r.numbers) for r in checked.unmatched)
         return (f"{checked.claims} numbers claimed, all hold; {left} numbers read match nothing"
-                + (" (--partial)" if checked.partial else ""))
-    return f"{checked.claims} numbers claimed, all hold"
+                + (" (--partial)" if checked.partial else "") + _unchecked(checked))
+    return f"{checked.claims} numbers claimed, all hold" + _unchecked(checked)
+
+
+def _unchecked(checked: Checked) -> str:
+    """What "all hold" does not cover: the numbers of arithmetic written out, which are not recomputed."""
+    operands = 0 if checked.coverage is None else checked.coverage.numbers("operands")
+    return f" (the {operands} numbers of arithmetic written out are not checked)" if operands else ""
 
 
 def unmatched_lines(checked: Checked) -> list[str]:
