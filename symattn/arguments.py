@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the class report lists the students whose total is below POINTS (default: half the "
                             "paper's points)")
     _check_parser(commands)
+    _worksheet_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
@@ -137,3 +138,26 @@ def _check_parser(commands) -> None:
                        help="with --from: numbers that match nothing do not fail the check (they are still listed)")
     check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
     check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+
+
+def _worksheet_parser(commands) -> None:
+    """`symattn worksheet`: the derivation with chosen stages left blank, its key, and a self-check page."""
+    sheet = commands.add_parser(
+        "worksheet", help="a worksheet with chosen stages left blank, its answer key, and a self-check page",
+        description="Write the worked solution of a spec with the results of the chosen stages as boxes to fill in "
+                    "(NAME-worksheet.pdf), the same pages filled in (NAME-worksheet-key.pdf) and, with --format "
+                    "html, a self-check page that marks the student's numbers as they are typed.",
+        epilog="Example: python -m symattn worksheet --example mt --blanks scores,weights,output")
+    source = sheet.add_argument_group("input (one of)")
+    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
+    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    sheet.add_argument("--blanks", required=True, metavar="STAGES",
+                       help="comma-separated stages to leave blank, as the spec's kinds name them (attention: qkv, "
+                            "scores, scaled, exp, weights, output), or all")
+    sheet.add_argument("--lang", metavar="LIST", help="ja, en or ja,en (default: the spec's, else ja)")
+    sheet.add_argument("--format", dest="formats", metavar="LIST", default="pdf",
+                       help="comma-separated: pdf, tex, html (the self-check page) (default: pdf)")
+    sheet.add_argument("--versions", metavar="N",
+                       help="N versions with the spec's numbers redrawn in its style, each with its key")
+    sheet.add_argument("--seed", metavar="S", help="random seed of --versions (default: 0)")
+    sheet.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")

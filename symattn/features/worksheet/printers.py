@@ -1,0 +1,68 @@
+"""The worksheet's steps in every format: the derivation's lines with a box for each blank, sized to the number
+it holds (the key's box holds the number, marked). A format may set `blank_box` its own way (the self-check page's
+input boxes)."""
+
+from __future__ import annotations
+
+from ...numbers.display import Number
+from ...typeset.lines import Line, Operand
+from ...typeset.layout import visible_width
+from .steps import Blank, BlankTable, ShownBlanks, WorkLines
+
+
+class WorksheetPrinter:
+    def blank_box(self, blank: Blank, filled: bool) -> str:
+        """The LaTeX math of a blank: an empty box as wide as its number (a little more), or in the key the box
+        with the number in it, in colour."""
+        return rf"\wsfilled{{{blank.text}}}" if filled else rf"\wsblank{{{blank.text}}}"  # (preamble-common.tex)
+
+    def _boxed(self, number: Number, blank: Blank | None, filled: bool) -> Number:
+        return number if blank is None else Number(self.blank_box(blank, filled), number.exact)
+
+    def _print_WorkLines(self, step: WorkLines) -> str:
+        out: list[str] = []
+        whats = [line.what for line in step.lines]
+        width = max((visible_width(what) for what in whats), default=0)
+        for i, (line, result, operands) in enumerate(zip(step.lines, step.results, step.operands, strict=True)):
+            lead, relation = self.relation(line.lead == "="), self.relation(line.relation == "=")
+            shown = self._shown_line(line, operands, step.filled)
+            what = line.what
+            if whats.count(what) > 1 and "&" not in what:  # a row's entries (q = x W_Q): each by its place
+                what = rf"({what})_{{{whats[:i + 1].count(what)}}}"
+            value = self._boxed(line.result.number, result, step.filled).text
+            if "&" in what:  # the line's left side carries its own alignment (w_t &= e^{a_t} / Z)
+                left = what
+                pieces = [f"{lead} {p}" if k == 0 else p for k, p in enumerate(self.operation(shown))] if line.terms \
+                    else []
+            else:
+                left = f"{what} &{lead if line.terms else relation} "
+                pieces = self.operation(shown) if line.terms else []
+            pieces = [*pieces, f"{relation} {value}"] if line.terms else [value]
+            out += self.continued(left, pieces, self.width - width)
+        return self.align(out)
+
+    def _shown_line(self, line: Line, operands: tuple[Blank | None, ...], filled: bool) -> Line:
+        """The line with the operands that are blanks written as boxes."""
+        boxes = iter(operands)
+        terms = tuple(tuple(Operand(self._boxed(o.number, next(boxes), filled), o.value) for o in term)
+                      for term in line.terms)
+        divisor = None if line.divisor is None else Operand(self._boxed(line.divisor.number, next(boxes), filled),
+                                                            line.divisor.value)
+        return Line(line.what, line.result, terms, divisor)
+
+    def _print_ShownBlanks(self, step: ShownBlanks) -> str:
+        lines: list[str] = []
+        for name, row, blanks in zip(step.names, step.rows, step.blanks, strict=True):
+            numbers = [self._boxed(n, b, step.filled) for n, b in zip(row, blanks, strict=True)]
+            lead = f"{self.name(name)} &{self.relation(all(n.exact for n in row))} " if name else "&"
+            lines += self.continued(lead, self.vector_pieces(numbers), self.width - 12)
+        return self.align(lines)
+
+    def _print_BlankTable(self, step: BlankTable) -> str:
+        header = [self.text(h) if isinstance(h, str) else self.inline(self.name(h)) for h in step.header]
+        columns = [[self.inline(self.vector([self._boxed(n, b, step.filled) for n, b in zip(*cell, strict=True)]))
+                    for cell in column] for column in step.cells]
+        return self.table(header, [self.token(t) for t in step.tokens], columns)
+
+
+PRINTERS = (WorksheetPrinter,)

@@ -1,0 +1,28 @@
+"""The worksheet and its key as LaTeX: the handout's document with the worksheet's title and instructions (and its
+version, for a drill of several), compiled as any handout is."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..document.steps import Derivation
+from ..render.latex import LatexRenderer
+
+
+class WorksheetLatex(LatexRenderer):
+    """LaTeX of a worksheet (`key`: of its key), titled as one; `version`: its number in a drill of several."""
+
+    default_settings: ClassVar[dict[str, Any]] = {**LatexRenderer.default_settings, "key": False, "version": None}
+
+    def titles(self, derivation: Derivation) -> tuple[str, str]:
+        key = "key_" if self.settings["key"] else ""
+        title = (self.text(f"worksheet.{key}title", {"title": derivation.title}) if derivation.title
+                 else self.text(f"worksheet.{key}untitled"))
+        if self.settings["version"] is not None:
+            title += " — " + self.text("worksheet.version", {"n": self.settings["version"]})
+        return title, self.text(f"worksheet.{key}subtitle", {"digits": self.digits})
+
+
+def worksheet_latex(derivation: Derivation, key: bool = False, version: int | None = None) -> str:
+    """The complete .tex of a worksheet (or of its key) made by sheet.worksheet."""
+    return WorksheetLatex(lang=derivation.lang, digits=derivation.digits, key=key, version=version).document(derivation)
