@@ -9,10 +9,21 @@ from ..document.steps import Derivation
 from ..render.latex import LatexRenderer
 
 
+# A blank (features/worksheet/printers.py): a box as wide as the number it will hold and taller than a line, room to
+# write it by hand; in the key the same box holds the number, in blue. Defined where the body begins (the handouts'
+# preamble is the same for every document).
+BLANK_MACROS = r"""\newcommand{\wsblank}[1]{\boxed{\rule[-0.4em]{0pt}{1.5em}\;\hphantom{#1}\;}}
+\newcommand{\wsfilled}[1]{\boxed{\rule[-0.4em]{0pt}{1.5em}\;\textcolor{blue}{#1}\;}}
+"""
+
+
 class WorksheetLatex(LatexRenderer):
     """LaTeX of a worksheet (`key`: of its key), titled as one; `version`: its number in a drill of several."""
 
     default_settings: ClassVar[dict[str, Any]] = {**LatexRenderer.default_settings, "key": False, "version": None}
+
+    def body(self, derivation: Derivation) -> str:
+        return BLANK_MACROS + super().body(derivation)
 
     def titles(self, derivation: Derivation) -> tuple[str, str]:
         key = "key_" if self.settings["key"] else ""
