@@ -17,13 +17,9 @@ BLANK_MACROS = r"""\newcommand{\wsblank}[1]{\boxed{\rule[-0.4em]{0pt}{1.5em}\;\h
 """
 
 
-class WorksheetLatex(LatexRenderer):
-    """LaTeX of a worksheet (`key`: of its key), titled as one; `version`: its number in a drill of several."""
-
-    default_settings: ClassVar[dict[str, Any]] = {**LatexRenderer.default_settings, "key": False, "version": None}
-
-    def body(self, derivation: Derivation) -> str:
-        return BLANK_MACROS + super().body(derivation)
+class WorksheetTitles:
+    """A worksheet's title and instructions (settings `key`: the key's; `version`: its number in a drill), in
+    place of a handout's."""
 
     def titles(self, derivation: Derivation) -> tuple[str, str]:
         key = "key_" if self.settings["key"] else ""
@@ -32,6 +28,15 @@ class WorksheetLatex(LatexRenderer):
         if self.settings["version"] is not None:
             title += " — " + self.text("worksheet.version", {"n": self.settings["version"]})
         return title, self.text(f"worksheet.{key}subtitle", {"digits": self.digits})
+
+
+class WorksheetLatex(WorksheetTitles, LatexRenderer):
+    """LaTeX of a worksheet or of its key."""
+
+    default_settings: ClassVar[dict[str, Any]] = {**LatexRenderer.default_settings, "key": False, "version": None}
+
+    def body(self, derivation: Derivation) -> str:
+        return BLANK_MACROS + super().body(derivation)
 
 
 def worksheet_latex(derivation: Derivation, key: bool = False, version: int | None = None) -> str:

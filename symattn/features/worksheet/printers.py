@@ -20,15 +20,16 @@ class WorksheetPrinter:
         return number if blank is None else Number(self.blank_box(blank, filled), number.exact)
 
     def _print_WorkLines(self, step: WorkLines) -> str:
+        return self.align(self.work_lines(step))
+
+    def work_lines(self, step: WorkLines) -> list[str]:
+        """The step's aligned lines, each blank a box."""
         out: list[str] = []
-        whats = [line.what for line in step.lines]
-        width = max((visible_width(what) for what in whats), default=0)
-        for i, (line, result, operands) in enumerate(zip(step.lines, step.results, step.operands, strict=True)):
+        width = max((visible_width(line.what) for line in step.lines), default=0)
+        for line, what, result, operands in zip(step.lines, self.line_names(step), step.results, step.operands,
+                                                strict=True):
             lead, relation = self.relation(line.lead == "="), self.relation(line.relation == "=")
             shown = self._shown_line(line, operands, step.filled)
-            what = line.what
-            if whats.count(what) > 1 and "&" not in what:  # a row's entries (q = x W_Q): each by its place
-                what = rf"({what})_{{{whats[:i + 1].count(what)}}}"
             value = self._boxed(line.result.number, result, step.filled).text
             if "&" in what:  # the line's left side carries its own alignment (w_t &= e^{a_t} / Z)
                 left = what
@@ -39,7 +40,13 @@ class WorksheetPrinter:
                 pieces = self.operation(shown) if line.terms else []
             pieces = [*pieces, f"{relation} {value}"] if line.terms else [value]
             out += self.continued(left, pieces, self.width - width)
-        return self.align(out)
+        return out
+
+    def line_names(self, step: WorkLines) -> list[str]:
+        """What each line computes, as its left side: the row's entries of q = x W_Q each by its place, (q)_1, ..."""
+        whats = [line.what for line in step.lines]
+        return [rf"({what})_{{{whats[:i + 1].count(what)}}}" if whats.count(what) > 1 and "&" not in what else what
+                for i, what in enumerate(whats)]
 
     def _shown_line(self, line: Line, operands: tuple[Blank | None, ...], filled: bool) -> Line:
         """The line with the operands that are blanks written as boxes."""
