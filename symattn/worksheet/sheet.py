@@ -96,7 +96,8 @@ class _State:
         operands: list[tuple[Blank | None, ...]] = []
         made: dict[str, list[Blank]] = {}
         for line, at in zip(lines, line_stages, strict=True):
-            operands.append(tuple(None if o.value in given else repeated.get(o.value) for o in line.operands))
+            operands.append(tuple(None if o.value in given else repeated.get(o.value, self._earlier(o.value))
+                                  for o in line.operands))
             blank = None
             if at in self.stages:
                 count = sum(1 for b in self.blanks if b.stage == at and b.id.startswith(f"{self.section}."))
@@ -114,6 +115,14 @@ class _State:
         self.started = True
         work = WorkLines(tuple(lines), tuple(results), tuple(operands), digits=step.digits)
         return work, replace(work, filled=True)
+
+    def _earlier(self, value: Expr) -> Blank | None:
+        """The blank of this section with that value (the mean's deviations in the variance's line, σ² as a fraction
+        in σ² + ε; −μ, subtracted, in u − μ), where no row of the step repeats it; a 0 is taken for no blank's."""
+        if value == 0:
+            return None
+        return next((b for b in reversed(self.blanks) if value in (b.value, -b.value)
+                     and b.id.startswith(f"{self.section}.")), None)
 
     def _table(self, step: TokenTable, renderer: Any) -> tuple[Step, Step]:
         cells, any_blank = [], False

@@ -4,6 +4,8 @@ input boxes)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...numbers.display import Number
 from ...typeset.lines import Line, Operand
 from ...typeset.layout import visible_width
@@ -16,8 +18,12 @@ class WorksheetPrinter:
         with the number in it, in colour."""
         return rf"\wsfilled{{{blank.text}}}" if filled else rf"\wsblank{{{blank.text}}}"  # (preamble-common.tex)
 
-    def _boxed(self, number: Number, blank: Blank | None, filled: bool) -> Number:
-        return number if blank is None else Number(self.blank_box(blank, filled), number.exact)
+    def _boxed(self, number: Number, blank: Blank | None, filled: bool, value: Any = None) -> Number:
+        """The number, or its blank's box; −box where the number is the blank's value negated (u − μ)."""
+        if blank is None:
+            return number
+        negated = value is not None and value != blank.value and value == -blank.value
+        return Number(("-" if negated else "") + self.blank_box(blank, filled), number.exact)
 
     def _print_WorkLines(self, step: WorkLines) -> str:
         return self.align(self.work_lines(step))
@@ -39,7 +45,9 @@ class WorksheetPrinter:
                 left = f"{what} &{lead if line.terms else relation} "
                 pieces = self.operation(shown) if line.terms else []
             pieces = [*pieces, f"{relation} {value}"] if line.terms else [value]
-            out += self.continued(left, pieces, self.width - width)
+            # a box is half as wide again as its number: lines with boxes wrap earlier
+            room = self.width - width if shown == line else (self.width - width) * 2 // 3
+            out += self.continued(left, pieces, room)
         return out
 
     def line_names(self, step: WorkLines) -> list[str]:
@@ -51,7 +59,7 @@ class WorksheetPrinter:
     def _shown_line(self, line: Line, operands: tuple[Blank | None, ...], filled: bool) -> Line:
         """The line with the operands that are blanks written as boxes."""
         boxes = iter(operands)
-        terms = tuple(tuple(Operand(self._boxed(o.number, next(boxes), filled), o.value) for o in term)
+        terms = tuple(tuple(Operand(self._boxed(o.number, next(boxes), filled, o.value), o.value) for o in term)
                       for term in line.terms)
         divisor = None if line.divisor is None else Operand(self._boxed(line.divisor.number, next(boxes), filled),
                                                             line.divisor.value)
