@@ -29,9 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "render", help="write the worked solution of a spec file or a built-in example",
         description="Compute the attention pipeline exactly and write its worked solution.",
     )
-    source = render.add_argument_group("input (one of)")
-    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(render)
     render.add_argument("--lang", choices=("ja", "en"), help="language of the text (default: the spec's, else ja)")
     render.add_argument("--format", dest="formats", metavar="LIST",
                         help=f"comma-separated output formats: {', '.join(formats.names())} "
@@ -50,9 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compute the attention pipeline exactly and print every answer as JSON on stdout: decimals "
                     "to 30 significant digits and exact values as LaTeX.",
     )
-    solve_source = solve.add_argument_group("input (one of)")
-    solve_source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    solve_source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(solve)
 
     exam = commands.add_parser(
         "exam", help="generate exam versions with answer keys (PDF, TeX, JSON, Moodle XML)",
@@ -119,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _spec_source(command) -> None:
+    """A command's input: a spec file or a built-in example, one of them."""
+    source = command.add_argument_group("input (one of)")
+    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
+    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+
+
 def _check_parser(commands) -> None:
     """`symattn check`: the numbers a document or a student printed, checked against the exact derivation."""
     check = commands.add_parser(
@@ -148,9 +151,7 @@ def _worksheet_parser(commands) -> None:
                     "(NAME-worksheet.pdf), the same pages filled in (NAME-worksheet-key.pdf) and, with --format "
                     "html, a self-check page that marks the student's numbers as they are typed.",
         epilog="Example: python -m symattn worksheet --example mt --blanks scores,weights,output")
-    source = sheet.add_argument_group("input (one of)")
-    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(sheet)
     sheet.add_argument("--blanks", required=True, metavar="STAGES",
                        help="comma-separated stages to leave blank, as the spec's kinds name them (attention: qkv, "
                             "scores, scaled, exp, weights, output), or all")
