@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from sympy import exp
 
+from ..errors import SpecError
 from ..exercises.exercise import TOLERANCES, tolerance
 from ..features.worksheet.steps import Blank, WorkLines
 from ..infra import i18n
@@ -59,8 +60,11 @@ class SelfCheckHtml(WorksheetTitles, HtmlRenderer):
 
 
 def self_check_page(sheets: Sheets, version: int | None = None) -> str:
-    """The page's complete HTML."""
+    """The page's complete HTML; SpecError for a worksheet whose blanks hold symbols (the page checks numbers)."""
     derivation = sheets.worksheet
+    if derivation.symbolic:
+        raise SpecError("--format", "html: the self-check page checks numbers, and this spec's blanks hold symbols "
+                                    "(leave out html: the PDF worksheet takes them)")
     numbers = {blank.id: n for n, blank in enumerate(sheets.blanks, 1)}
     renderer = SelfCheckHtml(numbers, lang=derivation.lang, digits=derivation.digits, version=version)
     html = renderer.document(derivation)

@@ -127,3 +127,34 @@ def test_a_version_keeps_shapes_decimals_and_ranges():
                 assert min(drawn.X.values) >= min(given.X.values) and max(drawn.X.values) <= max(given.X.values)
         attention = [s for s in version.sections if type(s).__name__ == "SelfAttentionSpec"][0]
         assert attention.X.values != original[[type(s).__name__ for s in original].index("SelfAttentionSpec")].X.values
+
+
+def _referenced(recipe) -> list[int]:
+    if not recipe:
+        return []
+    if "exp" in recipe:
+        return [recipe["exp"]]
+    operands = [o for term in recipe["terms"] for o in term] + ([recipe["divisor"]] if recipe["divisor"] else [])
+    return [o["b"] for o in operands if "b" in o]
+
+
+@pytest.mark.parametrize("example", [name for name in examples.names() if name != "symbolic"])
+def test_every_examples_self_check_page_has_an_input_per_blank_checked_from_earlier_ones(example):
+    import json
+
+    from symattn.worksheet.page import self_check_page
+
+    sheets = worksheet(derive(example, lang="ja"), frozenset(declared(load_example(example))))
+    html = self_check_page(sheets)
+    checks = json.loads(html.split('id="checks">')[1].split("</script>")[0])["blanks"]
+    assert [b["n"] for b in checks] == list(range(1, len(sheets.blanks) + 1))
+    assert all(f'id="b{b["n"]}"' in html for b in checks)
+    assert all(all(0 < n < b["n"] for n in _referenced(b["from"])) for b in checks)
+    assert "自習用" in html and "<script>" in html
+
+
+def test_a_symbolic_spec_has_no_self_check_page(tmp_path, capsys):
+    assert main(["worksheet", "--example", "symbolic", "--blanks", "all", "--format", "pdf,html",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "the self-check page checks numbers" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
