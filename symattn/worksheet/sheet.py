@@ -7,7 +7,7 @@ found by rows: a later step shows a blank where it shows a whole row (vector) of
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
 from sympy import Expr, ImmutableMatrix
@@ -171,9 +171,12 @@ def _fields(step: Step) -> Iterator[Any]:
         yield from value if isinstance(value, tuple) else (value,)
 
 
-def _rows_in(step: Step) -> Iterator[tuple[Expr, ...]]:
-    """Every row of values the step holds: each Shown's entries and rows, each matrix's rows, each tuple of values."""
+def _rows_in(step: Any) -> Iterator[tuple[Expr, ...]]:
+    """Every row of values the step holds: each Shown's entries and rows, each matrix's rows, each tuple of values,
+    and those of the data it holds (a matrix form's S and A)."""
     for f in fields(step):
+        if f.name == "known":  # (the numbers the values were evaluated with, not values shown)
+            continue
         value = getattr(step, f.name)
         if isinstance(value, tuple) and value and all(isinstance(v, Expr) for v in value):
             yield value
@@ -185,8 +188,8 @@ def _rows_in(step: Step) -> Iterator[tuple[Expr, ...]]:
             elif isinstance(item, ImmutableMatrix):
                 yield tuple(item)
                 yield from (tuple(item.row(i)) for i in range(item.rows))
-            elif hasattr(item, "__dataclass_fields__") and not isinstance(item, type):
-                yield from _rows_in(item) if isinstance(item, Step) else ()
+            elif is_dataclass(item) and not isinstance(item, type):
+                yield from _rows_in(item)
 
 
 def _param_values(params: dict[str, Any]) -> Iterator[Expr]:

@@ -158,3 +158,10 @@ def test_a_symbolic_spec_has_no_self_check_page(tmp_path, capsys):
                  "--out", str(tmp_path / "out")]) == 2
     assert "the self-check page checks numbers" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_matrix_form_showing_blanked_weights_is_only_in_the_key():
+    sheets = worksheet(derive("matrix", lang="en"), frozenset({"weights"}))
+    kinds = lambda derivation: {type(step).__name__ for step in derivation.steps}  # noqa: E731
+    assert "MatrixFormStep" in kinds(sheets.key) and "MatrixFormStep" not in kinds(sheets.worksheet)
+    assert "Heatmap" in kinds(sheets.key) and "Heatmap" not in kinds(sheets.worksheet)
