@@ -29,9 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "render", help="write the worked solution of a spec file or a built-in example",
         description="Compute the attention pipeline exactly and write its worked solution.",
     )
-    source = render.add_argument_group("input (one of)")
-    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(render)
     render.add_argument("--lang", choices=("ja", "en"), help="language of the text (default: the spec's, else ja)")
     render.add_argument("--format", dest="formats", metavar="LIST",
                         help=f"comma-separated output formats: {', '.join(formats.names())} "
@@ -54,9 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compute the attention pipeline exactly and print every answer as JSON on stdout: decimals "
                     "to 30 significant digits and exact values as LaTeX.",
     )
-    solve_source = solve.add_argument_group("input (one of)")
-    solve_source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    solve_source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(solve)
 
     exam = commands.add_parser(
         "exam", help="generate exam versions with answer keys (PDF, TeX, JSON, Moodle XML)",
@@ -119,11 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the class report lists the students whose total is below POINTS (default: half the "
                             "paper's points)")
     _check_parser(commands)
+    _worksheet_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
     examples.add_argument("--show", metavar="NAME", help="print the spec file of one example")
     return parser
+
+
+def _spec_source(command) -> None:
+    """A command's input: a spec file or a built-in example, one of them."""
+    source = command.add_argument_group("input (one of)")
+    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
+    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
 
 
 def _check_parser(commands) -> None:
@@ -145,3 +149,24 @@ def _check_parser(commands) -> None:
                        help="with --from: numbers that match nothing do not fail the check (they are still listed)")
     check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
     check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+
+
+def _worksheet_parser(commands) -> None:
+    """`symattn worksheet`: the derivation with chosen stages left blank, its key, and a self-check page."""
+    sheet = commands.add_parser(
+        "worksheet", help="a worksheet with chosen stages left blank, its answer key, and a self-check page",
+        description="Write the worked solution of a spec with the results of the chosen stages as boxes to fill in "
+                    "(NAME-worksheet.pdf), the same pages filled in (NAME-worksheet-key.pdf) and, with --format "
+                    "html, a self-check page that marks the student's numbers as they are typed.",
+        epilog="Example: python -m symattn worksheet --example mt --blanks scores,weights,output")
+    _spec_source(sheet)
+    sheet.add_argument("--blanks", required=True, metavar="STAGES",
+                       help="comma-separated stages to leave blank, as the spec's kinds name them (attention: qkv, "
+                            "scores, scaled, exp, weights, output), or all")
+    sheet.add_argument("--lang", metavar="LIST", help="ja, en or ja,en (default: the spec's, else ja)")
+    sheet.add_argument("--format", dest="formats", metavar="LIST", default="pdf",
+                       help="comma-separated: pdf, tex, html (the self-check page) (default: pdf)")
+    sheet.add_argument("--versions", metavar="N",
+                       help="N versions with the spec's numbers redrawn in its style, each with its key")
+    sheet.add_argument("--seed", metavar="S", help="random seed of --versions (default: 0)")
+    sheet.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")

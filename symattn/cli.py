@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _exam(args)
             if args.command == "grade":
                 return _grade(args)
+            if args.command == "worksheet":
+                return _worksheet(args)
             if args.command == "check":
                 from .check.command import run as check
 
@@ -230,6 +232,15 @@ def _grade(args: argparse.Namespace) -> int:
     not_graded = f", {len(result.unread)} not graded (see grades.csv)" if result.unread else ""
     print(printable(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
                     f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files"))
+    return 0
+
+
+def _worksheet(args: argparse.Namespace) -> int:
+    from .worksheet.command import run as worksheet
+
+    _settle()
+    for path in worksheet(args, parse_formats, whole_option, _require_tex):
+        print(printable(f"wrote {path}"))
     return 0
 
 

@@ -108,6 +108,14 @@ class Kind:
         document beyond MAX_STEPS or MAX_MATRIX before any work. A kind that does not say is not limited."""
         return Size()
 
+    # ------------------------------------------------------------ worksheets (`symattn worksheet --blanks`)
+    stages: tuple[str, ...] = ()  # the stages a worksheet may leave blank, in the order they are computed
+
+    def stage_of(self, step: Step) -> str | None:
+        """The stage whose results a computation step of the section writes (its checked lines' results), or None
+        (given values, text). A softmax's e^{a} and Z lines belong to the stage "exp" where the kind has one."""
+        return None
+
     # ------------------------------------------------------------ exams (examinable kinds only)
     # A kind may keep its exam hooks in a module of its own, `exam_module` (a module beside the kind's own, in its
     # folder: "exam" for kinds/<name>/exam.py, defining the functions draw, plausible, friendly and exercise as

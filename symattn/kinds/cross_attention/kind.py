@@ -33,6 +33,7 @@ from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Scale, Section
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class GivenCrossAttentionSpec(given.GivenSpec):
 
 class CrossAttentionKind(Kind):
     name = CrossAttentionSpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                       *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True

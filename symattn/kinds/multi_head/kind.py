@@ -64,6 +64,10 @@ class MultiHeadKind(Kind):
     keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model", *_HEAD_SETTINGS,
                       *_SECTION_SETTINGS})
     examinable = True
+    stages = ("output",)  # `symattn worksheet --blanks`: z · W_O (its heads' outputs are given)
+
+    def stage_of(self, step: Step) -> str | None:
+        return "output" if isinstance(step, RowTimesMatrix) else None
     exam_shaped = True  # its exam's token count and d_k follow --tokens and --d-k (exam/fair.py)
 
     def parse(self, data: dict[str, Any], field: str) -> MultiHeadSpec:

@@ -37,6 +37,7 @@ from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ class GivenSelfAttentionSpec(given.GivenSpec):
 
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
                       "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope", *cache.KEYS})
     examinable = True
