@@ -38,6 +38,8 @@ _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 # A sentence ending in a colon introduces what follows, as the sentence before a heatmap introduces it; no page
 # break between them (\keepwithnext of the preamble: after the paragraph, where it holds).
 _LEAD_IN = (":", "：")
+# A step's note before its display (the note on left-out zero terms): no page break between them.
+_NOTE_THEN_DISPLAY = re.compile(r"\A(\\note\{.*?\})\n\n(\\begin\{align\*\}|\\\[)", re.S)
 # The room (in lines of text) a heading needs below its own line to stay on a page: its space above and below and
 # about three lines of what it introduces.
 HEADING_ROOM = {"section": 8, "subsection": 7, "subsubsection": 6}
@@ -96,7 +98,11 @@ class LatexRenderer(DerivationRenderer):
                 # a table: the heading would be left at the foot with it)
                 opens = isinstance(before, Heading) and isinstance(previous, Paragraph) and not isinstance(
                     step, (Paragraph, Heading))
-                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap) or opens)
+                # a label ("Query of love") stays with the math it names
+                label = isinstance(previous, Paragraph) and not previous.note and not isinstance(
+                    step, (Paragraph, Heading))
+                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap) or opens or label)
+                latex = _NOTE_THEN_DISPLAY.sub(r"\1\\nopagebreak\n\2", latex, count=1)  # a note stays with its display
                 chunks.append(("\\keepwithnext\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
