@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -156,7 +157,7 @@ def pdfs(tmp_path_factory):
         for lang in LANGS:
             assert main(["render", "--example", example, "--lang", lang, "--format", "pdf", "--out",
                          str(out / lang)]) == 0
-    return {(e, lang): pages(out / lang / f"{e}.pdf") for e in HANDOUTS for lang in LANGS}
+    return {(e, lang): out / lang / f"{e}.pdf" for e in HANDOUTS for lang in LANGS}
 
 
 @pytest.mark.pdf
@@ -166,5 +167,52 @@ def test_a_label_stays_with_its_display(pdfs, example, lang):
     """Item 15: no page ends with a label whose display is overleaf (mt en p.3: "Value of love" at the foot)."""
     names = labels(example, lang)
     assert names or example == "modern"  # (whose labels all end in a colon)
-    feet = [(n, p[-1]) for n, p in enumerate(pdfs[(example, lang)][:-1], 1) if plain(p[-1]) in names]
+    feet = [(n, p[-1]) for n, p in enumerate(pages(pdfs[(example, lang)])[:-1], 1) if plain(p[-1]) in names]
     assert not feet
+
+
+def headings(example: str, lang: str) -> list[str]:
+    md = render_markdown(derive(example, lang=lang))
+    return [plain(line.lstrip("#")) for line in md.splitlines() if line.startswith(("## ", "### "))]
+
+
+@pytest.mark.pdf
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("example", HANDOUTS)
+def test_no_heading_at_a_page_foot(pdfs, example, lang):
+    """Item 15: neither of a page's last two lines is a heading or its end (layer ja p.12 had one)."""
+    titles = headings(example, lang)
+    for number, lines in enumerate(pages(pdfs[(example, lang)])[:-1], 1):
+        for line in lines[-2:]:
+            text = plain(line)
+            assert not any(t == text or (len(text) > 3 and t.endswith(text)) for t in titles), (number, line)
+
+
+def outline(path) -> list[tuple[int, str]]:
+    """The PDF's bookmarks as (depth, title), read by poppler's pdftohtml."""
+    xml = subprocess.run(["pdftohtml", "-xml", "-i", "-stdout", "-q", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    found, depth = [], 0
+    for tag in re.finditer(r"<(/?)outline>|<item page=\"\d+\">(.*?)</item>", xml):
+        if tag.group(2) is not None:
+            found.append((depth, unescape(tag.group(2))))
+        else:
+            depth += -1 if tag.group(1) else 1
+    return found
+
+
+@pytest.mark.pdf
+@pytest.mark.parametrize("lang", LANGS)
+def test_sections_are_bookmarked_and_listed(pdfs, tex, lang):
+    """Item 18: every heading is a PDF bookmark (the steps under their section, Japanese ones readable), and a
+    document of many sections opens with their list, each a link to its section."""
+    marks = outline(pdfs[("layer", lang)])
+    section = {"ja": "エンコーダ：Self-Attention", "en": "Encoder: self-attention"}[lang]
+    step = {"ja": "Step 4: Softmax", "en": "Step 4: Softmax"}[lang]
+    assert (1, section) in marks and (2, step) in marks
+    assert marks.index((1, section)) < marks.index((2, step))
+    assert len(marks) == tex[("layer", lang)].split(r"\begin{document}")[1].count(r"\marksection{") == 65
+    contents = tex[("layer", lang)].split(r"\maketitle")[1].split(r"\end{itemize}")[0]
+    assert {"ja": "目次", "en": "Contents"}[lang] in contents
+    assert contents.count(r"\hyperlink{s") == 15  # layer's 15 sections
+    assert r"\hyperlink" not in tex[("modern", lang)]  # two sections: no list
