@@ -129,7 +129,8 @@ def entry_width(entry: str) -> float:
 def row_width(entries: list[str]) -> float:
     """The width of a row vector [a, b, c] in characters, from its entries' glyphs (a comma and a space between
     them, the brackets): what TeX sets, tighter than visible_width's count of characters."""
-    return 1.6 + sum(map(entry_width, entries)) + SEPARATOR_WIDTH * (len(entries) - 1)
+    widths = [entry_width(e) if _PLAIN_NUMBER.fullmatch(e) else set_width(e) for e in entries]  # a fraction: its wider part
+    return 1.6 + sum(widths) + SEPARATOR_WIDTH * (len(entries) - 1)
 
 
 def row_fits(entries: list[str], width: int) -> bool:

@@ -106,7 +106,9 @@ def test_layer_norm_shows_decimals_to_students_and_surds_under_exact(tex, lang):
     assert r"\sqrt{1291337339}" not in default and "1291321339" not in default
     assert r"\sigma^{2}_{\mathrm{love}} + \varepsilon &\approx 0.8071 + 0.00001 \approx 0.8071" in default
     assert r"\sqrt{\sigma^{2}_{\mathrm{love}} + \varepsilon} &\approx \sqrt{0.8071} \approx 0.8984" in default
-    # the normalised row: its decimals, each entry beside the others (not one a line)
+    # the normalised row: its quotients and its decimals, each entry beside the others (not one a line)
+    assert r"&\approx [\frac{1.408475}{0.89838},\  \frac{-0.445025}{0.89838},\  \frac{0.057875}{0.89838},\  " \
+           r"\frac{-1.021325}{0.89838}] \\" in default
     assert r"&\approx [1.5678,\  -0.4954,\  0.0644,\  -1.1369]" in default
     exact = render_latex(derive("layer", lang=lang), exact=True)
     assert r"\frac{\sqrt{1291337339}}{40000}" in exact and r"\tfrac{1291321339}{1600000000}" in exact
