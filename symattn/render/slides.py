@@ -118,10 +118,12 @@ class SlidesRenderer(LatexRenderer):
         """One line of math, shown from its own overlay on."""
         return rf"\[ {_LINE}\uncover<{_AT}->{{{math}}} \]"
 
-    def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
+    def continued(self, lead: str, pieces: list[str], first_room: int, own_line: bool = False) -> list[str]:
         """LaTeX's wrapped lines, except that a vector ([...] first among the pieces) that fits a line is never split:
         it goes after the lead, or on a line of its own, and what follows it (· W) on the lines after; a longer one
-        fills whole lines below the lead."""
+        fills whole lines below the lead. `own_line`: the pieces start on the next line, as in the handout."""
+        if own_line:
+            return super().continued(lead, pieces, first_room, own_line=True)
         lines = super().continued(lead, pieces, first_room)
         end = next((i for i, piece in enumerate(pieces) if "]" in piece), None)
         if len(lines) == 1 or end is None or not pieces[0].lstrip().startswith("["):
