@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 # The families a label can name, first match at a place wins (so "encoder output" is the memory, not an output).
 _HINTS = re.compile(
@@ -54,18 +55,24 @@ def _family(match: re.Match) -> str:
 def _hint(text: str, tokens: tuple[str, ...], first: bool) -> Label:
     """The family, token and head a piece of text names: the first of each (a left-hand side) or the last."""
     pick = (lambda found: found[0]) if first else (lambda found: found[-1])
+    text = text.strip(GROUP + " \t")  # (a row's blanked numbers are no words: the patterns need not run over them)
     found = [_family(m) for m in _HINTS.finditer(text)]
     family = pick(found) if found else None
     places = []
-    for token in tokens:
-        pattern = re.escape(token)
-        if token.isascii():
-            pattern = rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
-        places += [(m.start(), token) for m in re.finditer(pattern, text)]
+    for token, pattern in _token_patterns(tokens):
+        if token in text:  # (most labels name none of the tokens: no pattern run for them)
+            places += [(m.start(), token) for m in pattern.finditer(text)]
     places.sort()
     token = pick(places)[1] if places else None
     heads = [int(next(g for g in m.groups() if g)) for m in _HEAD.finditer(text)]
     return Label(family, token, pick(heads) if heads else None)
+
+
+@lru_cache(maxsize=16)
+def _token_patterns(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """Each token with the pattern that finds it as a word (compiled once per document, not once per group)."""
+    return tuple((token, re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])" if token.isascii()
+                                    else re.escape(token))) for token in tokens)
 
 
 def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, ...]) -> Label:
@@ -118,18 +125,32 @@ def _in_table(text: str, line_start: int, line: str, start: int, end: int, token
 
 def _header(text: str, line_start: int, separator: str) -> list[str] | None:
     """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
-    the first line of its block of table lines (read upwards line by line: bounded by the table, not the text)."""
-    header, end = None, line_start - 1
-    while end > 0:
-        start = text.rfind("\n", 0, end) + 1
-        line = text[start:end]
-        if separator not in line:
-            break
-        if re.fullmatch(r"[\s|:\-]*", line) and "-" in line:
-            above = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
-            header = text[above:start - 1] if start > 0 else None
-            break
-        header, end = line, start - 1
+    the first line of its block of table lines."""
+    header = _headers(text, separator).get(line_start)
     if header is None or separator not in header or re.search(r"\d\.\d", header):
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]
+
+
+@lru_cache(maxsize=2)
+def _headers(text: str, separator: str) -> dict[int, str | None]:
+    """Each line's header line (by the line's offset), found top down in one pass: a line's is the one above a rule
+    just above it, else the header of the table line above it, else (the line above is no table line) none. Read
+    upwards from each line instead, a table of 40,000 rows without a rule took minutes."""
+    out: dict[int, str | None] = {}
+    above: str | None = None  # the line above the current one and the line above that
+    above_two: str | None = None
+    found: str | None = None  # the header of the line above, as that line's table goes on (the line itself first)
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        line = text[start:len(text) if end < 0 else end]
+        if above is None or separator not in above:
+            out[start], found = None, line
+        elif re.fullmatch(r"[\s|:\-]*", above) and "-" in above:
+            out[start] = found = above_two
+        else:
+            out[start] = found
+        if end < 0:
+            return out
+        above_two, above, start = above, line, end + 1
