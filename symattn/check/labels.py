@@ -126,31 +126,43 @@ def _in_table(text: str, line_start: int, line: str, start: int, end: int, token
 def _header(text: str, line_start: int, separator: str) -> list[str] | None:
     """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
     the first line of its block of table lines."""
-    header = _headers(text, separator).get(line_start)
+    header = _Headers.of(text, separator).up_to(line_start)
     if header is None or separator not in header or re.search(r"\d\.\d", header):
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]
 
 
-@lru_cache(maxsize=2)
-def _headers(text: str, separator: str) -> dict[int, str | None]:
-    """Each line's header line (by the line's offset), found top down in one pass: a line's is the one above a rule
-    just above it, else the header of the table line above it, else (the line above is no table line) none. Read
-    upwards from each line instead, a table of 40,000 rows without a rule took minutes."""
-    out: dict[int, str | None] = {}
-    above: str | None = None  # the line above the current one and the line above that
-    above_two: str | None = None
-    found: str | None = None  # the header of the line above, as that line's table goes on (the line itself first)
-    start = 0
-    while True:
-        end = text.find("\n", start)
-        line = text[start:len(text) if end < 0 else end]
-        if above is None or separator not in above:
-            out[start], found = None, line
-        elif re.fullmatch(r"[\s|:\-]*", above) and "-" in above:
-            out[start] = found = above_two
-        else:
-            out[start] = found
-        if end < 0:
-            return out
-        above_two, above, start = above, line, end + 1
+class _Headers:
+    """Each line's header line (by the line's offset), found top down, as far as asked (a document's groups are
+    read in order, and only up to check's bound): a line's is the one above a rule just above it, else the header
+    of the table line above it, else (the line above is no table line) none. Read upwards from each line instead,
+    a table of 40,000 rows without a rule took minutes."""
+
+    def __init__(self, text: str, separator: str) -> None:
+        self.text, self.separator = text, separator
+        self.found: dict[int, str | None] = {}
+        self.start = 0  # the next line to read
+        self.above: str | None = None  # the line above it and the line above that
+        self.above_two: str | None = None
+        self.header: str | None = None  # the header of the line above, as its table goes on (itself first)
+
+    @staticmethod
+    @lru_cache(maxsize=2)
+    def of(text: str, separator: str) -> _Headers:
+        return _Headers(text, separator)
+
+    def up_to(self, line_start: int) -> str | None:
+        text, separator = self.text, self.separator
+        while self.start <= line_start and self.start >= 0:
+            end = text.find("\n", self.start)
+            line = text[self.start:len(text) if end < 0 else end]
+            above = self.above
+            if above is None or separator not in above:
+                self.found[self.start], self.header = None, line
+            elif re.fullmatch(r"[\s|:\-]*", above) and "-" in above:
+                self.found[self.start] = self.header = self.above_two
+            else:
+                self.found[self.start] = self.header
+            self.above_two, self.above = above, line
+            self.start = end + 1 if end >= 0 else -1
+        return self.found.get(line_start)

@@ -76,3 +76,22 @@ def test_symattns_own_document_a_megabyte_long(suffix, mt, tmp_path):
     claims, coverage = read_document(html_text(text) if suffix == "html" else text, answers, spec)
     assert time.process_time() - start < BOUND
     assert len(claims) > 50 and coverage.reads
+
+
+def test_check_from_a_document_at_the_input_limit_ends_in_seconds(tmp_path, capsys):
+    """16 MB, the most any input file may hold (infra/inputs.py): the whole command, reading, labels, matching and
+    report, within the bound (its groups are bounded; each table row's header is looked for only as far as read)."""
+    from symattn.cli import main
+    from symattn.infra.inputs import MAX_INPUT_BYTES
+
+    rnd, lines, size = random.Random(3), [], 0
+    while size < MAX_INPUT_BYTES - 100:
+        lines.append(LINES["table without a rule"](rnd))
+        size += len(lines[-1]) + 1
+    document = tmp_path / "big.md"
+    document.write_text("\n".join(lines), encoding="utf-8")
+    assert document.stat().st_size <= MAX_INPUT_BYTES
+    start = time.process_time()
+    assert main(["check", "--example", "mt", "--from", str(document), "--partial"]) == 1
+    assert time.process_time() - start < BOUND + 4
+    assert "80000 numbers read in 20000 groups" in capsys.readouterr().out
