@@ -294,6 +294,10 @@ def test_input_files_over_the_limit_are_refused_unread(tmp_path):
                         (["exam", "--students", "big.csv", "--format", "json"], "--students"),
                         (["grade", str(exam), "big.csv"], "big.csv")]:
         one_line_error(symattn(*args, cwd=tmp_path, timeout=30), f"{field}: ", "16,777,217 bytes: at most 16 MB")
+    # the responses are refused before exam.json is read (a 1,000-version exam.json took 7 s to load first)
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    one_line_error(symattn("grade", "broken.json", "big.csv", cwd=tmp_path, timeout=30), "big.csv: ",
+                   "16,777,217 bytes")
 
 
 def test_one_reader_for_every_input(tmp_path):
