@@ -29,9 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         "render", help="write the worked solution of a spec file or a built-in example",
         description="Compute the attention pipeline exactly and write its worked solution.",
     )
-    source = render.add_argument_group("input (one of)")
-    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(render)
     render.add_argument("--lang", choices=("ja", "en"), help="language of the text (default: the spec's, else ja)")
     render.add_argument("--format", dest="formats", metavar="LIST",
                         help=f"comma-separated output formats: {', '.join(formats.names())} "
@@ -44,15 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "step text without interpretations; none: headings, math and tables only")
     render.add_argument("--exact", action="store_true",
                         help="show exact values (fractions, surds, e^{a}) beside the rounded decimals")
+    render.add_argument("--handout", action="store_true",
+                        help="slides without overlays, every line shown at once (for printing; with --format slides)")
+    render.add_argument("--theme", metavar="NAME",
+                        help="the slides' Beamer theme (default: default, plain; with --format slides)")
 
     solve = commands.add_parser(
         "solve", help="print the answers of a spec as JSON (for graders, answer keys, scripts)",
         description="Compute the attention pipeline exactly and print every answer as JSON on stdout: decimals "
                     "to 30 significant digits and exact values as LaTeX.",
     )
-    solve_source = solve.add_argument_group("input (one of)")
-    solve_source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
-    solve_source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
+    _spec_source(solve)
 
     exam = commands.add_parser(
         "exam", help="generate exam versions with answer keys (PDF, TeX, JSON, Moodle XML)",
@@ -81,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     exam.add_argument("--d-k", dest="d_k", metavar="N", help="d_k of every version (default: drawn once; "
                                                                        "1 only when asked)")
     exam.add_argument("--parts", metavar="LIST", help="the parts to ask, e.g. a,c,d (default: a,b,c,d,e)")
+    exam.add_argument("--points", metavar="LIST",
+                      help="each asked part's points, e.g. a=4,b=4,c=4,d=4,e=4 (default: 20 shared by work)")
     exam.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+    exam.add_argument("--paper", default="a4", metavar="SIZE", help="paper size of the PDFs: a4 or letter "
+                                                                    "(default: a4)")
     exam.add_argument("--split", action="store_true",
                       help="also one exam and one key PDF per version (exam-01.pdf, key-01.pdf, ...)")
     # the paper's heading and the class list (exam/heading.py, exam/students.py)
@@ -111,11 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the class report lists the students whose total is below POINTS (default: half the "
                             "paper's points)")
     _check_parser(commands)
+    _worksheet_parser(commands)
 
     examples = commands.add_parser("examples", help="list the built-in examples",
                                    description="List the built-in examples, or print one as a spec file.")
     examples.add_argument("--show", metavar="NAME", help="print the spec file of one example")
     return parser
+
+
+def _spec_source(command) -> None:
+    """A command's input: a spec file or a built-in example, one of them."""
+    source = command.add_argument_group("input (one of)")
+    source.add_argument("spec", nargs="?", metavar="SPEC", help="a spec file (.toml or .json)")
+    source.add_argument("--example", metavar="NAME", help="a built-in example (see `symattn examples`)")
 
 
 def _check_parser(commands) -> None:
@@ -137,3 +149,24 @@ def _check_parser(commands) -> None:
                        help="with --from: numbers that match nothing do not fail the check (they are still listed)")
     check.add_argument("--format", dest="formats", metavar="LIST", help="also write a report: md, pdf (also tex, html)")
     check.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")
+
+
+def _worksheet_parser(commands) -> None:
+    """`symattn worksheet`: the derivation with chosen stages left blank, its key, and a self-check page."""
+    sheet = commands.add_parser(
+        "worksheet", help="a worksheet with chosen stages left blank, its answer key, and a self-check page",
+        description="Write the worked solution of a spec with the results of the chosen stages as boxes to fill in "
+                    "(NAME-worksheet.pdf), the same pages filled in (NAME-worksheet-key.pdf) and, with --format "
+                    "html, a self-check page that marks the student's numbers as they are typed.",
+        epilog="Example: python -m symattn worksheet --example mt --blanks scores,weights,output")
+    _spec_source(sheet)
+    sheet.add_argument("--blanks", required=True, metavar="STAGES",
+                       help="comma-separated stages to leave blank, as the spec's kinds name them (attention: qkv, "
+                            "scores, scaled, exp, weights, output), or all")
+    sheet.add_argument("--lang", metavar="LIST", help="ja, en or ja,en (default: the spec's, else ja)")
+    sheet.add_argument("--format", dest="formats", metavar="LIST", default="pdf",
+                       help="comma-separated: pdf, tex, html (the self-check page) (default: pdf)")
+    sheet.add_argument("--versions", metavar="N",
+                       help="N versions with the spec's numbers redrawn in its style, each with its key")
+    sheet.add_argument("--seed", metavar="S", help="random seed of --versions (default: 0)")
+    sheet.add_argument("--out", metavar="DIR", default="output", help="output folder (default: output)")

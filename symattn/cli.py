@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 return _exam(args)
             if args.command == "grade":
                 return _grade(args)
+            if args.command == "worksheet":
+                return _worksheet(args)
             if args.command == "check":
                 from .check.command import run as check
 
@@ -172,7 +174,7 @@ def _exam(args: argparse.Namespace) -> int:
     from .exam.build import EXAM_FORMATS, build_exam
     from .exam.generate import MAX_COUNT, check_request
     from .exam.options import ExamOptions
-    from .exam.points import parse_parts
+    from .exam.points import check_points, parse_parts, parse_points
     from .exam.students import read_students, unprinted_names
     from .exam.workers import default_jobs
     from .numbers.display import DEFAULT_DIGITS
@@ -191,8 +193,10 @@ def _exam(args: argparse.Namespace) -> int:
     formats = parse_formats(args.formats, EXAM_FORMATS)
     if args.split and "pdf" not in formats:
         raise SpecError("--split", "makes one PDF per version: add pdf to --format")
+    parts, points = parse_parts(args.parts), parse_points(args.points)
+    check_points(points, parts)
     options = ExamOptions(count, args.seed, args.kind, args.difficulty, langs[0], digits, args.tokens,
-                          args.d_k, parse_parts(args.parts), title=args.title,
+                          args.d_k, parts, title=args.title, points=points, paper=args.paper,
                           course=args.course, date=args.date, time_allowed=args.time_allowed, students=students)
     if "pdf" in formats or "solutions" in formats:  # solutions.pdf is compiled too
         _require_tex()
@@ -228,6 +232,15 @@ def _grade(args: argparse.Namespace) -> int:
     not_graded = f", {len(result.unread)} not graded (see grades.csv)" if result.unread else ""
     print(printable(f"graded {len(result.graded)} students{not_graded}; wrote {Path(args.out) / 'grades.csv'}, "
                     f"moodle-grades.csv, canvas-grades.csv, the class report and {feedback} feedback files"))
+    return 0
+
+
+def _worksheet(args: argparse.Namespace) -> int:
+    from .worksheet.command import run as worksheet
+
+    _settle()
+    for path in worksheet(args, parse_formats, whole_option, _require_tex):
+        print(printable(f"wrote {path}"))
     return 0
 
 
@@ -267,6 +280,20 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _slide_options(args: argparse.Namespace, formats: tuple[str, ...]) -> dict:
+    """--handout and --theme, for the formats that take them (the slides); an error where none is asked for."""
+    from .errors import SpecError
+    from .render.formats import format_of
+    from .render.slides import check_theme
+
+    given = {"--handout": args.handout, "--theme": args.theme is not None}
+    takers = [fmt for fmt in formats if format_of(format_of(fmt).compiled_from or fmt).options]
+    for option, used in given.items():
+        if used and not takers:
+            raise SpecError(option, "only the slides take it: add --format slides")
+    return {"handout": args.handout, "theme": check_theme(args.theme if args.theme is not None else "default")}
+
+
 def _render(args: argparse.Namespace) -> int:
     with _latex_started(args.formats) as latex:
         from .render.build import build
@@ -280,7 +307,7 @@ def _render(args: argparse.Namespace) -> int:
         keep = (Path(args.spec),) if args.spec else ()  # the input is never overwritten by an output
         result = build(spec, Path(args.out), formats, lang=args.lang, digits=digits, exact=args.exact,
                        pdf_required=args.formats is not None, notify=_note, latex=latex, keep=keep,
-                       prose=args.prose)
+                       prose=args.prose, options=_slide_options(args, formats))
     for path in result.written:
         print(printable(f"wrote {path}"))
     if result.warning:

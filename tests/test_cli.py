@@ -68,7 +68,7 @@ def test_render_tex_only(tmp_path, capsys):
         (["render"], "render: give either a SPEC file or --example NAME"),
         (["render", "missing.toml"], "missing.toml: cannot read file"),
         (["examples", "--show", "nope"],
-         "--show: unknown example 'nope'; the examples are alibi, alibi_heads, decoder, layer, matrix, modern, mt"),
+         "--show: unknown example 'nope'; the examples are alibi, alibi_heads, backward, decoder, layer, matrix, modern, mt"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, capsys, argv, message):

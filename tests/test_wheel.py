@@ -20,7 +20,8 @@ def test_wheel_renders_from_outside_the_checkout(tmp_path):
     wheel = next((tmp_path / "dist").glob("symattn-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("symattn/templates/preamble-common.tex", "symattn/templates/preamble-article.tex",
-                   "symattn/templates/preamble-ja.tex",
+                   "symattn/templates/preamble-ja.tex", "symattn/templates/preamble-slides.tex",
+                   "symattn/filters/symattn.lua",
                    "symattn/locales/ja.toml", "symattn/examples/mt.toml"):
         assert needed in names, needed
     site = tmp_path / "site"

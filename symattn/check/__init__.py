@@ -35,12 +35,24 @@ class Checked:
         return self.claims - len(self.wrong)
 
     def as_json(self) -> dict[str, Any]:
-        """The --json shape: {"claims", "holding", "wrong": [{"at", "printed", "correct", "cause", "explanation"}],
-        "passed"}, and for a document "coverage" (check.matching.Coverage.as_json)."""
-        out = {"claims": self.claims, "holding": self.holding, "wrong": [f.as_json() for f in self.wrong],
+        """The --json shape: {"claims", "holding", "wrong": [{"at", "printed", "correct", "cause", "explanation"}
+        and for a document "line", "column", "text": where it was read}], "passed"}, and for a document "coverage" (check.matching.Coverage.as_json)."""
+        out = {"claims": self.claims, "holding": self.holding, "wrong": [self._placed(f) for f in self.wrong],
                "passed": self.passed}
         if self.coverage is not None:
             out["coverage"] = self.coverage.as_json()
+        return out
+
+
+    def place(self, finding: Finding) -> Any:
+        """Where in the document a wrong number was read: (line, column, the text of its line), or None."""
+        return None if self.coverage is None else self.coverage.place(finding.claim.at, finding.claim.printed)
+
+    def _placed(self, finding: Finding) -> dict[str, Any]:
+        out = finding.as_json()
+        place = self.place(finding)
+        if place is not None:
+            out.update(line=place[0], column=place[1], text=place[2])
         return out
 
 

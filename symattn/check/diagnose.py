@@ -8,17 +8,21 @@ The public entry is diagnose(spec, claims) (grade reuses it for students' answer
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from .claims import Claim, path_text
 from .compare import correct_text, holds, rounded, truth
-from .hypotheses import TIE, Section, Variant, run, section_of, variants
+from .hypotheses import TIE, Section, Variant, answer_variants, run, section_of, variants
 
 CAUSES = ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k", "transposed",
-          "softmax_axis", "mask", "pe_index", "typo", "unknown")
-LOCAL = ("rounding", "typo", "unknown")  # the causes of one number alone
+          "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax", "keys_for_values",
+          "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms",
+          "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu", "mask_constant", "sign", "float32", "typo",
+          "unknown")
+LOCAL = ("rounding", "mask_constant", "sign", "float32", "typo", "unknown")  # the causes of one number alone
 _STAGE_NAMES = {"X_plus_P": "X + P", "projections": "Q, K and V", "scores": "the scores",
                 "scaled_scores": "the scaled scores", "weights": "the weights"}
 
@@ -57,12 +61,14 @@ def diagnose(spec: Any, claims: list[Claim], answers: dict[str, Any] | None = No
     if not wrong:
         return []
     sections = _recomputable(spec) if sections is None else sections
+    given = answered(spec) if spec is not None else []
     scored: dict[Any, tuple[int, list[tuple[Variant, int, set[int]]]]] = {}  # per section: base, hypotheses
     findings = []
     for i in wrong:
         index = _section_index(claims[i])
         if index not in scored:
-            scored[index] = _scored(sections.get(index), answers, index, claims, exact)
+            own = given[index] if isinstance(index, int) and index < len(given) else None
+            scored[index] = _scored(sections.get(index), answers, index, claims, exact, own)
         findings.append(_finding(i, claims, exact, *scored[index]))
     return _one_cause_per_row(findings, claims, exact)
 
@@ -94,11 +100,12 @@ def _section_index(claim: Claim) -> Any:
 
 
 def answers_of(spec: Any) -> dict[str, Any]:
-    """solve's answers of a spec, as plain data."""
+    """solve's answers of a spec, as plain data, with what a derivation prints beside them (check.derived)."""
     from ..pipeline.derive import derive_spec
     from ..render.answers import answers
+    from .derived import with_centred
 
-    return answers(derive_spec(spec, steps=False))
+    return with_centred(answers(derive_spec(spec, steps=False)))
 
 
 def answered(spec: Any) -> list[Any]:
@@ -118,14 +125,16 @@ def _recomputable(spec: Any) -> dict[int, Any]:
     return out
 
 
-def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts: list[Decimal]
+def _scored(section, answers: dict[str, Any], index, claims: list[Claim], exacts: list[Decimal], spec: Any = None
             ) -> tuple[int, list[tuple[Variant, int, set[int]]]]:
     """How many of the section's claims the correct derivation makes hold, and for each hypothesis how many and
     which (by claim index) it reproduces: computed once per section, whatever the number of wrong claims."""
     same = [i for i, c in enumerate(claims) if _section_index(c) == index]
     base = sum(holds(claims[i], exacts[i]) for i in same)
-    if section is None:
-        return base, []
+    if section is None:  # a kind whose mistakes follow from its answers alone (a norm's)
+        data = answers["sections"][index] if isinstance(index, int) and index < len(answers["sections"]) else {}
+        return base, [(variant, len(reproduced), reproduced) for variant, predicted in answer_variants(data, spec)
+                      for reproduced in [{i for i in same if _reproduces(claims[i], predicted)}]]
     tokens = answers["sections"][index].get("queries", {})
     queries = {t: section.tokens.index(t) for t in tokens if t in section.tokens}
     out = []
@@ -190,10 +199,21 @@ def _exact_of(claim: Claim, row: list[tuple[Claim, Decimal]]) -> Decimal:
 
 
 def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
+    if exact.is_infinite() and claim.value <= -10 ** 4:  # −1e9, −10⁴: the float convention for −∞
+        return Finding(claim, correct, "mask_constant", f"{claim.printed} stands in for −∞ (as code masks with a "
+                                                        "large negative number): the weights agree to float "
+                                                        "precision, e^(" + claim.printed + ") underflows to 0, "
+                                                        "but exactly the score is −∞")
     if exact.is_infinite():  # a number printed where the mask hides the key
         return Finding(claim, correct, "mask", "this key is masked: its scaled score is −∞ and its weight 0")
     if claim.value.is_infinite():  # −∞ printed for a key the query sees
         return Finding(claim, correct, "mask", f"this key is not masked: its scaled score is {correct}, not −∞")
+    if exact and claim.value == -rounded(exact, claim.places):
+        return Finding(claim, correct, "sign", f"the sign is wrong: the correct value is {correct}")
+    single = _float32(exact)
+    if claim.places >= 6 and single != exact and rounded(single, claim.places) == claim.value:
+        return Finding(claim, correct, "float32", f"printed from a float32 computation (float32 gives "
+                                                  f"{single.normalize():f}); the exact value is {_digits(exact)}")
     off = abs(claim.value - rounded(exact, claim.places))
     if off == claim.unit and exact != rounded(exact, claim.places):  # an exact value has nothing to round
         return Finding(claim, correct, "rounding", f"the last digit is off by one: the exact value {_digits(exact)} "
@@ -201,6 +221,14 @@ def _local(claim: Claim, exact: Decimal, correct: str) -> Finding:
     if plausible_typo(claim.printed, correct, claim.places):
         return Finding(claim, correct, "typo", f"one digit wrong or two swapped: the correct value is {correct}")
     return Finding(claim, correct, "unknown", f"no hypothesis reproduces it; the exact value is {_digits(exact)}")
+
+
+def _float32(exact: Decimal) -> Decimal:
+    """The value nearest to `exact` that a float32 holds (as numpy's float32 prints it, at its full digits)."""
+    try:
+        return Decimal(struct.unpack("<f", struct.pack("<f", float(exact)))[0])
+    except OverflowError:
+        return exact
 
 
 def plausible_typo(printed: str, correct: str, places: int) -> bool:
@@ -230,6 +258,8 @@ def _digits(exact: Decimal) -> str:
 
 def _explain(variant: Variant) -> str:
     cause = variant.cause
+    if variant.explanation:
+        return variant.explanation
     if cause == "rounded_intermediates":
         return (f"computed from {_STAGE_NAMES[variant.stage]} rounded to {variant.places} decimals "
                 f"(stage {variant.stage}, k = {variant.places}) rather than from the exact values")
@@ -237,6 +267,17 @@ def _explain(variant: Variant) -> str:
         return "the scores were not divided by √d_k"
     if cause == "scaled_by_d_k":
         return "the scores were divided by d_k instead of √d_k"
+    if cause == "times_sqrt_d_k":
+        return "the scores were multiplied by √d_k instead of divided by it"
+    if cause == "unnormalised_softmax":
+        return "the weights are e^a, never divided by their sum Z (softmax's denominator left out)"
+    if cause == "keys_for_values":
+        return "the output was computed as the weights times K (w·K) instead of V (w·V)"
+    if cause == "pe_concatenated":
+        return ("the positional encoding put the sines in the first half and the cosines in the second "
+                "(concatenated) instead of interleaving them: sin in even dimensions, cos in odd")
+    if cause == "positions_from_1":
+        return "the positions were counted from 1 instead of 0 in the positional encoding"
     if cause == "transposed":
         return f"{variant.transposed} was used transposed"
     if cause == "softmax_axis":

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from .claims import NOT_CLAIMS, Claim, Path_, number
-from .compare import correct_text, holds_number
+from .compare import correct_text, holds_number, rounded
 from .diagnose import typo
 
 _NUMBER = re.compile(r"(?<![\w.!^_])(?<!\^\{)(?<!_\{)[-−]?[0-9]+(?:\.[0-9]+)?(?![\w.])")
@@ -61,12 +61,15 @@ def html_text(text: str) -> str:
         kept += [text[at:start], " "]
         at = end
     text = "".join([*kept, text[at:]])
+    text = re.sub(r"<mfrac\b", r" \\frac <mfrac", text, flags=re.I)  # a fraction is arithmetic, not digits run on
     text = re.sub(r"</t[dh]\s*>", " | ", text, flags=re.I)
     text = re.sub(r"</mtd\s*>", " & ", text, flags=re.I)
     text = re.sub(r"</tr\s*>|</mtr\s*>|<br\s*/?>|</p\s*>|</li\s*>", "\n", text, flags=re.I)
     # tags removed up to the last '>' only: from a '<' with no '>' after it, <[^>]*> would scan to the end, once
     # for every such '<' (quadratic)
     last = text.rfind(">") + 1
+    # a printed ampersand (&amp;) kept as LaTeX's \&: only MathML's cells are & separated
+    text = re.sub(r"&amp;|&#0*38;|&#x0*26;", r"\\&", text, flags=re.I)
     return html.unescape(re.sub(r"<[^>]*>", "", text[:last]) + text[last:])
 
 
@@ -82,10 +85,34 @@ def _numbers(text: str) -> list[str]:
     return _NUMBER.findall(text)  # (the pattern has no groups: the whole matches)
 
 
+def unbraced(text: str) -> str:
+    """text with LaTeX's braced signs {-}1.1369 (symattn's own wrapped lines start "&\\qquad {-}1.1369") as
+    "  -1.1369": the same length, so that every offset still holds."""
+    return text.replace("{-}", "  -").replace("{−}", "  −") if "{" in text else text
+
+
+def find_number(text: str, piece: str, at: int, end: int | None = None) -> int:
+    """Where a group's number (as _numbers gives it) is printed in text from `at`: as it is, or with its sign
+    braced ({-}1.1369); -1 when it is not."""
+    end = len(text) if end is None else end
+    found = text.find(piece, at, end)
+    if piece[:1] in "-−":
+        braced = text.find("{" + piece[0] + "}" + piece[1:], at, end)
+        if braced >= 0 and (found < 0 or braced < found):
+            return braced
+    return found
+
+
+def printed_length(text: str, at: int, piece: str) -> int:
+    """How long the number `piece` found at `at` is as printed (3 more with a braced sign)."""
+    return len(piece) + 2 * (text.startswith("{", at))
+
+
 def groups(text: str) -> list[Group]:
     """The groups of numbers a document prints, in order: matrix bodies, bracketed vectors, the lines of an aligned
     block that print one number each, and table rows (Markdown pipes, tabs, LaTeX &) of two numbers or more."""
     found: list[Group] = []
+    text = unbraced(text)
 
     def masking(taken: list[tuple[int, int]], text: str) -> str:
         """text with the spans taken blanked out (as long as they were), in one pass."""
@@ -135,7 +162,7 @@ def groups(text: str) -> list[Group]:
         if match.start() > limit:
             break
         line = match.group(0)
-        if "|" in line or "\t" in line or "&" in line:
+        if "|" in line or "\t" in line or re.search(r"(?<!\\)&", line):  # (\& is a printed ampersand)
             keep(match.start(), _numbers(line))
     return sorted(found, key=lambda g: g.at)[:MAX_GROUPS]
 
@@ -178,6 +205,8 @@ def quantities(answers: dict[str, Any]) -> list[Quantity]:
 def _decimal(value: Any) -> Decimal | None:
     if value == "-inf":  # a masked scaled score: a document prints it as −∞
         return Decimal("-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool):  # a 0/1 mask, positions
+        return Decimal(value)
     if not isinstance(value, str) or value == "inf":
         return None
     try:
@@ -188,6 +217,8 @@ def _decimal(value: Any) -> Decimal | None:
 
 def _near(claim: Claim, exact: Decimal) -> bool:
     """A wrong entry that still belongs to the vector: within 20 % of the value (or ten units), or a typo of it."""
+    if exact.is_finite() and claim.value == -rounded(exact, claim.places) != 0:  # the sign lost or added
+        return True
     return abs(claim.value - exact) <= abs(exact) / 5 + 10 * claim.unit or typo(claim.printed,
                                                                              correct_text(claim, exact))
 

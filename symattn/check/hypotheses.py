@@ -23,13 +23,17 @@ class Variant:
     """One hypothesis: what differs from the correct computation (the defaults are the correct one)."""
 
     cause: str = "correct"
-    divisor: str = "spec"  # "spec", "none" (no scaling), "d_k" (divided by d_k)
+    divisor: str = "spec"  # "spec", "none" (no scaling), "d_k" (divided by d_k), "times" (multiplied by √d_k)
     transposed: str = ""  # "W_Q", "W_K" or "W_V": that matrix used transposed
     axis: int = 1  # 1: softmax over each query's keys (correct); 0: over the queries
     mask: str = "spec"  # "spec", "none" (left out), "transposed", "zero" (masked scores 0, not −∞), "causal"
-    pe: str = "pair"  # "pair" (correct), "dim2" (10000^(2j/d)), "dim1" (10000^(j/d))
+    pe: str = "pair"  # "pair" (correct), "dim2" (10000^(2j/d)), "dim1" (10000^(j/d)), "concat" (sin half, cos
+    # half), "from1" (positions counted from 1)
+    softmax: str = "softmax"  # "exp": e^a taken for the weights, never divided by their sum
+    values: str = "V"  # "K": the output computed as w·K
     stage: str = ""  # rounded_intermediates: the stage whose values were rounded to `places` decimals
     places: int = 0
+    explanation: str = ""  # a kind's own mistake (answer_variants): its one-line explanation
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,8 @@ def section_of(spec: Any) -> Section | None:
     hypotheses.py: self- and cross-attention, computed or given, without RoPE or a KV cache, numeric); None for a
     kind without hypotheses or a section they do not model."""
     hypotheses = kinds.folder_module(spec.kind, "hypotheses")
-    inputs = None if hypotheses is None else hypotheses.inputs_of_spec(spec)
+    recompute = getattr(hypotheses, "inputs_of_spec", None)  # (a norm's hypotheses work from its answers)
+    inputs = None if recompute is None else recompute(spec)
     return None if inputs is None else Section(**inputs)
 
 
@@ -63,15 +68,31 @@ def section_from_data(data: dict[str, Any]) -> Section | None:
     exam.json, which `symattn grade` diagnoses); None for any other."""
     kind = data.get("kind")
     hypotheses = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
-    inputs = None if hypotheses is None else hypotheses.inputs_of_data(data)
+    recompute = getattr(hypotheses, "inputs_of_data", None)
+    inputs = None if recompute is None else recompute(data)
     return None if inputs is None else Section(**inputs)
+
+
+def answer_variants(data: dict[str, Any], spec: Any = None) -> list[tuple[Variant, dict[tuple, float]]]:
+    """The mistakes a kind recomputes from its section's answers alone (kinds/<name>/hypotheses.py's
+    alternatives(): a norm's unbiased variance, ε left out, ...), each with its float predictions by path within
+    the section (`spec`: the section's spec when at hand, for its given matrices); [] for a kind without them."""
+    kind = data.get("kind")
+    module = kinds.folder_module(kind, "hypotheses") if isinstance(kind, str) else None
+    alternatives = getattr(module, "alternatives", None)
+    if alternatives is None:
+        return []
+    return [(Variant(cause, stage=stage or "", places=places or 0, explanation=why), predicted)
+            for cause, why, stage, places, predicted in alternatives(data, spec)]
 
 
 def variants(section: Section) -> list[Variant]:
     """The hypotheses that apply to a section (the correct computation first)."""
     out = [Variant()]
     if section.d_k is not None:
-        out += [Variant("no_scaling", divisor="none"), Variant("scaled_by_d_k", divisor="d_k")]
+        out += [Variant("no_scaling", divisor="none"), Variant("scaled_by_d_k", divisor="d_k"),
+                Variant("times_sqrt_d_k", divisor="times")]
+    out += [Variant("unnormalised_softmax", softmax="exp"), Variant("keys_for_values", values="K")]
     out += [Variant("transposed", transposed=name) for name, W in section.W.items() if len(W) == len(W[0])]
     out.append(Variant("softmax_axis", axis=0))
     if section.mask is not None:
@@ -79,7 +100,8 @@ def variants(section: Section) -> list[Variant]:
     elif section.own_keys:
         out.append(Variant("mask", mask="causal"))
     if section.sinusoidal:
-        out += [Variant("pe_index", pe="dim2"), Variant("pe_index", pe="dim1")]
+        out += [Variant("pe_index", pe="dim2"), Variant("pe_index", pe="dim1"),
+                Variant("pe_concatenated", pe="concat"), Variant("positions_from_1", pe="from1")]
     stages = [s for s in STAGES if s != "X_plus_P" or section.sinusoidal or section.P is not None]
     if not section.W:
         stages = [s for s in stages if s not in ("X_plus_P", "projections")]
@@ -88,10 +110,18 @@ def variants(section: Section) -> list[Variant]:
 
 
 def sinusoids(n: int, d: int, pe: str) -> Matrix:
-    """PE(pos, j): the paper's exponent 2⌊j/2⌋/d, or the mistaken 2j/d ("dim2") or j/d ("dim1")."""
+    """PE(pos, j): the paper's exponent 2⌊j/2⌋/d, or the mistaken 2j/d ("dim2") or j/d ("dim1"); the sines in the
+    first half and the cosines in the second ("concat", as tensor2tensor and the Illustrated Transformer's code
+    do), or positions counted from 1 ("from1")."""
+    half = (d + 1) // 2
+
     def entry(pos: int, j: int) -> float:
-        exponent = {"pair": 2 * (j // 2), "dim2": 2 * j, "dim1": j}[pe] / d
-        angle = pos / 10000.0 ** exponent
+        if pe == "concat":
+            pair, sine = (j, True) if j < half else (j - half, False)
+            angle = pos / 10000.0 ** (2 * pair / d)
+            return math.sin(angle) if sine else math.cos(angle)
+        exponent = {"pair": 2 * (j // 2), "dim2": 2 * j, "dim1": j, "from1": 2 * (j // 2)}[pe] / d
+        angle = (pos + (pe == "from1")) / 10000.0 ** exponent
         return math.sin(angle) if j % 2 == 0 else math.cos(angle)
 
     return [[entry(pos, j) for j in range(d)] for pos in range(n)]
@@ -150,16 +180,25 @@ def run(section: Section, variant: Variant, queries: dict[str, int]) -> dict[tup
             _put(out, (name,), m)
     scores = given["scores"] if "scores" in given else _matmul(Q, _transpose(K))
     scores = _rounded(scores, variant, "scores")
-    divisor = {"spec": section.divisor, "none": 1.0, "d_k": float(section.d_k or 1)}[variant.divisor]
+    divisor = {"spec": section.divisor, "none": 1.0, "d_k": float(section.d_k or 1),
+               "times": 1 / section.divisor}[variant.divisor]
     scaled = _rounded([[s / divisor for s in row] for row in scores], variant, "scaled_scores")
     visible = _visible(section, variant, len(scaled), len(scaled[0]))
     if variant.mask == "zero":
         scaled = [[s if v else 0.0 for s, v in zip(r, w, strict=True)] for r, w in zip(scaled, visible, strict=True)]
         visible = [[True] * len(r) for r in visible]
-    weights = _softmax(scaled, visible) if variant.axis == 1 else \
-        _transpose(_softmax(_transpose(scaled), _transpose(visible)))
+    if variant.softmax == "exp":
+        weights = [[_exp(s) if v else 0.0 for s, v in zip(r, w, strict=True)] for r, w in zip(scaled, visible,
+                                                                                          strict=True)]
+    else:
+        weights = _softmax(scaled, visible) if variant.axis == 1 else \
+            _transpose(_softmax(_transpose(scaled), _transpose(visible)))
     weights = _rounded(weights, variant, "weights")
-    output = None if V is None else _matmul(weights, V)
+    values = K if variant.values == "K" else V
+    try:
+        output = None if values is None else _matmul(weights, values)
+    except ValueError:  # w·K where K has fewer keys than weights (it never does) or V is of another width
+        output = None
     for token, i in queries.items():
         at = ("queries", token)
         _put(out, (*at, "scores"), [scores[i]])
@@ -169,6 +208,10 @@ def run(section: Section, variant: Variant, queries: dict[str, int]) -> dict[tup
         if output is not None:
             _put(out, (*at, "output"), [output[i]])
     return out
+
+
+def _exp(value: float) -> float:
+    return math.exp(value) if value < 700 else math.inf
 
 
 def _visible(section: Section, variant: Variant, n: int, m: int) -> list[list[bool]]:

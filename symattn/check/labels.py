@@ -9,19 +9,22 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-# The families a label can name, first match at a place wins (so "encoder output" is the memory, not an output).
+# The families a label can name, first match at a place wins (so "encoder output" is the memory, not an output);
+# a, w and z are lower case only (A is the weights matrix, W a weight matrix, Z the softmax sum or the output).
 _HINTS = re.compile(
     r"(?P<memory>encoder outputs?|エンコーダ出力|エンコーダの出力|memory)"
     r"|(?<![A-Za-z])W_?\{?\^?\{?(?P<W>[QKVO])\b"
-    r"|(?P<scaled_scores>scaled scores?|スケール後|スケーリング後|(?<![A-Za-z\\])\{?a\}?(?=_|\s*[=&]|\s*\\approx))"
+    r"|(?P<scaled_scores>scaled scores?|スケール後|スケーリング後|(?<![A-Za-z\\])\{?(?-i:a)\}?(?=_|\s*[=&]|\s*\\approx))"
     r"|(?P<scores>scores?|logits?|スコア|(?<![A-Za-z\\])\{?s\}?(?=_|\s*[=&]))"
-    r"|(?P<weights>weights?|softmax|重み|\\alpha|α|(?<![A-Za-z\\])\{?w\}?(?=_|\s*[=&]))"
+    r"|(?P<weights>weights?|softmax|重み|\\alpha|α|(?<![A-Za-z\\])\{?(?-i:w)\}?(?=_|\s*[=&]))"
+    r"|(?P<activated>(?<![A-Za-z])(?:GELU|ReLU|SiLU|activat(?:ed|ion)s?)(?![A-Za-z])|活性化|\\varphi|\\phi|φ)"
+    r"|(?P<hidden>(?<![A-Za-z])hidden(?![A-Za-z])|隠れ)"
     r"|(?P<heads>heads?\s*_?\{?\d|ヘッド\s*\d)"
-    r"|(?P<output>outputs?|出力|context|(?<![A-Za-z\\])\{?z\}?(?=_|\s*[=&]))"
+    r"|(?P<output>outputs?|出力|context|(?<![A-Za-z\\])\{?(?-i:z)\}?(?=_|\s*[=&]))"
     r"|(?P<X_plus_P>embeddings?\s*\\?\+\s*positions?|埋め込み\s*\\?[+＋]\s*位置|\\tilde\{[xX]\}|[xX]\s*\+\s*[pP]\b)"
     r"|(?P<P>positional encodings?|位置エンコーディング|(?<![A-Za-z\\])P(?=_|\s*[=&]))"
     r"|(?P<X>embeddings?|埋め込み|(?<![A-Za-z\\])\{?[xX]\}?(?=_|\s*[=&]))"
-    r"|(?<![A-Za-z\\])\{?(?P<QKV>[QKV]|[qkv](?=\}?_))\}?(?![A-Za-z])", re.I)
+    r"|(?<![A-Za-z\\_])\{?(?P<QKV>[QKV]|[qkv](?=\}?_))\}?(?![A-Za-z])", re.I)  # (not d_k's k)
 _HEAD = re.compile(r"head\s*_?\{?(\d+)|ヘッド\s*(\d+)|\^\{\((\d+)\)\}", re.I)
 _SOFTMAX_OF = re.compile(r"softmax\}?\s*(?:\\bigl|\\left|\\Bigl)?\s*\($", re.I)
 _OPERATOR = r"(?:\\cdot|\\times|[⋅×*+·])"
@@ -96,11 +99,13 @@ def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, 
         return _hint(own, tokens, False)
     for statement in reversed(statements):  # "A = [g] ⋅ [h] = [g']": what follows the operands is still A
         lhs = re.split(r"=|\\approx|≈", statement, maxsplit=1)[0]
+        if re.match(r"\s*[\])]?\s*" + _OPERATOR, lhs):  # "[g] · W_O ≈ [h]": W_O is a factor, not h's name
+            continue
         proper = re.split(r"[:：\n$]|\\\[|\\\(", lhs)[-1]  # the left-hand side, not the prose before it
-        if re.search(r"[^\W\d_]", proper):
-            return _hint(proper, tokens, True)
+        if re.search(r"[^\W\d_]", proper):  # (the "=" given back: a symbol is one when an equation names it)
+            return _hint(proper + "=", tokens, True)
         if re.search(r"[^\W\d_]", lhs):
-            return _hint(lhs, tokens, True)
+            return _hint(lhs + "=", tokens, True)
     return Label()
 
 
@@ -127,7 +132,7 @@ def _header(text: str, line_start: int, separator: str) -> list[str] | None:
     """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
     the first line of its block of table lines."""
     header = _Headers.of(text, separator).up_to(line_start)
-    if header is None or separator not in header or re.search(r"\d\.\d", header):
+    if header is None or separator not in header or re.search(r"\d\.\d", header) or GROUP in header:  # numbers
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]
 

@@ -6,18 +6,20 @@ operands of arithmetic written out; or unmatched, listed with its place so that 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from decimal import Decimal, localcontext
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .claims import Claim, number, path_text
 from .compare import holds
-from .document import _NUMBER, Group, Quantity, groups, match, quantities
+from .document import _NUMBER, Group, Quantity, find_number, groups, match, printed_length, quantities, unbraced
+from .candidates import Candidate, computed_of, inputs, matrix_forms, records
 from .labels import GROUP, Label, label_of
 
 # between a group's numbers: arithmetic or an equation written out (a = 1.1582 ≈ 0.8188), not a vector
-_ARITHMETIC = re.compile(r"\\cdot|\\times|[⋅×*+·=≈]|\\frac|\\approx|\\max|\\min|\\sin|\\cos|\\sqrt|\\exp|(?<=[\d)])\s+[-−]\s+")
+# (HTML's MathML reads as "2.0924−0.683925", "max(0, −0.1630)" and a fraction as "\\frac": check.document.html_text)
+_ARITHMETIC = re.compile(r"\\cdot|\\times|[⋅×*+·=≈√]|\\frac|\\approx|\\max|\\min|\\sin|\\cos|\\sqrt|\\exp"
+                         r"|(?<=[\d)])\s+[-−]\s+|(?<=\d)[-−](?=\d)|(?<![A-Za-z])(?:max|min|exp|sin|cos)\(")
 # a masked entry as solve and documents print it: -inf, −∞, -\infty
 _MASKED = re.compile(r"[-−]\s*(?:\\infty|∞|inf\b)")
 _ENTRY = re.compile(_MASKED.pattern + "|" + _NUMBER.pattern)
@@ -36,6 +38,7 @@ class Read:
     how: str
     quantity: str | None = None
     reason: str | None = None
+    places: tuple = ()  # ((path, as printed), line, column, its line's text) of each claim it made
 
     def as_json(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.column, "text": self.around, "numbers": list(self.numbers),
@@ -51,6 +54,19 @@ class Coverage:
     def numbers(self, *hows: str) -> int:
         return sum(len(r.numbers) for r in self.reads if not hows or r.how in hows)
 
+    def place(self, at: tuple, printed: str) -> tuple[int, int, str] | None:
+        """(line, column, the text of its line) where the claim on `at` printed so was read (its first place, when
+        the document prints it so more than once), or None."""
+        return self._places.get((at, printed))
+
+    @cached_property
+    def _places(self) -> dict[tuple, tuple[int, int, str]]:
+        out: dict[tuple, tuple[int, int, str]] = {}
+        for r in self.reads:
+            for path, line, column, around in r.places:
+                out.setdefault(path, (line, column, around))
+        return out
+
     @property
     def unmatched(self) -> tuple[Read, ...]:
         return tuple(r for r in self.reads if r.how == "unmatched")
@@ -61,15 +77,6 @@ class Coverage:
                 "operands": self.numbers("operands"), "indices": self.numbers("indices"), "unmatched": [r.as_json() for r in self.unmatched]}
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    quantity: Quantity
-    family: str | None
-    token: str | None
-    head: int | None
-    given: bool  # an input of the spec (no path into the answers)
-    name: str
-
 
 def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple[list[Claim], Coverage]:
     """The claims a document's text makes and the coverage of its reading (`spec`: for its given inputs)."""
@@ -79,9 +86,11 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
     for start, end in spans:
         blank[start:end] = [c if c == "\n" else GROUP for c in text[start:end]]
     blanked = "".join(blank)
-    computed = [_computed(q, answers) for q in quantities(answers) if q.paths[0][0] == "sections"]
-    computed += _matrix_forms(computed, answers)
-    pool = computed + (_inputs(spec, answers) if spec is not None else [])
+    computed = [computed_of(q, answers) for q in quantities(answers) if q.paths[0][0] == "sections"]
+    computed += matrix_forms(computed, answers)
+    computed += [Candidate(q, "record", token, None, False, path_text(q.paths[0][:-1]) + "." + name)
+                 for q, token, name in records(answers)]
+    pool = computed + (inputs(spec, answers) if spec is not None else [])
     tokens = _tokens(answers)
     by_length: dict[int, list[int]] = {}
     for i, candidate in enumerate(pool):
@@ -92,6 +101,9 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
         label = label_of(text, blanked, start, end, tokens)
         how, chosen, made, reason = _choose(group, label, pool, by_length, cursor,
                                             _ARITHMETIC.search(text[start:end]))
+        if how == "unmatched" and _ranked(text, start, group):  # | 1 | token | 2.0253 | 0.4959 |: rank, values
+            rest = Group(group.at, group.texts[1:])
+            how, chosen, made, reason = _choose(rest, label, pool, by_length, cursor, None)
         if how == "unmatched" and _indices(text, start, end, group):
             how, reason = "indices", None
         if chosen is not None and not pool[chosen].given:
@@ -105,8 +117,24 @@ def read_document(text: str, answers: dict[str, Any], spec: Any = None) -> tuple
         line_end = text.find("\n", start)
         around = text[line_start:len(text) if line_end < 0 else line_end].strip()
         reads.append(Read(line, start - line_start + 1, around if len(around) <= 80 else around[:77] + "...",
-                          group.texts, how, None if chosen is None else pool[chosen].name, reason))
+                          group.texts, how, None if chosen is None else pool[chosen].name, reason,
+                          _places(text, start, line, made)))
     return claims, Coverage(tuple(reads))
+
+
+def _places(text: str, start: int, line: int, made: list[Claim]) -> tuple[tuple[tuple, int, int, str], ...]:
+    """(path, line, column, the text of its line) of each claim a group made, in order from the group's start."""
+    out, at = [], start
+    for claim in made:
+        found = find_number(text, claim.printed, at)
+        if found < 0:
+            found = at
+        line_start, line_end = text.rfind("\n", 0, found) + 1, text.find("\n", found)
+        around = text[line_start:len(text) if line_end < 0 else line_end].strip()
+        out.append(((claim.at, claim.printed), line + text.count("\n", start, found), found - line_start + 1,
+                    around if len(around) <= 80 else around[:77] + "..."))
+        at = found + printed_length(text, found, claim.printed)
+    return tuple(out)
 
 
 def claims_in(text: str, answers: dict[str, Any], spec: Any = None) -> list[Claim]:
@@ -114,7 +142,7 @@ def claims_in(text: str, answers: dict[str, Any], spec: Any = None) -> list[Clai
     return read_document(text, answers, spec)[0]
 
 
-def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[int, list[int]], cursor: int,
+def _choose(group: Group, label: Label, pool: list[Candidate], by_length: dict[int, list[int]], cursor: int,
             arithmetic: Any) -> tuple[str, int | None, list[Claim], str | None]:
     """(how, the candidate chosen, the claims made, why unmatched) for one group (`by_length`: the pool's indices
     by number of entries)."""
@@ -123,23 +151,15 @@ def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[
     fits = by_length.get(len(group.texts), [])
     named = [i for i in fits if not label.operand and label.family and _agrees(label, pool[i])]
     if named:  # the label names it: claimed whatever its values, so that a row wrong throughout is reported
-        best = max(named, key=lambda i: (_holding(group, pool[i]), -abs(i - cursor)))  # the nearest of equals
+        # the most entries holding, a quantity of the derivation before an input, the nearest of equals
+        best = max(named, key=lambda i: (_holding(group, pool[i]), not pool[i].given, -abs(i - cursor)))
         candidate = pool[best]
-        if candidate.given:
-            if _all_hold(group, candidate):
-                return "given", best, [], None
-            return "unmatched", None, [], f"labelled {candidate.family} but differs from the spec's {candidate.name}"
-        return "label", best, _claims(group, candidate.quantity), None
-    best_value = None
-    for i in fits:
-        candidate = pool[i]
-        if candidate.given:
-            continue
-        found = match(group, candidate.quantity)
-        if found is not None:
-            rank = (found[0], i >= cursor, -abs(i - cursor))
-            if best_value is None or rank > best_value[0]:
-                best_value = (rank, i, found[1])
+        if not candidate.given:
+            return "label", best, _claims(group, candidate.quantity), None
+        if _all_hold(group, candidate):
+            return "given", best, [], None
+        return "unmatched", None, [], f"labelled {candidate.family} but differs from the spec's {candidate.name}"
+    best_value = _by_value(group, pool, fits, cursor)
     given = [i for i in fits if pool[i].given and _all_hold(group, pool[i])]
     if given and (best_value is None or best_value[0][0] < len(group.texts) or label.operand):
         return "given", given[0], [], None
@@ -150,24 +170,47 @@ def _choose(group: Group, label: Label, pool: list[_Candidate], by_length: dict[
     return "unmatched", None, [], "no quantity of the derivation or input of the spec has these values"
 
 
+def _by_value(group: Group, pool: list[Candidate], fits: list[int], cursor: int) -> tuple | None:
+    """((entries holding, after the cursor, nearness), index, claims) of the derivation's quantity the group's
+    values print best (check.document.match), or None."""
+    best = None
+    for i in fits:
+        candidate = pool[i]
+        if candidate.given:
+            continue
+        found = match(group, candidate.quantity)
+        if found is not None:
+            rank = (found[0], i >= cursor, -abs(i - cursor))
+            if best is None or rank > best[0]:
+                best = (rank, i, found[1])
+    return best
+
+
+def _ranked(text: str, start: int, group: Group) -> bool:
+    """Whether a table row's group starts with its rank, a whole number in the row's first cell."""
+    line = text[text.rfind("\n", 0, start) + 1:text.find("\n", start) % (len(text) + 1)]
+    first = re.split(r"\||&|\t", line.strip().strip("|"))[0].strip().strip("$")
+    return len(group.texts) > 2 and first == group.texts[0] and first.isdigit()
+
+
 def _indices(text: str, start: int, end: int, group: Group) -> bool:
     """Whether a group's numbers are all whole numbers written as indices: z^{(1)}, W_Q^{(2)}, x_3."""
     at = start
     for piece in group.texts:
-        found = text.find(piece, at, end)
+        found = find_number(text, piece, at, end)
         if found < 1 or not piece.lstrip("-").isdigit() or text[found - 1] not in "([{^_":
             return False
-        at = found + len(piece)
+        at = found + printed_length(text, found, piece)
     return True
 
 
-def _holding(group: Group, candidate: _Candidate) -> int:
+def _holding(group: Group, candidate: Candidate) -> int:
     """How many of the group's entries hold for the candidate."""
     return sum(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
                                                              strict=True))
 
 
-def _all_hold(group: Group, candidate: _Candidate) -> bool:
+def _all_hold(group: Group, candidate: Candidate) -> bool:
     return all(holds(claim, exact) for claim, exact in zip(_parsed(group.texts), candidate.quantity.values,
                                                              strict=True))
 
@@ -186,11 +229,12 @@ def _claims(group: Group, quantity: Quantity) -> list[Claim]:
     return out
 
 
-def _agrees(label: Label, candidate: _Candidate) -> bool:
+def _agrees(label: Label, candidate: Candidate) -> bool:
     """Whether a candidate is what the label names: the same family, and the same token and head when both say."""
     family = candidate.family
     if label.family != family and not (label.family in ("output", "heads") and family in ("output", "heads")) \
-            and not (label.family == "weights" and family == "probabilities"):
+            and not (label.family == "weights" and family == "probabilities") \
+            and not (label.family == "scaled_scores" and family == "biased_scores"):  # ALiBi's a = s/√d + b
         return False
     if label.token is not None and candidate.token is not None and label.token != candidate.token:
         return False
@@ -199,21 +243,24 @@ def _agrees(label: Label, candidate: _Candidate) -> bool:
 
 def _with_masked(text: str, group: Group) -> Group:
     """A bracketed vector with its masked entries (−∞) among its numbers, which document.groups() leaves out."""
-    if text[group.at:group.at + 1] != "[":
+    if text[group.at:group.at + 1] == "[":
+        close, body_start = text.find("]", group.at), group.at + 1
+    elif text.startswith("\\begin{", group.at):  # a matrix body: up to its \end{
+        close, body_start = text.find("\\end{", group.at), text.find("}", group.at) + 1
+    else:
         return group
-    close = text.find("]", group.at)
-    body = text[group.at + 1:close]
+    body = text[body_start:close]
     if close < 0 or not _MASKED.search(body):
         return group
-    return Group(group.at, tuple(m.group(0) for m in _ENTRY.finditer(body)))
+    return Group(group.at, tuple(m.group(0) for m in _ENTRY.finditer(unbraced(body))))
 
 
 def _span(text: str, group: Group) -> tuple[int, int]:
     """Where a group is: from its start to the end of its last number."""
     at = group.at
     for piece in group.texts:
-        found = text.find(piece, at)
-        at = found + len(piece) if found >= 0 else at
+        found = find_number(text, piece, at)
+        at = found + printed_length(text, found, piece) if found >= 0 else at
     return group.at, at
 
 
@@ -224,105 +271,3 @@ def _tokens(answers: dict[str, Any]) -> tuple[str, ...]:
             names.update(t for t in section.get(key) or () if isinstance(t, str))
     return tuple(sorted(names, key=lambda t: (-len(t), t)))
 
-
-def _row_tokens(section: dict[str, Any], family: str) -> list[str]:
-    if family in ("K", "V") and section.get("memory_tokens"):
-        return list(section["memory_tokens"])
-    return list(section.get("tokens") or ())
-
-
-def _computed(quantity: Quantity, answers: dict[str, Any]) -> _Candidate:
-    """A quantity of solve's answers with what names it: its family (the key), token and head."""
-    paths = quantity.paths
-    whole = len({p[:-1] for p in paths}) > 1  # a matrix, row by row
-    at = paths[0][:-2] if whole else paths[0][:-1]
-    section = answers["sections"][at[1]]
-    family = token = head = None
-    for i in range(2, len(at)):
-        step, previous = at[i], at[i - 1]
-        if isinstance(step, str):
-            if previous in ("queries", "rows"):
-                token = step
-            else:
-                family = step
-        elif previous == "heads":
-            head = step + 1
-        elif family is not None:
-            rows = _row_tokens(section, family)
-            token = rows[step] if step < len(rows) else None
-    return _Candidate(quantity, family, token, head, False, path_text(at))
-
-
-def _matrix_forms(computed: list[_Candidate], answers: dict[str, Any]) -> list[_Candidate]:
-    """The forms a matrix-form derivation prints that solve's answers hold only in parts: each matrix
-    transposed (K^T) and every query's scores, scaled scores, weights and outputs stacked, when every token is
-    a query (in the tokens' order)."""
-    out = []
-    for c in computed:
-        paths = c.quantity.paths
-        if c.token is None and len({p[:-1] for p in paths}) > 1:
-            order = sorted(range(len(paths)), key=lambda k: (paths[k][-1], paths[k][-2]))
-            if order != list(range(len(paths))):
-                out.append(replace(c, quantity=Quantity(tuple(paths[k] for k in order),
-                                                        tuple(c.quantity.values[k] for k in order)),
-                                   name=c.name + "^T"))
-    for index, section in enumerate(answers.get("sections", ())):
-        queries, tokens = section.get("queries"), section.get("tokens") or ()
-        if not isinstance(queries, dict) or not tokens or list(queries) != list(tokens):
-            continue
-        rows = {(c.family, c.token): c for c in computed if c.name.startswith(f"sections[{index}].queries")
-                and c.head is None}
-        for family in ("scores", "scaled_scores", "weights", "output"):
-            parts = [rows.get((family, t)) for t in tokens]
-            if all(parts):
-                out.append(_Candidate(Quantity(tuple(p for c in parts for p in c.quantity.paths),
-                                               tuple(v for c in parts for v in c.quantity.values)),
-                                      family, None, None, False, f"sections[{index}].{family} (every query)"))
-    return out
-
-
-def _inputs(spec: Any, answers: dict[str, Any]) -> list[_Candidate]:
-    """The spec's given matrices (X, the memory, W_Q, W_K, W_V, W_O, a mask, γ, each head's own), whole and row by
-    row, as candidates: a group that prints one is an input, not a claim."""
-    from .diagnose import answered
-
-    out: list[_Candidate] = []
-    for index, section in enumerate(answered(spec)):
-        data = answers["sections"][index] if index < len(answers.get("sections", ())) else {}
-        _given(section, f"sections[{index}]", index, data, None, out)
-    return out
-
-
-def _given(holder: Any, where: str, index: int, data: dict[str, Any], head: int | None, out: list) -> None:
-    """The given matrices among a section's (or a head's) fields, into `out`."""
-    fields = getattr(holder, "__dataclass_fields__", {})
-    for name in fields:
-        value = getattr(holder, name, None)
-        if isinstance(value, tuple) and value and hasattr(value[0], "__dataclass_fields__"):
-            for h, inner in enumerate(value):  # heads, kv_heads
-                _given(inner, f"{where}.{name}[{h}]", index, data, h + 1, out)
-            continue
-        values = getattr(value, "values", None)
-        if values is None or not hasattr(values, "tolist") or (head is None and name in data):
-            continue
-        try:
-            rows = [[_decimal(v) for v in row] for row in values.tolist()]
-        except (TypeError, ValueError, AttributeError):  # symbols
-            continue
-        tokens = data.get("memory_tokens" if name == "memory" else "tokens") or []
-        at = ("inputs", index, where, name)
-        out.append(_Candidate(Quantity(tuple((*at, i, j) for i, row in enumerate(rows) for j in range(len(row))),
-                                       tuple(v for row in rows for v in row)), name, None, head, True,
-                              f"{where}.{name}"))
-        for i, row in enumerate(rows):
-            token = tokens[i] if name in ("X", "memory") and i < len(tokens) else None
-            out.append(_Candidate(Quantity(tuple((*at, i, j) for j in range(len(row))), tuple(row)), name, token,
-                                  head, True, f"{where}.{name}[{i}]"))
-
-
-def _decimal(value: Any) -> Decimal:
-    """An exact rational as a decimal of 40 significant digits (finer than any printed place)."""
-    p, q = value.as_numer_denom()
-    with localcontext() as context:
-        context.prec = 40
-        return Decimal(int(p)) / Decimal(int(q))

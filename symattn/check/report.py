@@ -31,8 +31,14 @@ def summary(checked: Checked) -> str:
     if checked.unmatched:
         left = sum(len(r.numbers) for r in checked.unmatched)
         return (f"{checked.claims} numbers claimed, all hold; {left} numbers read match nothing"
-                + (" (--partial)" if checked.partial else ""))
-    return f"{checked.claims} numbers claimed, all hold"
+                + (" (--partial)" if checked.partial else "") + _unchecked(checked))
+    return f"{checked.claims} numbers claimed, all hold" + _unchecked(checked)
+
+
+def _unchecked(checked: Checked) -> str:
+    """What "all hold" does not cover: the numbers of arithmetic written out, which are not recomputed."""
+    operands = 0 if checked.coverage is None else checked.coverage.numbers("operands")
+    return f" (the {operands} numbers of arithmetic written out are not checked)" if operands else ""
 
 
 def unmatched_lines(checked: Checked) -> list[str]:
@@ -44,7 +50,8 @@ def unmatched_lines(checked: Checked) -> list[str]:
 def table(checked: Checked) -> str:
     """The coverage (for a document), the summary line, the findings as an aligned table (where, printed, correct
     at the same precision, cause, explanation), then the numbers that match nothing with their place."""
-    rows = [HEADER, *((f.at, f.claim.printed, f.correct, f.cause, f.explanation) for f in checked.wrong)]
+    rows = [HEADER, *((_where(checked, f), f.claim.printed, f.correct, f.cause, f.explanation)
+                      for f in checked.wrong)]
     lines = [line for line in (coverage_line(checked), summary(checked)) if line]
     if checked.wrong:
         widths = [max(_width(row[c]) for row in rows) for c in range(len(HEADER) - 1)]
@@ -53,6 +60,12 @@ def table(checked: Checked) -> str:
             lines.append("  ".join([*cells, row[-1]]).rstrip())
     lines += unmatched_lines(checked)
     return "\n".join(lines) + "\n"
+
+
+def _where(checked: Checked, finding) -> str:
+    """The claim's path, and for a document the line and column it was read at: `…weights[3] (line 12:7)`."""
+    place = checked.place(finding)
+    return finding.at if place is None else f"{finding.at} (line {place[0]}:{place[1]})"
 
 
 def _width(text: str) -> int:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 
+from ..errors import SpecError
 from ..exercises.exercise import Exercise, with_tolerances
 from ..infra import i18n
 from ..infra.output import check_targets, write_set
@@ -18,16 +19,17 @@ from ..infra.progress import Progress
 from ..pipeline.derive import derive_spec
 from ..render.pdf import LatexRuns, sweep_stale_folders
 from ..spec.model import integer_sqrt
+from ..typeset.layout import PAPERS as PAPER_SIZES
 from .drivers import DRIVERS, Driver, Share
 from .drivers.paper import PaperDriver
-from .examiners import examiner_of
+from .examiners import exam_kinds, examiner_of
 from .exptable import exp_table, on_table
-from .generate import Candidate, Version, check, check_request, search
+from .generate import Candidate, Version, check, check_request, generate, search
 from .heading import check_heading
 from .options import ExamOptions
 from .paging import check_counts, page_counts, with_counts
-from .points import EXP_PARTS, asked_parts, needed, parse_parts
-from .students import check_class
+from .points import EXP_PARTS, asked_parts, check_points, needed, parse_parts
+from .students import Student, check_class
 from .workers import ordered_map
 
 WORKED = {"tex", "moodle"}  # the drivers that print the worked solution: the derivation is made with its steps
@@ -44,7 +46,7 @@ def exercise(version: Version, options: ExamOptions, steps: bool = True) -> Exer
     asked = examiner_of(version.data["sections"][0]).exercise(section, version.results[0], options.digits)
     if not all(on_table(options.difficulty, scaled) for scaled in asked.scaled):  # by construction of the level
         raise AssertionError(f"version {version.label}: a scaled score is not on the {options.difficulty} e^x table")
-    parts = asked_parts(asked.parts, options.parts)
+    parts = asked_parts(asked.parts, options.parts, options.points)
     table = (exp_table(options.difficulty, options.digits)  # when the weights (e^x) are asked or needed, from
              if integer_sqrt(asked.d_k) is not None and asked.softmax  # scaled scores a table can hold
              and any(p.key in EXP_PARTS for p in needed(asked.parts, options.parts)) else None)
@@ -84,8 +86,14 @@ def build_exam(options: ExamOptions, out_dir: Path, formats: tuple[str, ...], sp
     A file in `keep` (the class list) is never overwritten; the files of the previous exam in out_dir that this
     one does not write again are removed (write_set's set "exam")."""
     check_request(options.count, options.kind, options.difficulty, options.digits, options.tokens, options.d_k)
+    if options.paper not in PAPER_SIZES:
+        raise SpecError("--paper", f"expected {' or '.join(PAPER_SIZES)}, got {options.paper!r}")
     if options.parts is not None:
         parse_parts(",".join(options.parts))  # ExamOptions made in Python: the same check as --parts
+    if options.points is not None:
+        check_points(options.points, options.parts)
+        for kind in (exam_kinds() if options.kind == "mixed" else (options.kind,)):  # every asked part given:
+            exercise(generate(1, options.seed, kind, options.difficulty, options.lang)[0], options, steps=False)
     check_class(options.count, options.students)
     check_heading(options)
     langs = tuple(dict.fromkeys(langs)) or (options.lang,)
@@ -129,12 +137,24 @@ def exam_files(options: ExamOptions, formats: tuple[str, ...], split: bool, jobs
         files.update(driver.files([shares[name] for _, shares in versions]))
     sources = {name: text for name, text in files.items()  # pdf: every .tex; solutions: solutions.pdf alone
                if name.endswith(".tex") and ("pdf" in formats or name == "solutions.tex")}
-    pdfs = _compile(drivers(options, names).get("tex"), versions, sources, split) if sources else {}
+    split_names = {c.label: split_stem(c.label, s) for c, s in zip([c for c, _ in versions],
+                                                                   options.students or [None] * len(versions))}
+    pdfs = _compile(drivers(options, names).get("tex"), versions, sources, split_names if split else None) \
+        if sources else {}
     return {name: content for name, content in [*files.items(), *pdfs.items()]
             if not (name.endswith(".tex") and "tex" not in formats)}
 
 
 PAPERS = ("exam.pdf", "key.pdf")  # the PDFs whose versions count their pages ("Page i of n")
+
+
+def split_stem(label: str, student: Student | None) -> str:
+    """What follows exam- and key- in a version's own PDF: its label, then with a class list the student's id
+    and name (letters, digits and dashes of any script: exam-07-s001-Ada-Lovelace.pdf)."""
+    if student is None:
+        return label
+    slug = re.sub(r"[^\w]+", "-", f"{student.id} {student.name}", flags=re.UNICODE).strip("-_")[:60]
+    return f"{label}-{slug}" if slug else label
 
 
 def whole_paper(name: str) -> str:
@@ -143,15 +163,16 @@ def whole_paper(name: str) -> str:
 
 
 def _compile(paper: PaperDriver | None, versions: list[tuple[Candidate, dict[str, Share]]],
-             sources: dict[str, str], split: bool) -> dict[str, bytes]:
+             sources: dict[str, str], split: dict[str, str] | None) -> dict[str, bytes]:
     """A PDF of every .tex, side by side: exam.pdf and key.pdf in two LaTeX runs (the first counts each version's
     pages, see paging.py), solutions.pdf in one; with split also a pair per version, in parallel, with the
     counts of the whole papers."""
     jobs = {name.removesuffix(".tex") + ".pdf": source for name, source in sources.items()}
-    if split and paper is not None:
+    if split is not None and paper is not None:
         for candidate, shares in versions:
             exam, key = paper.documents([shares["tex"].text])
-            jobs[f"exam-{candidate.label}.pdf"], jobs[f"key-{candidate.label}.pdf"] = exam, key
+            stem = split[candidate.label]
+            jobs[f"exam-{stem}.pdf"], jobs[f"key-{stem}.pdf"] = exam, key
     results: dict[str, bytes] = {}
     pages, lock, runs = dict.fromkeys(jobs, 0), threading.Lock(), LatexRuns()
     with Progress("compiling PDFs", len(jobs)) as bar, ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:

@@ -3,10 +3,12 @@ and checked by its kind."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import partial
 from typing import Any, TypeVar
 
@@ -21,6 +23,7 @@ from .examiners import exam_kinds, examiner, examiner_of
 from .fair import check_shape, exam_level
 
 MAX_COUNT = 1000
+MAX_STRICT_DRAWS = 20000  # draws of one version within its kind's work band and with new weights, at most
 T = TypeVar("T")
 
 
@@ -84,7 +87,7 @@ def search(count: int, seed: int, kind: str, difficulty: str, lang: str,
     accepted: list[str] = []  # the keys of the accepted problems, in order
     while len(accepted) < count:
         drawn: list[tuple[Candidate, str, tuple]] = []
-        stream = _candidates(state, count, kind, level, lang, tuple(accepted), drawn)
+        stream = _candidates(state, count, kind, level, lang, tuple(accepted), drawn, difficulty)
         for i, result in enumerate(run(stream)):
             _, key, state = drawn[i]
             if result is None:
@@ -105,25 +108,65 @@ def plausible(data: dict[str, Any]) -> bool:
 
 
 def _candidates(state: tuple, count: int, kind: str, level: Level, lang: str, accepted: tuple[str, ...],
-                drawn: list[tuple[Candidate, str, tuple]]) -> Iterator[Candidate]:
+                drawn: list[tuple[Candidate, str, tuple]], difficulty: str) -> Iterator[Candidate]:
     """The candidates from generator state `state` on, each filed in `drawn` with its key (for telling
-    problems apart) and the generator's state after it."""
+    problems apart) and the generator's state after it. Each is a problem not drawn before, with the products
+    worked by hand within its kind's band (Kind.work_band) and weights that are no earlier version's, not even
+    with their rows or columns in another order."""
     rng = random.Random()
     rng.setstate(state)
     seen = set(accepted)
+    weight_sets = {weight_set(json.loads(key)[0]) for key in accepted}
     width = max(2, len(str(count)))
     kinds = exam_kinds()
     for position in range(len(accepted), count):
         section_kind = kinds[position % len(kinds)] if kind == "mixed" else kind
-        while True:
+        band = examiner(section_kind).work_band(difficulty)
+        for tries in itertools.count():
             data = draw(rng, section_kind, level, lang)
-            if plausible(data) and (key := json.dumps(data["sections"], sort_keys=True)) not in seen:
-                break
+            section = data["sections"][0]
+            strict = tries < MAX_STRICT_DRAWS  # then the band and the weight sets give way: never a hang (a shape
+            # --tokens or --d-k gives may have no problem in the band, or few weight sets)
+            if (plausible(data) and (key := json.dumps(data["sections"], sort_keys=True)) not in seen
+                    and (not strict or band is None
+                         or band[0] <= examiner_of(section).hand_products(section) <= band[1])
+                    and ((weights := weight_set(section)) == () or weights not in weight_sets or not strict)):
+                break  # (a kind without weight matrices, add_norm: its inputs tell its problems apart)
         seen.add(key)
+        weight_sets.add(weights)
         label = f"{position + 1:0{width}d}"
         candidate = Candidate(label, {"title": f"Version {label}", "lang": lang, **data})
         drawn.append((candidate, key, rng.getstate()))
         yield candidate
+
+
+def weight_set(section: dict[str, Any]) -> tuple:
+    """A problem's weight matrices (every W_ key, in heads too), each up to the order of its rows and columns: two
+    problems with the same weight set are the same exercise with the inputs renamed or permuted."""
+    found: list[tuple[str, tuple]] = []
+    _weights(section, "", found)
+    return tuple(sorted(found))
+
+
+def _weights(value: Any, path: str, found: list[tuple[str, tuple]]) -> None:
+    """The W_ matrices under `value`, filed in `found` by path (a module function: a recursive closure would be a
+    reference cycle per call, left to the cyclic collector a batch runs without)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name.startswith("W_") and isinstance(item, list):
+                found.append((path + name, _unordered(item)))
+            else:
+                _weights(item, f"{path}{name}.", found)
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            _weights(item, f"{path}{k}.", found)
+
+
+def _unordered(rows: list[list[Any]]) -> tuple:
+    """A matrix of exact strings up to the order of its rows and of its columns (the least of its row orders'
+    sorted columns)."""
+    numbers = [tuple(Fraction(str(v)) for v in row) for row in rows]
+    return min(tuple(sorted(zip(*order, strict=True))) for order in itertools.permutations(numbers))
 
 
 def check(candidate: Candidate) -> Version | None:

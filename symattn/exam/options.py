@@ -31,3 +31,5 @@ class ExamOptions:
     date: str | None = None
     time_allowed: str | None = None
     students: tuple[Student, ...] = ()
+    points: tuple[tuple[str, int], ...] | None = None  # --points: each asked part's (letter, points); None: by work
+    paper: str = "a4"  # --paper: a4 or letter (typeset.layout.PAPERS)

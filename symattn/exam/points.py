@@ -9,7 +9,7 @@ from functools import lru_cache
 from math import floor
 
 from ..errors import SpecError
-from ..exercises.exercise import NO_WORK, Part
+from ..exercises.exercise import NO_WORK, Part, writing_space
 
 PART_LETTERS = "abcde"  # (a) Q, K, V (b) raw scores (c) scaled scores (d) weights (e) output
 TOTAL_POINTS = 20  # every version's total, whichever parts are asked
@@ -30,9 +30,43 @@ def parse_parts(text: str | None) -> tuple[str, ...] | None:
     return tuple(sorted(letters))
 
 
-def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:
+Points = tuple[tuple[str, int], ...]  # --points: (letter, whole points) per part, in paper order
+MAX_PART_POINTS = 100
+
+
+def parse_points(text: str | None) -> Points | None:
+    """--points as (letter, points) pairs in paper order (None: shared by work), or a SpecError naming the part."""
+    if text is None:
+        return None
+    given: dict[str, int] = {}
+    for item in text.split(","):
+        letter, equals, value = (x.strip() for x in item.partition("="))
+        letter = letter.lower()
+        if len(letter) != 1 or letter not in PART_LETTERS or not equals:
+            raise SpecError("--points", f"expected part=points for parts among {', '.join(PART_LETTERS)} separated "
+                                        f"by commas (a=4,b=2), got {item.strip()!r}")
+        if letter in given:
+            raise SpecError("--points", f"part {letter} is given twice")
+        if not value.isdigit() or not 1 <= int(value) <= MAX_PART_POINTS:
+            raise SpecError("--points", f"part {letter}: expected a whole number of points from 1 to "
+                                        f"{MAX_PART_POINTS}, got {value!r}")
+        given[letter] = int(value)
+    return tuple(sorted(given.items()))
+
+
+def check_points(points: Points | None, letters: tuple[str, ...] | None) -> None:
+    """--points names only asked parts (--parts, default all)."""
+    for letter, _ in points or ():
+        if letters is not None and letter not in letters:
+            raise SpecError("--points", f"part {letter} is not asked (--parts {','.join(letters)})")
+
+
+def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None,
+                points: Points | None = None) -> tuple[Part, ...]:
     """The asked parts (all when letters is None), each with its work plus that of the unasked parts before it
-    (their values are needed for it), and their points: TOTAL_POINTS shared in proportion to the work."""
+    (their values are needed for it), and their points: the examiner's (--points: every asked part needs its own;
+    letters past a kind's parts are another kind's, in a mixed exam), else TOTAL_POINTS shared in proportion to
+    the work."""
     asked = _indices(parts, letters)
     chosen, carry = [], NO_WORK
     for i, part in enumerate(parts):
@@ -40,8 +74,17 @@ def asked_parts(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tup
         if i in asked:
             chosen.append((part, carry))
             carry = NO_WORK
-    points = _allocated(TOTAL_POINTS, tuple(work.operations for _, work in chosen))
-    return tuple(replace(part, work=work, points=n) for (part, work), n in zip(chosen, points, strict=True))
+    if points is None:
+        shares = _allocated(TOTAL_POINTS, tuple(work.operations for _, work in chosen))
+    else:
+        given = dict(points)
+        missing = [letter for letter in (PART_LETTERS[parts.index(p)] for p, _ in chosen) if letter not in given]
+        if missing:
+            raise SpecError("--points", f"part {missing[0]} has no points: give every asked part its own "
+                                        f"({','.join(PART_LETTERS[parts.index(p)] + '=…' for p, _ in chosen)})")
+        shares = tuple(given[PART_LETTERS[parts.index(p)]] for p, _ in chosen)
+    parts = (replace(part, work=work, points=n) for (part, work), n in zip(chosen, shares, strict=True))
+    return tuple(replace(part, space=writing_space(part)) for part in parts)
 
 
 def needed(parts: tuple[Part, ...], letters: tuple[str, ...] | None) -> tuple[Part, ...]:

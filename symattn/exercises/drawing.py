@@ -12,11 +12,10 @@ from typing import Any
 from sympy import Rational
 
 from .exercise import Answer, Part, Work, tolerance
-from .levels import LEVELS, MAX_LOGIT, MIN_WEIGHT, VOCABULARY, Level, random_matrix
+from .levels import LEVELS, MAX_LOGIT, MIN_GAP, MIN_WEIGHT, VOCABULARY, Level, random_matrix
 
 # The fixed e^x table of easy papers: x from −3 to 3 in steps of 0.125, whatever the version asks.
 EXP_GRID = tuple(Rational(k, 8) for k in range(-24, 25))
-MIN_GAP = 0.02  # the two largest weights (probabilities) of the answer differ by at least this much
 MAX_TRIES = 200  # a distinct matrix is drawn at most this many times; then the last one (plausible rejects it)
 
 
@@ -66,11 +65,11 @@ def product(left: list[list[Any]], right: list[list[Any]]) -> list[list[Any]]:
 
 
 def scored(key: str, question: str, params: dict[str, Any], answers: list[Answer], work: int, digits: int,
-           accuracy: str, space: str = "3cm") -> Part:
+           accuracy: str) -> Part:
     """A part of `work` scalar products (its points follow from it: exam/points.py), with the tolerance of the
     existing part `accuracy` whose answers are reached the same way (exercises.exercise.tolerance: "scores" exact,
     "weights" from rounded table values, "output" through rounded intermediates)."""
-    return Part(key, question, params, tuple(answers), 0, space, tolerance(digits, accuracy), Work(work, work),
+    return Part(key, question, params, tuple(answers), 0, "", tolerance(digits, accuracy), Work(work, work),
                 accuracy)
 
 

@@ -16,10 +16,10 @@ from ..numbers.decimals import to_decimal
 from ..numbers.display import format_number
 from ..spec.model import GivenMatrix, Spec, integer_sqrt
 
-# The writing space of a part on the paper: room for the working (mm), and a line (LINE mm) per vector asked, a table
-# counting a line per row of each column (Q, K and V of every token: 3 lines a token).
-WORKING = {"qkv": 15, "scores": 20, "scaled": 10, "weights": 25, "output": 20}
-LINE = 8
+# The writing space of a part on the paper, sized to what it asks: a base, room to write each number asked and to
+# work each operation (its products, divisions and e^x, with those of the unasked parts it needs), in mm.
+BASE_MM, NUMBER_MM, OPERATION_MM = 12, 2.5, 0.5
+MAX_MM = 170  # at most: a part's space and its prompt stay within one page (A4 or Letter)
 
 
 # How far an answer may be from the exact value, per part: (units of the last decimal asked for, the allowance
@@ -162,7 +162,7 @@ class Part:
     params: dict[str, Any]
     answers: tuple[Answer, ...]
     points: int
-    space: str
+    space: str  # set with the points (exam/points.py: writing_space), "" until then
     tolerance: str
     work: Work = NO_WORK
     accuracy: str = ""  # the attention part whose tolerance this part's answers share (""; its own key's)
@@ -171,13 +171,14 @@ class Part:
 def part(key: str, question: str, params: dict[str, Any], answers: list[Answer], digits: int, work: Work) -> Part:
     """A part with the space and tolerance of its key; its points follow from its work once the asked parts are
     known (exam/points.py)."""
-    return Part(key, question, params, tuple(answers), 0, space(key, answers), tolerance(digits, key), work)
+    return Part(key, question, params, tuple(answers), 0, "", tolerance(digits, key), work)
 
 
-def space(key: str, answers: list[Answer]) -> str:
-    """A part's writing space on the paper, sized to what it asks (WORKING and LINE)."""
-    lines = sum(len(a.tokens) * len(a.columns) if isinstance(a, AnswerTable) else 1 for a in answers)
-    return f"{WORKING[key] + LINE * lines}mm"
+def writing_space(part: Part) -> str:
+    """A part's writing space on the paper (BASE_MM, NUMBER_MM, OPERATION_MM), from its answers and its work."""
+    numbers = sum(len(column.entries) for a in part.answers for column in (a.columns if isinstance(a, AnswerTable)
+                                                                          else (a.values,)))
+    return f"{min(MAX_MM, BASE_MM + NUMBER_MM * numbers + OPERATION_MM * part.work.operations):g}mm"
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def _product(left: IntMatrix, right: IntMatrix) -> IntMatrix:
 def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, IntMatrix]], focus: int,
                    places: int) -> bool:
     """The quick check of (queries, source, W_Q, W_K, W_V) runs in integers of 10^-places: it rejects only what
-    friendly_runs rejects too (zero rows and columns, tied scores, two tokens with one embedding and two heads
+    friendly_runs rejects too (zero rows and columns, constant V columns, tied scores, two tokens with one embedding and two heads
     with the same weights exactly, scaled scores, weights and the gap between the two largest with margins far
     above float error)."""
     if any(a[2:] == b[2:] for i, a in enumerate(runs) for b in runs[:i]):
@@ -60,10 +60,12 @@ def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, 
             if not all(map(any, matrix)) or not all(map(any, zip(*matrix, strict=True))):
                 return False
             made.append(matrix)
-        _, Q, K = made
-        scores = [sum(map(mul, Q[focus], k)) for k in K]  # × 10^(4·places)
-        if scores.count(max(scores)) > 1:
+        V, Q, K = made
+        if constant_column(V):
             return False
+        scores = [sum(map(mul, Q[focus], k)) for k in K]  # × 10^(4·places)
+        if len(set(scores)) < len(scores):
+            return False  # two equal scores: two equal weights
         scaled = [s / 10 ** (4 * places) / math.sqrt(len(W_K[0])) for s in scores]
         if any(abs(a) > MAX_LOGIT + 1e-9 for a in scaled):
             return False
@@ -76,6 +78,21 @@ def plausible_runs(runs: list[tuple[IntMatrix, IntMatrix, IntMatrix, IntMatrix, 
     return True
 
 
+def constant_column(rows) -> bool:
+    """Whether a column of V has one value in every row: that output entry is that value, whatever the weights
+    (all V rows equal: the output needs no weights at all)."""
+    return len(rows) > 1 and any(len(set(column)) == 1 for column in zip(*rows, strict=True))
+
+
+def mixes(W_O) -> bool:
+    """Whether an output projection uses every head and makes different outputs: no zero row (a head that does
+    nothing), no zero column (an output identically 0) and no two equal columns (two outputs always equal)."""
+    rows = [tuple(r) for r in W_O]
+    columns = list(zip(*rows, strict=True))
+    return (all(any(v != 0 for v in r) for r in rows) and all(any(v != 0 for v in c) for c in columns)
+            and len(set(columns)) == len(columns))
+
+
 def repeated(rows) -> bool:
     """Whether two rows (two tokens' embeddings) are equal."""
     rows = [tuple(row) for row in rows]
@@ -83,8 +100,9 @@ def repeated(rows) -> bool:
 
 
 def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
-    """No all-zero rows anywhere, no all-zero column in Q, K or V, no two tokens with one embedding; for the
-    query asked about, one clear largest weight (MIN_GAP above the next), scaled scores within ±MAX_LOGIT, every
+    """No all-zero rows anywhere, no all-zero column in Q, K or V, no column of V with one value throughout, no two
+    tokens with one embedding; for the query asked about, all scores different (no two equal weights), one clear
+    largest weight (MIN_GAP above the next), scaled scores within ±MAX_LOGIT, every
     weight at least MIN_WEIGHT, and in every head other weights. Runs are (queries, source, the computed
     attention)."""
     heads = [tuple(to_decimal(w, 12, known=attention.known) for w in attention.queries[focus].softmax.weights)
@@ -101,9 +119,11 @@ def friendly_runs(runs: list[tuple[Any, Any, Attention]], focus: int) -> bool:
             computed = matrix is attention.Q or matrix is attention.K or matrix is attention.V
             if computed and any(all(map(_zero, column)) for column in zip(*rows, strict=True)):
                 return False  # a zero column of Q, K or V makes an answer identically 0
-        query = attention.queries[focus]
-        if list(query.scores).count(max(query.scores)) > 1:
+        if constant_column(entries(attention.V)):
             return False
+        query = attention.queries[focus]
+        if len({to_decimal(s, 12, known=attention.known) for s in query.scores}) < len(query.scores):
+            return False  # two equal scores: two equal weights (by value: equal scores may differ in form)
         # Compared as decimals (12 places): exact comparisons of surds and softmax quotients cost an evalf each.
         if any(abs(to_decimal(a, 12, known=attention.known)) > MAX_LOGIT for a in query.scaled):
             return False

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 DIFFICULTIES = ("easy", "standard")
 MAX_LOGIT = 3  # scaled scores within ±3: e^x stays a friendly number
 MIN_WEIGHT = 0.02  # no weight that rounds away
-MIN_GAP = 0.01  # the two largest weights of every asked query differ by at least this (100 units at 4 decimals)
+MIN_GAP = 0.02  # the two largest weights (probabilities) of every asked softmax differ by at least this, in every kind
 TOKEN_COUNTS = range(2, 7)  # what --tokens allows: enough to be attention, few enough for a hand
 
 VOCABULARY = {

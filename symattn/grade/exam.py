@@ -135,6 +135,8 @@ def load_exam(path: Path) -> Exam:
         raise SpecError(f"{field}: {exc.field}", exc.problem) from None
     if not isinstance(data.get("versions"), list):
         raise SpecError(field, "expected the exam.json `symattn exam --format json` writes (a 'versions' list)")
+    if not data["versions"]:  # nothing to grade against (an exam has at least one version)
+        raise SpecError(f"{field}: versions", "expected at least one version, got an empty list")
     options = data.get("options", {})
     if not isinstance(options, dict):
         raise SpecError(f"{field}: options", "expected a table (JSON object) as `symattn exam` writes it")

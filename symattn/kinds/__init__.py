@@ -28,6 +28,7 @@ BUILT_IN = {
     "norm": "symattn.kinds.norm.kind:NORM",
     "alibi": "symattn.kinds.alibi.kind:ALIBI",
     "sliding_window": "symattn.kinds.sliding_window.kind:SLIDING_WINDOW",
+    "backward": "symattn.kinds.backward.kind:BACKWARD",
 }
 
 # The kind an exam draws when none is asked for (`symattn exam` without --kind).

@@ -27,6 +27,16 @@ class Carried:
     rows: ImmutableMatrix
 
 
+@dataclass(frozen=True)
+class Referenced:
+    """An earlier section a key of a later one names (Kind.references): its name, its Section and its computed
+    result, as symattn.pipeline.chain resolves the reference."""
+
+    name: str
+    section: Section
+    result: Any
+
+
 class Kind:
     """One kind of section (self-attention, cross-attention, multi-head, ...): its spec type and keys, how it is
     parsed, computed, laid out as steps and answered; and, if it can be examined, how its exam problems are drawn,
@@ -34,6 +44,9 @@ class Kind:
 
     name: str = ""
     keys: frozenset[str] = frozenset()  # the section keys it accepts, "kind" included
+    # The keys whose value names an earlier section (`from = "NAME"`): the chain puts that section itself, computed,
+    # into the data as a Referenced (a backward pass reads the forward section it differentiates).
+    references: frozenset[str] = frozenset()
     examinable: bool = False  # whether `symattn exam --kind NAME` can draw problems of it
     # Its language strings, {lang: {dotted key: text}}, for a kind defined outside the package: registering it adds
     # them to symattn.infra.i18n (every language, the same keys). The package's own kinds keep theirs in locales/*.toml.
@@ -95,6 +108,14 @@ class Kind:
         document beyond MAX_STEPS or MAX_MATRIX before any work. A kind that does not say is not limited."""
         return Size()
 
+    # ------------------------------------------------------------ worksheets (`symattn worksheet --blanks`)
+    stages: tuple[str, ...] = ()  # the stages a worksheet may leave blank, in the order they are computed
+
+    def stage_of(self, step: Step) -> str | None:
+        """The stage whose results a computation step of the section writes (its checked lines' results), or None
+        (given values, text). A softmax's e^{a} and Z lines belong to the stage "exp" where the kind has one."""
+        return None
+
     # ------------------------------------------------------------ exams (examinable kinds only)
     # A kind may keep its exam hooks in a module of its own, `exam_module` (a module beside the kind's own, in its
     # folder: "exam" for kinds/<name>/exam.py, defining the functions draw, plausible, friendly and exercise as
@@ -119,6 +140,17 @@ class Kind:
     def friendly(self, section: Section, result: Any) -> bool:
         """Whether the computed problem is fair to solve by hand."""
         return self.exam_hooks().friendly(section, result) if self.exam_module else True
+
+    def hand_products(self, data: dict[str, Any]) -> int | None:
+        """The products a student works by hand in a drawn problem, neither factor 0 or ±1 (exercises.work); None:
+        not counted. The exam draws its versions with a count within work_band."""
+        hooks = self.exam_hooks() if self.exam_module else None
+        return hooks.hand_products(data) if hooks is not None and hasattr(hooks, "hand_products") else None
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        """The counts of hand_products a version of this difficulty is drawn within (None: any)."""
+        hooks = self.exam_hooks() if self.exam_module else None
+        return getattr(hooks, "WORK_BAND", {}).get(difficulty) if hooks is not None else None
 
     def exercise(self, section: Section, result: Any, digits: int) -> Asked:
         """What an exam asks of the section: its given inputs and its parts with answers (exercises.exercise)."""

@@ -2,7 +2,8 @@
 X, Y or memory as the rows an earlier section passes on (Kind.outputs, Kind.inputs), and how those values carry
 (`carry = "shown"`: as the earlier document shows them, rounded; `"full"`: at the working precision).
 
-A spec is parsed in order: when a section refers to NAME, NAME is computed (once: the result is kept on the Spec for
+Every reference is checked first (Chain.check_references: it names an earlier section), before anything is parsed
+or computed. Then the spec is parsed in order: when a section refers to NAME, NAME is computed (once: the result is kept on the Spec for
 derive_spec), its rows are rounded as its carry says and put into the section's data as an exact matrix, so the
 receiving kind parses an ordinary matrix and checks its widths itself."""
 
@@ -19,7 +20,8 @@ from sympy import Expr, Integer, Rational
 from ..document.steps import Heading, Name, Paragraph, Phrase, Step, Token, TokenTable
 from ..engine import WORKING_DIGITS, Numbers, any_symbolic
 from ..errors import SpecError
-from ..kinds import kind_of
+from ..kinds import KINDS, kind_of
+from ..kinds.base import Referenced
 from ..numbers.decimals import decimal_places
 from ..numbers.display import DEFAULT_DIGITS, GUARD_CAP, format_number
 from ..spec.fields import suggest
@@ -72,7 +74,23 @@ class Chain:
                 raise SpecError(f"sections[{i}].name", f"{given!r} names sections[{names[given]}] already "
                                                        "(give each section its own name)")
             names[given] = i
-        return cls(names, carry, digits, result_digits, sections)
+        links = cls(names, carry, digits, result_digits, sections)
+        links.check_references()
+        return links
+
+    def check_references(self) -> None:
+        """Every section's references, read before any section is parsed or computed: a mistyped or misdirected
+        reference in the last section is refused at once, not after the earlier sections are computed."""
+        for index, data in enumerate(self.raw):
+            if not isinstance(data, dict):
+                continue
+            for key in REFERENCE_FIELDS:  # "FROM:enc", "output:enc": a reference mistyped, not a matrix
+                value, where = data.get(key), f"sections[{index}].{key}"
+                if isinstance(value, str) and ":" in value and not _is_reference(value):
+                    raise SpecError(where, f'expected a list of rows, or "from:NAME" or "input:NAME" naming an '
+                                           f"earlier section, got {value!r}")
+                if _is_reference(value):
+                    self._target(value, index, where)
 
     def take(self, data: Any, at: str) -> tuple[Any, dict[str, Any]]:
         """A section's data with its references resolved and the chain's own keys taken out, and what to set on
@@ -81,13 +99,12 @@ class Chain:
             return data, {}
         index = len(self.parsed)
         self.modes.append(carry_mode(data["carry"], f"{at}.carry") if "carry" in data else self.carry)
-        for key in REFERENCE_FIELDS:  # "FROM:enc", "output:enc": a reference mistyped, not a matrix
-            value = data.get(key)
-            if isinstance(value, str) and ":" in value and not _is_reference(value):
-                raise SpecError(f"{at}.{key}", f'expected a list of rows, or "from:NAME" or "input:NAME" naming an '
-                                              f"earlier section, got {value!r}")
         refs = [(key, data[key]) for key in REFERENCE_FIELDS if _is_reference(data.get(key))]
         data = {key: value for key, value in data.items() if key not in SECTION_KEYS}
+        named = KINDS[data["kind"]].references if isinstance(data.get("kind"), str) and data["kind"] in KINDS \
+            else frozenset()
+        for key in sorted(named & data.keys()):  # `from = "NAME"`: the section itself (an unknown kind: parse says)
+            data[key] = self._section(data[key], index, f"{at}.{key}")
         carried = []
         brought: dict[str, str] = {}  # tokens key -> the field whose reference set it
         for key, text in refs:
@@ -135,6 +152,16 @@ class Chain:
             raise SpecError(where, f"{text!r} names a later section, sections[{j}]{cycle}; references point only "
                                    f"backwards{listed}")
         return j
+
+    def _section(self, value: Any, index: int, where: str) -> Referenced:
+        """The earlier section a key names, computed (once: derive_spec reuses the result)."""
+        if not isinstance(value, str):
+            raise SpecError(where, f"expected the name of an earlier section, such as \"attn\", got {value!r}")
+        j = self._target(f"from:{value}", index, where)
+        source = self.parsed[j]
+        if j not in self.results:
+            self.results[j] = kind_of(source.kind).compute(source)
+        return Referenced(self.raw_name(j) or value, source, self.results[j])
 
     def _rows(self, j: int, text: str, key: str, where: str) -> tuple[Rows, Carry]:
         """The rows section j passes on, carried as its mode says."""

@@ -80,18 +80,26 @@ def keys_elsewhere(kind: Kind) -> dict[str, tuple[str, ...]]:
 
 def load_spec(path: str | Path) -> Spec:
     """Read and validate a spec file (.toml or .json)."""
+    return parse_spec(spec_file_data(path), name=Path(path).stem)
+
+
+def spec_file_data(path: str | Path) -> dict[str, Any]:
+    """A spec file's data as read, before validation (what a worksheet's versions redraw)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SPEC_SUFFIXES:
         raise SpecError(str(path), f"expected a .toml or .json spec file, got {suffix or 'no extension'}")
-    fmt = suffix.removeprefix(".")
-    text = read_input_text(path, str(path))
-    return parse_spec(read_spec_text(text, fmt, str(path)), name=path.stem)
+    return read_spec_text(read_input_text(path, str(path)), suffix.removeprefix("."), str(path))
+
+
+def example_data(name: str) -> dict[str, Any]:
+    """A built-in example's data as read, before validation."""
+    return read_spec_text(example_text(name), "toml", f"example {name}")
 
 
 def load_example(name: str) -> Spec:
     """A built-in example as a validated Spec."""
-    return parse_spec(read_spec_text(example_text(name), "toml", f"example {name}"), name=name)
+    return parse_spec(example_data(name), name=name)
 
 
 def load(source: str | Path | Spec) -> Spec:

@@ -46,16 +46,17 @@ class BuildResult:
 def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None = None,
           digits: int | None = None, exact: bool = False, pdf_required: bool = True,
           notify: Callable[[str], None] = lambda message: None, latex: LatexRun | None = None,
-          keep: Iterable[Path] = (), prose: str | None = None) -> BuildResult:
+          keep: Iterable[Path] = (), prose: str | None = None, options: dict | None = None) -> BuildResult:
     """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
 
     Everything is computed and compiled before anything is written, then the set is written at once
     (write_set); a file in `keep` (the input spec) is never overwritten, and the formats this spec's document was
     written in last time into out_dir that are not written now are removed, if still as written (document_set).
     The formats are render/formats.py's: the text ones first, in the order asked, then those compiled from a text
-    (its source's text made if it was not asked for). Without TeX, a PDF that was not required is skipped with a warning; a required one raises
-    TexNotFoundError and nothing is written. `latex` is a LaTeX run started earlier to compile the PDF (the command
-    line starts one before importing SymPy).
+    (its source's text made if it was not asked for). Without TeX, a PDF that was not required is skipped with a
+    warning; a required one raises TexNotFoundError and nothing is written. `latex` is a LaTeX run started earlier to compile the PDF (the command
+    line starts one before importing SymPy). `options`: what formats take beyond `exact` (Format.options: the
+    slides' handout and theme), each given to the formats that take it.
     """
     keep = tuple(keep)
     pages = 0
@@ -79,14 +80,14 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     for fmt in formats:
         if format_of(fmt).renderer:
             tell(f"writing {paths[fmt].name}...")
-            outputs[paths[fmt]] = texts[fmt] = text_renderer(fmt)(derivation, exact=exact)
+            outputs[paths[fmt]] = texts[fmt] = _text(fmt, derivation, exact, options or {})
     for fmt in formats:
         source = format_of(fmt).compiled_from
         if not source:
             continue
         if source not in texts:
             tell(f"writing the {format_of(source).label} of {paths[fmt].name}...")
-            texts[source] = text_renderer(source)(derivation, exact=exact)
+            texts[source] = _text(source, derivation, exact, options or {})
         outputs[paths[fmt]] = _compiled(format_of(fmt), texts[source], stem, notify, latex)
         if format_of(fmt).compiler == LATEX:
             latex = None  # a LaTeX run started early compiles one document
@@ -99,6 +100,12 @@ def document_set(stem: str) -> str:
     (`render` or `check`'s report), so that the next run of that spec into the folder removes the formats it does
     not write again, and never another spec's document."""
     return f"document {stem}"
+
+
+def _text(fmt: str, derivation, exact: bool, options: dict) -> str:
+    """A format's text, with the options it takes."""
+    taken = {key: options[key] for key in format_of(fmt).options if key in options}
+    return text_renderer(fmt)(derivation, exact=exact, **taken)
 
 
 def _compiled(fmt: Format, text: str, stem: str, notify: Callable[[str], None], latex: LatexRun | None) -> bytes:

@@ -22,7 +22,8 @@ class Format(NamedTuple):  # not a dataclass: `dataclasses` would add a tenth to
     no `exact`, as the JSON answers); a compiled one has `compiled_from`, the format whose text it is made of, and
     `compiler`, "module:function" of (text, jobname) -> bytes (LATEX: TeX's, which build.py runs itself), raising
     a SymattnError when it cannot run. `paged`: its document has pages, so a spec too large to typeset is refused
-    for it (build.check_size). `label` names its text in progress messages ("writing the LaTeX of mt.pdf...")."""
+    for it (build.check_size). `label` names its text in progress messages ("writing the LaTeX of mt.pdf...").
+    `options`: the keywords beyond `exact` its renderer takes from the command line (the slides' handout, theme)."""
 
     name: str
     suffix: str
@@ -32,6 +33,7 @@ class Format(NamedTuple):  # not a dataclass: `dataclasses` would add a tenth to
     compiler: str = ""
     paged: bool = True
     label: str = ""
+    options: tuple[str, ...] = ()
 
     def render_function(self) -> Callable[..., str]:
         """The function that renders a derivation as this format's text, called with the keyword `exact`."""
@@ -46,6 +48,9 @@ BUILT_IN = (
     Format("json", "json", renderer="symattn.render.answers:render_json", exact=False, paged=False, label="JSON"),
     Format("md", "md", renderer="symattn.render.markdown:render_markdown", label="Markdown"),
     Format("html", "html", renderer="symattn.render.html:render_html", label="HTML"),
+    Format("slides-tex", "slides.tex", renderer="symattn.render.slides:render_slides", label="slides' LaTeX",
+           options=("handout", "theme")),
+    Format("slides", "slides.pdf", compiled_from="slides-tex", compiler=LATEX),
 )
 DEFAULT = ("tex", "pdf")  # what `render` writes without --format
 

@@ -31,15 +31,19 @@ from ..typeset.layout import (
 )
 from .escape import escape
 from .printers import DerivationRenderer
-from .templates import class_options, common_preamble, language_preamble
+from .templates import class_options, common_preamble, language_preamble, read_template
 
 DOCUMENT_CLASS = {"ja": "jsarticle", "en": "article"}
 _DISPLAY_STARTS = ("\\begin{align*}", "\\[")
 # A sentence ending in a colon introduces what follows, as the sentence before a heatmap introduces it; no page
 # break between them (\keepwithnext of the preamble: after the paragraph, where it holds).
 _LEAD_IN = (":", "：")
+# A step's note before its display (the note on left-out zero terms): no page break between them.
+_NOTE_THEN_DISPLAY = re.compile(r"\A(\\note\{.*?\})\n\n(\\begin\{align\*\}|\\\[)", re.S)
 # The room (in lines of text) a heading needs below its own line to stay on a page: its space above and below and
 # about three lines of what it introduces.
+# A document of at least this many sections opens with their linked list.
+CONTENTS_SECTIONS = 4
 HEADING_ROOM = {"section": 8, "subsection": 7, "subsubsection": 6}
 _SECTIONING = defaultdict(lambda: "subsubsection", {1: "section", 2: "subsection"})  # the command of a level
 # A run of katakana (ー included, ・ not: a line may break after it), which Japanese setting would break anywhere.
@@ -55,12 +59,13 @@ def unbroken_words(latex: str) -> str:
     return _KATAKANA_RUN.sub(lambda m: rf"\mbox{{{m.group()}}}", latex)
 
 
-def shared_preamble(lang: str, body: str, page: str | None = "article") -> list[str]:
+def shared_preamble(lang: str, body: str, page: str | None = "article", paper: str = PAPER) -> list[str]:
     """The preamble parts of every document (handout, exam, key): preamble-common.tex with the blocks of
     preamble-<page>.tex (the article's with the page geometry of layout.py; None: the common part alone, for a
-    class that sets its own page such as beamer), the language's, and the matrix columns the body needs."""
+    class that sets its own page such as beamer; `paper`: geometry's paper, a4paper unless an exam asks), the
+    language's, and the matrix columns the body needs."""
     columns = matrix_columns_setting(body)
-    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options())
+    common = common_preamble(page).replace(GEOMETRY_SLOT, geometry_options(paper))
     return [common, language_preamble(lang), *([columns] if columns else [])]
 
 
@@ -78,9 +83,11 @@ class LatexRenderer(DerivationRenderer):
 
     # ------------------------------------------------------------ the document
 
-    def body(self, derivation: Derivation) -> str:
-        """All steps, in order."""
+    def body(self, derivation: Derivation, title: str = "") -> str:
+        """All steps, in order; `title` (LaTeX, one line: an exam key's worked-solution title) before the first,
+        inside its first heading's room, so that no break (\\headingroom's) falls between the two."""
         self.notes_said.clear()  # a note said once is said once per document (each version of an exam)
+        self.marks: list[tuple[str, int, str]] = []  # each heading's (id, level, title), for the contents
         chunks: list[str] = []
         previous = before = None
         steps = derivation.steps
@@ -90,13 +97,20 @@ class LatexRenderer(DerivationRenderer):
             if isinstance(step, Heading):  # never at a page's foot: room for a few lines, or its whole short section
                 room = max(self.heading_room(step.level), _short_section_lines(rendered[i + 1:], steps[i + 1:],
                                                                                self.lang))
-                latex = rf"\headingroom{{{room}\baselineskip}}" + latex
+                latex = rf"\headingroom{{{room + 2 * bool(title and i == 0)}\baselineskip}}" + (
+                    title if i == 0 else "") + latex
+            elif title and i == 0:
+                latex = rf"\headingroom{{{self.heading_room(1) + 2}\baselineskip}}" + title + latex
             if not latex.startswith(_DISPLAY_STARTS):  # a new paragraph, on the page of a sentence introducing it
                 # (a sentence ending in a colon, the sentence before a heatmap, or a heading's one sentence before
                 # a table: the heading would be left at the foot with it)
                 opens = isinstance(before, Heading) and isinstance(previous, Paragraph) and not isinstance(
                     step, (Paragraph, Heading))
-                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap) or opens)
+                # a label ("Query of love") stays with the math it names
+                label = isinstance(previous, Paragraph) and not previous.note and not isinstance(
+                    step, (Paragraph, Heading))
+                keep = chunks and (chunks[-1].endswith(_LEAD_IN) or isinstance(step, Heatmap) or opens or label)
+                latex = _NOTE_THEN_DISPLAY.sub(r"\1\\nopagebreak\n\2", latex, count=1)  # a note stays with its display
                 chunks.append(("\\keepwithnext\n\n" if keep else "\n\n") + latex)
             elif isinstance(previous, Heading):  # a display starts the paragraph: TeX sets an empty line above it
                 chunks.append("\n\\vspace*{-\\baselineskip}\n" + latex)
@@ -114,13 +128,23 @@ class LatexRenderer(DerivationRenderer):
             document_options=[PAPER, FONT_SIZE, *class_options(DOCUMENT_CLASS[self.lang])],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=False, indent=True,
         )
-        for part in shared_preamble(self.lang, body):
+        for part in [*shared_preamble(self.lang, body), read_template("preamble-links.tex")]:
             doc.preamble.append(NoEscape(part))
         doc.preamble.append(NoEscape(rf"\title{{{title}}}"))
         doc.preamble.append(NoEscape(r"\author{}"))
         doc.preamble.append(NoEscape(rf"\date{{{subtitle}}}"))
-        doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + body))
+        doc.append(NoEscape(r"\pagestyle{plain}" "\n" r"\maketitle" "\n\n" + self.contents() + body))
         return doc.dumps() + "\n"
+
+    def contents(self) -> str:
+        """A document of more than a few sections opens with their list, each linked to its section (one TeX
+        pass: no page numbers; the PDF's bookmarks hold the steps too)."""
+        sections = [(mark, title) for mark, level, title in self.marks if level == 1]
+        if len(sections) < CONTENTS_SECTIONS:
+            return ""
+        items = "\n".join(rf"\item \hyperlink{{{mark}}}{{{title}}}" for mark, title in sections)
+        return (rf"{{\small\noindent\textbf{{{self.text('doc.contents')}}}" "\n"
+                rf"\begin{{itemize}}\setlength\itemsep{{0pt}}" f"\n{items}\n" r"\end{itemize}}" "\n\n")
 
     # ------------------------------------------------------------ text and math in LaTeX
 
@@ -178,7 +202,10 @@ class LatexRenderer(DerivationRenderer):
         title = unbroken_words(text)
         if self.settings["compact_headings"]:  # inside an exam's solution: bold run-in lines, no sections
             return rf"\medskip{{\headingwords\noindent\textbf{{{title}}}\par}}\nopagebreak"
-        return rf"\{_SECTIONING[level]}*{{\headingwords {title}}}"
+        self.marks = getattr(self, "marks", [])
+        self.marks.append((f"s{len(self.marks) + 1}", level, title))
+        # the mark sets the title (inside the heading's line: after it, its target would be a page break)
+        return rf"\{_SECTIONING[level]}*{{\headingwords \marksection{{s{len(self.marks)}}}{{{level}}}{{{title}}}}}"
 
     def heading_room(self, level: int) -> int:
         """The lines a heading of this level keeps below it, else it starts a new page."""

@@ -32,7 +32,7 @@ from ..infra.memo import Memo
 from ..numbers.display import Number, format_number, format_numbers
 from ..numbers.exact_latex import exact_latex
 from ..spec.model import Math, Written
-from ..typeset.layout import column_groups, set_width, visible_width, wrap
+from ..typeset.layout import column_groups, row_fits, row_width, set_width, visible_width, wrap
 from ..typeset.lines import (GUARD_CAP, Line, Operand, decimals_shown, exact_zeros, exponent_shown, guarded, operand,
                               settle, settled)
 from ..typeset.math import NOTATION, MathRenderer
@@ -190,10 +190,19 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
         inline = self.small_enough(step.matrix) and step.bias is None
         operand_text = self.bmatrix(step.matrix) if inline else self.name(step.matrix_name)
         # "· W_O" joins the row's last entry, so that it never stands alone on a line
-        pieces = self.vector_pieces(exact_zeros(shown_row, step.row.entries))
-        pieces[-1] += r" \cdot " + operand_text
+        shown = exact_zeros(shown_row, step.row.entries)
+        pieces = self.vector_pieces(shown)
+        room = self.width - visible_width(lead) - 8
+        row_room, operand_room = row_width([n.text for n in shown]), visible_width(operand_text) + 2
+        # a row too wide for the lead's line starts on a line of its own (whole, if it fits a line); the matrix
+        # follows it on its line when there is room, else on the next
+        own_line = len(shown) > 1 and row_room > room + 4 and (row_fits([n.text for n in shown], self.width) or room < self.width // 2)
+        if len(pieces) == 1 and row_room + operand_room > (self.width - 14 if own_line else room + 4):
+            pieces.append(r"\cdot " + operand_text)
+        else:
+            pieces[-1] += r" \cdot " + operand_text
         pieces += [bias_text] if bias_text else []
-        out = self.continued(f"{lead} {lead_relation} ", pieces, self.width - visible_width(lead) - 8)
+        out = self.continued(f"{lead} {lead_relation} ", pieces, room, own_line)
         entries: list[list[str]] = []
         for c, line in enumerate(lines):
             entry = self.operation(line) or ["0"]

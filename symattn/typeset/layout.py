@@ -16,6 +16,7 @@ from ..numbers.display import format_number, shades
 # characters of the line they leave, LINE_CHARACTERS to a line.
 
 PAPER = "a4paper"
+PAPERS = {"a4": PAPER, "letter": "letterpaper"}  # exam --paper: US Letter is wider than A4, so every width fits
 FONT_SIZE = "11pt"  # the class option; the glyph widths below are measured at it
 PAPER_WIDTH_MM = 210
 MARGIN_MM = 22
@@ -29,11 +30,15 @@ DIGIT_WIDTH = 0.93
 MINUS_WIDTH = 1.45
 POINT_WIDTH = 0.52
 COLUMN_GAP = 1.86
+# ",\ " between a row's entries: the comma (3 pt), math's thin space after it and a space (8 pt in all)
+SEPARATOR_WIDTH = 1.4
+# A vector up to the line's width less this (the aligned column's lead and the continuation's indent) is kept whole.
+WHOLE_VECTOR_MARGIN = 16
 
 
-def geometry_options() -> str:
+def geometry_options(paper: str = PAPER) -> str:
     """The options of \\usepackage[...]{geometry} in preamble-common.tex (its @GEOMETRY@)."""
-    return f"{PAPER},margin={MARGIN_MM}mm"
+    return f"{paper},margin={MARGIN_MM}mm"
 
 
 # ------------------------------------------------------------ limits of what one box may hold
@@ -120,6 +125,18 @@ def entry_width(entry: str) -> float:
         minus, points = entry.count("-"), entry.count(".")
         return MINUS_WIDTH * minus + POINT_WIDTH * points + DIGIT_WIDTH * (len(entry) - minus - points)
     return visible_width(entry) + (0.5 if entry.startswith("-") else 0)
+
+
+def row_width(entries: list[str]) -> float:
+    """The width of a row vector [a, b, c] in characters, from its entries' glyphs (a comma and a space between
+    them, the brackets): what TeX sets, tighter than visible_width's count of characters."""
+    widths = [entry_width(e) if _PLAIN_NUMBER.fullmatch(e) else set_width(e) for e in entries]  # a fraction: its wider part
+    return 1.6 + sum(widths) + SEPARATOR_WIDTH * (len(entries) - 1)
+
+
+def row_fits(entries: list[str], width: int) -> bool:
+    """Whether a row vector fits a line of its own, beside the aligned column's lead and the indent."""
+    return row_width(entries) <= width - WHOLE_VECTOR_MARGIN
 
 
 def column_width(entries: list[str]) -> float:

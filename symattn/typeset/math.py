@@ -21,7 +21,7 @@ from ..numbers.exact_latex import exact_latex
 from ..spec.model import Scale, integer_sqrt
 from .base import Renderer
 from .layout import (EXACT_MARGIN, LINE_CHARACTERS, balanced_groups, column_groups, column_width, row_bands,
-                     visible_width, wrap)
+                     row_fits, visible_width, wrap)
 from .lines import GUARD_CAP, Line, Operand
 
 # LaTeX of each base symbol of the model's Names (a rule table, not code): the symbols the kinds share; a kind's
@@ -113,6 +113,7 @@ def shown_numbers(shown: Shown, digits: int, exact_up_to: int, fractions: bool) 
     return tuple(format_numbers(shown.entries, digits, shown.decimals, uniform=shown.uniform, fractions=fractions,
                                 written=shown.written, whole=shown.whole, known=shown.known,
                                 exact_up_to=exact_up_to))
+
 
 
 class MathRenderer(Renderer):
@@ -311,18 +312,17 @@ class MathRenderer(Renderer):
 
     def scale_equation(self, d_k: int) -> str:
         root = integer_sqrt(d_k)
-        if root is not None:
-            return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}} = {root}"
-        return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}}"
+        return rf"\sqrt{{d_k}} = \sqrt{{{d_k}}}" + (f" = {root}" if root is not None else "")
 
     # ------------------------------------------------------------ vectors and matrices
 
     def vector_pieces(self, numbers: list[Number]) -> list[str]:
-        """[a, b, c] as pieces that wrap after a comma."""
+        """[a, b, c] as one piece when it fits a line (never split mid-vector), else pieces wrapping after a comma."""
         texts = [n.text for n in numbers]
         if len(texts) == 1:
             return [f"[{texts[0]}]"]
-        return [f"[{texts[0]},\\ ", *[f"{t},\\ " for t in texts[1:-1]], f"{texts[-1]}]"]
+        pieces = [f"[{texts[0]},\\ ", *[f"{t},\\ " for t in texts[1:-1]], f"{texts[-1]}]"]
+        return [" ".join(pieces)] if row_fits(texts, self.width) else pieces
 
     def vector(self, numbers: list[Number]) -> str:
         return r",\ ".join(n.text for n in numbers).join("[]")
@@ -388,9 +388,11 @@ class MathRenderer(Renderer):
 
     # ------------------------------------------------------------ derivation lines
 
-    def continued(self, lead: str, pieces: list[str], first_room: int) -> list[str]:
-        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (and never wider than the
-        first line's room, which already leaves out the aligned left column)."""
+    def continued(self, lead: str, pieces: list[str], first_room: int, own_line: bool = False) -> list[str]:
+        """Lines of an align*: `lead` then pieces wrapped, continuation lines indented (never wider than the first
+        line's room, which leaves out the aligned left column); `own_line`: the pieces start on the next line."""
+        if own_line:
+            return [lead, *self.continued(r"&\qquad ", pieces, self.width - 10)]
         wrapped = wrap(pieces, min(self.width, first_room) - 6, first_room)
         # A line's leading minus is a sign, not a subtraction: after the cell's {} and \qquad, TeX would space it
         # as a binary minus; {-} is set without spaces.

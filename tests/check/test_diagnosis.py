@@ -34,8 +34,16 @@ def test_injected_mistakes_are_diagnosed(cause):
 
 def test_every_cause_name_is_fixed():
     assert CAUSES == ("rounding", "renormalised", "rounded_intermediates", "no_scaling", "scaled_by_d_k",
-                      "transposed", "softmax_axis", "mask", "pe_index", "typo", "unknown")
-    assert set(INJECTED) == set(CAUSES) - {"unknown"}
+                      "transposed", "softmax_axis", "mask", "pe_index", "times_sqrt_d_k", "unnormalised_softmax",
+                      "keys_for_values", "pe_concatenated", "positions_from_1", "unbiased_variance", "no_eps",
+                      "rms_for_layer", "layer_for_rms", "gelu_tanh", "gelu_erf", "silu_for_gelu", "gelu_for_silu",
+                      "mask_constant", "sign", "float32", "typo", "unknown")
+    # bench.confusion injects the first causes; the others are injected by tests/check/test_attention_causes.py,
+    # test_norm_causes.py, test_activation_causes.py and test_a_sign_error_is_named
+    newer = {"times_sqrt_d_k", "unnormalised_softmax", "keys_for_values", "pe_concatenated", "positions_from_1",
+             "unbiased_variance", "no_eps", "rms_for_layer", "layer_for_rms", "gelu_tanh", "gelu_erf", "silu_for_gelu",
+             "gelu_for_silu", "mask_constant", "sign", "float32"}
+    assert set(INJECTED) == set(CAUSES) - {"unknown"} - newer
 
 
 def test_the_comparison_rule_against_fractions():
@@ -49,6 +57,26 @@ def test_the_comparison_rule_against_fractions():
         [claim] = claims_of({"x": text})
         expected = abs(Fraction(text) - exact) <= Fraction(1, 2 * 10**places)
         assert holds(claim, Decimal(exact.numerator) / Decimal(exact.denominator)) == expected, (text, exact)
+
+
+def test_minus_1e9_for_a_masked_score_is_the_float_convention():  # issue 33 item 11
+    spec = load_example("decoder")
+    at = "sections[0].queries.私は.scaled_scores"
+    for constant in ("-1e9", "-1000000000", "-10000"):
+        [finding] = check(spec, claims_of({f"{at}[2]": constant})).wrong
+        assert (finding.cause, finding.correct) == ("mask_constant", "-inf")
+        assert "stands in for −∞" in finding.explanation and "float precision" in finding.explanation
+    # a small number where the key is masked is a mask mistake, not the convention
+    assert check(spec, claims_of({f"{at}[2]": "-9999"})).wrong[0].cause == "mask"
+
+
+def test_a_sign_error_is_named():
+    spec = load_example("mt")
+    [finding] = check(spec, claims_of({"sections[0].queries.love.output[0]": "-0.89"})).wrong
+    assert (finding.cause, finding.correct, finding.explanation) == (
+        "sign", "0.89", "the sign is wrong: the correct value is 0.89")
+    # a zero has no sign to lose
+    assert check(spec, claims_of({"sections[0].queries.love.output[0]": "-0.00"})).wrong[0].cause != "sign"
 
 
 def test_unknown_when_nothing_explains_it():

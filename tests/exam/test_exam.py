@@ -255,24 +255,32 @@ def test_search_working_ahead_gives_the_versions_of_a_one_at_a_time_search(kind)
     the search must go on exactly as a search that checks one candidate at a time."""
     import random
 
-    from symattn.exam.examiners import exam_kinds
+    from symattn.exam.examiners import exam_kinds, examiner, examiner_of
     from symattn.exam.fair import exam_level
-    from symattn.exam.generate import draw, plausible, search
+    from symattn.exam.generate import draw, plausible, search, weight_set
 
     kinds = exam_kinds()
+
+    def fair(name, section, weights):  # within its kind's work band, with weights no earlier version has (item 9)
+        band = examiner(name).work_band("easy")
+        return ((band is None or band[0] <= examiner_of(section).hand_products(section) <= band[1])
+                and (weights == () or weights not in weight_sets))
 
     def accept(data):  # a stand-in for the exact check that rejects about one in six
         return data["sections"][0]["X"][0][0] != "0"
 
     rng = random.Random(f"symattn-exam:4:{kind}:easy")  # the seed alone: no language
     level = exam_level(4, kind, "easy")  # one token count and d_k for the whole exam
-    expected, seen = [], set()
+    expected, seen, weight_sets = [], set(), set()
     while len(expected) < 20:
-        data = draw(rng, kinds[len(expected) % len(kinds)] if kind == "mixed" else kind, level, "en")
+        name = kinds[len(expected) % len(kinds)] if kind == "mixed" else kind
+        data = draw(rng, name, level, "en")
         key = json.dumps(data["sections"], sort_keys=True)
-        if key in seen or not plausible(data) or not accept(data):
+        weights = weight_set(data["sections"][0])
+        if key in seen or not plausible(data) or not fair(name, data["sections"][0], weights) or not accept(data):
             continue
         seen.add(key)
+        weight_sets.add(weights)
         label = f"{len(expected) + 1:02d}"
         expected.append((label, {"title": f"Version {label}", "lang": "en", **data}))
 
@@ -317,6 +325,7 @@ def test_exam_json_from_entries_is_json_dumps_of_the_whole():
     whole = {"symattn": __version__, "seed": 3,
              "options": {"count": 2, "kind": "mixed", "difficulty": "standard", "lang": "ja", "digits": 5,
                          "tokens": 4, "d_k": 2, "parts": ["a", "b", "c", "d", "e"],  # the shape drawn for seed 3
+                         "points": None,
                          "title": "期末 \"試験\"", "course": None, "date": None, "time_allowed": "90"},
              "students": [{"id": "7", "name": "山田 \"太郎\"", "version": "01"},
                           {"id": "x\\1", "name": "Ann & Bob", "version": "02"}],

@@ -64,9 +64,10 @@ def test_marks_after_import_are_the_papers_points(bank):
         blanks, mark, rest = extract(text)
         assert len(blanks) == text.count(":NUMERICAL:") and "{" not in re.sub(r"\{#\d+\}", "", rest)
         points = [int(p) for p in re.findall(r"\((\d+)\)<br>", text)]  # each part's points, as printed
-        assert mark == sum(points) == int(question.find("defaultgrade").text)  # Moodle's mark: the weights' sum
+        factor = mark / sum(points)  # Moodle's mark: the weights' sum, the paper's total times a whole factor
+        assert factor.is_integer() and mark == int(question.find("defaultgrade").text)
         for part, worth in zip(text.split("<li>")[1:], points, strict=True):
-            assert extract(part)[1] == worth  # each part weighs its points
+            assert extract(part)[1] == worth * factor  # each part weighs its points (× the factor)
         assert all(b.numerical and len(b.answers) == 1 and b.answers[0][0] == 1 for b in blanks)
         values = flat_expected(version["spec"])
         if values is None:
@@ -157,30 +158,16 @@ def test_tolerances_are_the_exercises(bank):
             assert {b.answers[0][2] for b in extract(part)[0]} == {float(tolerance(digits, key, d_k))}
 
 
-def test_blank_weights_are_whole_even_and_add_up_to_the_points():
+def test_blank_weights_are_whole_equal_per_part_and_proportional_to_the_points():
     import random
+    from fractions import Fraction
 
     from symattn.exam.drivers.moodle import blank_weights
 
     rng = random.Random(19)
     for _ in range(500):
-        points, count = rng.randint(1, 30), rng.randint(1, 60)
-        weights = blank_weights(points, count)
-        assert len(weights) == count and sum(weights) == points
-        assert set(weights) <= {points // count, -(-points // count)}  # as even as whole numbers allow
-        ones = [i for i, w in enumerate(weights) if w > points // count]
-        assert all(b - a >= count // points - 1 for a, b in zip(ones, ones[1:], strict=False))  # spread
-
-
-def test_a_part_with_fewer_points_than_blanks_weighs_its_largest_answers(bank):
-    """Whole blank weights cannot share 1 point over 3 scaled scores: the point goes to the largest answer, so a
-    student who forgets √d_k (which changes every non-zero score) always loses it; never to a 0 alone."""
-    root, _ = bank
-    for question in root.findall("question")[1:]:
-        for part in question.find("questiontext/text").text.split("<li>")[1:]:
-            found = re.findall(r"\{(\d+):NUMERICAL:=([-0-9.]+):", part)
-            weights, values = [int(w) for w, _ in found], [abs(float(v)) for _, v in found]
-            if sum(weights) < len(weights):
-                weighted = [v for w, v in zip(weights, values, strict=True) if w]
-                others = [v for w, v in zip(weights, values, strict=True) if not w]
-                assert min(weighted) >= max(others) and max(weighted) > 0
+        parts = [(rng.randint(1, 30), rng.randint(1, 60)) for _ in range(rng.randint(1, 5))]
+        factor, weights = blank_weights(parts)
+        assert all(w >= 1 and w * n == p * factor for (p, n), w in zip(parts, weights, strict=True))
+        assert not any(all(Fraction(w, d).denominator == 1 for w in weights)  # the smallest such factor
+                       for d in range(2, factor + 1) if factor % d == 0)

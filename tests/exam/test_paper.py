@@ -202,28 +202,33 @@ def test_bad_paper_options_are_one_line(tmp_path, capsys, argv, message):
 
 
 def test_part_spaces_are_sized_to_what_is_asked(tmp_path):
-    """Part (a)'s space: 15 mm of working and 8 mm per vector asked (Q, K, V of every token, per head)."""
+    """Part (a)'s space: 12 mm, 2.5 mm per number asked (Q, K, V of every token, per head) and 0.5 mm per
+    operation its work takes (exam.json's workload), so a version that asks more vectors gets more room."""
     build_exam(ExamOptions(3, 2, "mixed", "easy", "en"), tmp_path, ("tex", "json"))  # self, cross, multi-head
     exam = (tmp_path / "exam.tex").read_text(encoding="utf-8")
     versions = json.loads((tmp_path / "exam.json").read_text(encoding="utf-8"))["versions"]
-    spaces = re.findall(r"\\begin\{solution\}\[(\d+)mm plus 1fill\]", exam)
+    spaces = [float(mm) for mm in re.findall(r"\\begin\{solution\}\[([\d.]+)mm plus [\d.]+fill\]", exam)]
     assert len(spaces) == 5 * len(versions)
     for i, version in enumerate(versions):
         section = version["spec"]["sections"][0]
         tokens = len(section["tokens"])
         rows = {"self_attention": 3 * tokens, "multi_head": 6 * tokens,
                 "cross_attention": 1 + 2 * len(section.get("memory", []))}[section["kind"]]
-        assert int(spaces[5 * i]) == 15 + 8 * rows
+        a = version["parts"][0]
+        assert len({(b["symbol"], b.get("head"), b["row"]) for b in a["blanks"]}) == rows  # the vectors asked
+        operations = version["workload"]["parts"][a["key"]]["operations"]
+        assert spaces[5 * i] == min(170, 12 + 2.5 * len(a["blanks"]) + 0.5 * operations)
+    assert spaces[10] > spaces[0]  # multi-head asks Q, K, V twice
 
 
 @pytest.mark.pdf
 def test_a_part_starts_where_its_space_fits(tmp_path):
-    """On the paper every part's writing space is on its prompt's page, below it: (a) of easy self-attention
-    (87 mm) does not fit under the e^x table, and its prompt moves to page 2 with its space, where it stood at the
-    foot of page 1 with its space on the next page. Measured with pdftotext's line boxes: below each prompt, down
+    """On the paper every part's writing space is on its prompt's page, below it: a part whose space does not fit
+    under what precedes it (the e^x table) moves to the next page with its space, rather than its prompt standing
+    at the page's foot with its space overleaf. Measured with pdftotext's line boxes: below each prompt, down
     to the next prompt or the page's foot, at least the part's space (exam.tex's solution environments)."""
     build_exam(ExamOptions(3, 1, "self_attention", "easy", "en"), tmp_path, ("pdf", "tex"))
-    spaces = [int(mm) for mm in re.findall(r"\\begin\{solution\}\[(\d+)mm plus 1fill\]",
+    spaces = [float(mm) for mm in re.findall(r"\\begin\{solution\}\[([\d.]+)mm plus [\d.]+fill\]",
                                            (tmp_path / "exam.tex").read_text(encoding="utf-8"))]
     layout = subprocess.run(["pdftotext", "-bbox-layout", str(tmp_path / "exam.pdf"), "-"], capture_output=True,
                             text=True, check=True).stdout

@@ -77,6 +77,7 @@ def test_a_tampered_exam_json_names_the_field(tmp_path, capsys, path, value, mes
 @pytest.mark.parametrize(("raw", "message"), [
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ('{"versions": [], "versions": []}', "key 'versions' given twice"),
+    ('{"versions": []}', "versions: expected at least one version, got an empty list"),  # (fuzz: an IndexError)
     ('{"versions": [], "options": {"digits": ' + "9" * 5000 + "}}", "options.digits: an integer of 5000 digits is "
                                                                    "too long (at most 4300 digits)"),
 ])

@@ -133,7 +133,7 @@ def test_sentences_say_mqa_gqa_or_multi_head_and_the_cache_it_saves():
 
 def test_every_format_renders():
     derivation = derive_spec(parse_spec({"sections": [gqa_data(11, heads=4, kv=2, focus=["t0", "t2"])]}), lang="ja")
-    assert r"\headingwords Grouped{-}query attention" in render_latex(derivation)
+    assert r"{1}{Grouped{-}query attention" in render_latex(derivation)
     assert "<svg" in render_html(derivation) and "K/V ヘッド" in render_markdown(derivation)
     assert json.loads(render_json(derivation))["sections"][0]["kind"] == "grouped_query"
 

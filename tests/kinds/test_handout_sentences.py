@@ -132,8 +132,8 @@ def test_exact_zeros_are_zeros_and_add_no_terms(lang):
     assert r"&\approx [0,\  0,\  0,\  0.8660]" in text
     assert r"&\approx [0.8660 \cdot (-0.9),\quad 0.8660 \cdot 0.6,\quad 0.8660 \cdot 0.8,\quad 0.8660 \cdot 0.4]" in text
     assert r"0.0000 \cdot" not in text
-    note = ("Remark: terms with a factor exactly 0 (an entry of a given matrix, or of the row) are left out."
-            if lang == "en" else "補足：因数がちょうど 0 である項（与えられた行列の成分、または行の成分が 0 のもの）は省略している。")
+    note = ("Note: terms with a factor exactly 0 (an entry of a given matrix, or of the row) are left out."
+            if lang == "en" else "注：因数がちょうど 0 である項（与えられた行列の成分、または行の成分が 0 のもの）は省略している。")
     assert note in text
 
 

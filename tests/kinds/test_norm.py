@@ -118,7 +118,10 @@ def test_a_hand_example_is_exact():
     assert answer["normalised"][0] == "-1.06903122305090159425379383394"
     tex = symattn.render_latex(derive(section()))
     assert r"\mu_{\mathrm{A}}" in tex and r"\tfrac{13}{6} \approx 2.1667" in tex
-    assert r"\sqrt{\tfrac{350009}{900000}} = \frac{\sqrt{3500090}}{3000}" in tex
+    # a student's display: the long surd only under --exact (issue 31 item 12), decimals otherwise
+    assert r"\sqrt{3500090}" not in tex and r"\approx \sqrt{0.3889} \approx 0.6236" in tex
+    exact = symattn.render_latex(derive(section()), exact=True)
+    assert r"\sqrt{\tfrac{350009}{900000}} = \frac{\sqrt{3500090}}{3000}" in exact
 
 
 def test_a_perfect_square_stays_rational():

@@ -121,7 +121,7 @@ def test_latex_prints_user_text_literally_and_inlines_the_math():
     tex = symattn.render_latex(derive(TEXT, ATTENTION))
     assert r"\input{/etc/passwd}" not in tex
     assert tex.count(r"\textbackslash{}input\{/etc/passwd\}") == 6  # heading, paragraph, note, 2 cells, reference
-    assert r"\section*{\headingwords Introduction \textbackslash{}input" in tex
+    assert r"\section*{\headingwords \marksection{s1}{1}{Introduction \textbackslash{}input" in tex
     assert r"100\% \& \textasciitilde{} \textasciicircum{}" in tex
     assert r"An English paragraph, $a < b$." in tex and r"$\frac{1}{2}$" in tex and r"$\alpha_{ij}$" in tex
     assert r"\note{N1 " in tex and r"\item Vaswani, A." in tex and r"\toprule" in tex
@@ -187,7 +187,7 @@ def test_an_attention_section_may_write_its_own_heading(section, replaced):
     assert "## My own heading $d_k$" in md and f"## {replaced}\n" not in md
     assert f"## {replaced}\n" in symattn.render_markdown(derive(section))
     ja = symattn.render_latex(derive({**section, "heading": heading}, lang="ja"))
-    assert r"\section*{\headingwords 自前の見出し $d_k$}" in ja
+    assert r"{1}{自前の見出し $d_k$}}" in ja and r"\section*{\headingwords \marksection{s" in ja
 
 
 def test_a_text_section_has_no_answers_and_json_leaves_it_out():

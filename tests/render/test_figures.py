@@ -77,7 +77,7 @@ def test_a_figure_is_set_in_place_under_its_heading_not_as_a_float():
     solution; the figure and its caption are one box right after the heading."""
     latex = render_latex(derive("mt", lang="en"))
     assert r"\begin{figure}" not in latex
-    heading = r"\\section\*\{\\headingwords Self\{-\}Attention \(encoder\)\}"
+    heading = r"\\section\*\{\\headingwords \\marksection\{s\d+\}\{1\}\{Self\{-\}Attention \(encoder\)\}\}"
     assert re.search(heading + r"\s*\\par\\noindent\\begin\{minipage\}", latex)
 
 

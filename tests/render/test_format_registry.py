@@ -76,11 +76,12 @@ def test_a_format_compiled_from_a_registered_one(txt_formats, tmp_path, capsys):
 
 
 def test_the_help_lists_exactly_the_registry_formats(capsys):
-    assert _listed_formats(_render_help(capsys)) == list(formats.names()) == ["tex", "pdf", "json", "md", "html"]
+    assert _listed_formats(_render_help(capsys)) == list(formats.names()) == ["tex", "pdf", "json", "md", "html",
+                                                                                   "slides-tex", "slides"]
 
 
 def test_the_help_and_format_follow_registration(txt_formats, capsys):
-    assert _listed_formats(_render_help(capsys)) == list(formats.names())[:5] + ["txt", "txtgz"]
+    assert _listed_formats(_render_help(capsys)) == list(formats.names())[:7] + ["txt", "txtgz"]
 
 
 def test_an_unregistered_format_is_unknown_again(tmp_path, capsys):
@@ -90,7 +91,7 @@ def test_an_unregistered_format_is_unknown_again(tmp_path, capsys):
     status = main(["render", "--example", "mt", "--format", "txt", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert status == 2 and err == ("symattn: error: --format: unknown format 'txt' "
-                                   "(expected tex, pdf, json, md, html)\n")
+                                   "(expected tex, pdf, json, md, html, slides-tex, slides)\n")
     assert list(tmp_path.iterdir()) == []
 
 

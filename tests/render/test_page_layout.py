@@ -147,7 +147,7 @@ def test_japanese_text_quotes_its_tokens(pdfs):
 def test_matrix_columns_are_right_aligned(pdfs):
     """W_K = [[0.6, 0.1], [-0.3, 1.0]]: the entries of each column end at the same x."""
     path = pdfs[("mt", "en")]
-    page = words(path, find_page(path, "Value of love"))
+    page = words(path, find_page(path, "Key of love"))
     lower = next(w for w in page if w[0] == "−0.3")  # a matrix entry: in the products it is "(−0.3)"
     upper = next(w for w in page if w[0] == "0.6" and 0 < lower[2] - w[2] < 20 and abs(w[3] - lower[3]) < 10)
     right = [w for w in page if w[0] in ("0.1", "1.0") and abs(w[2] - upper[2]) + abs(w[2] - lower[2]) < 20]

@@ -321,6 +321,15 @@ def test_bad_references_are_one_line_errors(first, second, expected):
     assert refused(simple(first, second)).startswith(expected)
 
 
+def test_references_are_checked_before_any_section_is_parsed():
+    # the first section's W_V is wrong too: the misdirected reference of the last is refused first, before the
+    # first section is parsed or computed
+    text = simple('name = "enc"', 'X = "from:enx"').replace("W_V = [[1, 0], [0, 1]]", 'W_V = "nine"', 1)
+    assert refused(text).startswith("sections[1].X: 'from:enx' names no section (did you mean 'enc'?)")
+    mistyped = simple('name = "enc"', 'X = "FROM:enc"').replace("W_V = [[1, 0], [0, 1]]", 'W_V = "nine"', 1)
+    assert refused(mistyped).startswith('sections[1].X: expected a list of rows, or "from:NAME"')
+
+
 def test_forward_references_and_cycles():
     forward = simple('name = "first"', 'name = "later"').replace(
         'kind = "self_attention"\nname = "first"\ntokens = ["A", "B"]\nX = [[1, 0], [0, 1]]',

@@ -11,9 +11,11 @@ from typing import Any
 
 from ... import __version__
 from ...exercises.exercise import Exercise
+from ...numbers.decimals import to_decimal
 from ...numbers.significant import significant
 from ...render.answers import answers
-from ..blanks import letter, part_blanks
+from ..blanks import blanks, letter, part_blanks
+from ..examiners import examiner_of
 from ..fair import exam_level
 from ..heading import heading
 from ..options import ExamOptions
@@ -33,7 +35,7 @@ class JsonDriver:
 
     def version(self, exercise: Exercise) -> str:
         return version_json(exercise.label, exercise.data, answers(exercise.derivation), workload(exercise),
-                            parts_json(exercise))
+                            parts_json(exercise), work_json(exercise, self.options.difficulty))
 
     def files(self, shares: list[Share]) -> dict[str, str]:
         return {"exam.json": exam_json(self.options, [share.text for share in shares],
@@ -49,12 +51,24 @@ def workload(exercise: Exercise) -> dict[str, Any]:
                       for p in exercise.parts}}
 
 
+def work_json(exercise: Exercise, difficulty: str) -> dict[str, Any]:
+    """The work that costs this version's student time, which differs between versions (workload's does not):
+    the products worked by hand (neither factor 0 or ±1, exercises/work.py) and the band its kind's versions are
+    drawn within (null: none), and the blanks with how many different answers they hold."""
+    section = exercise.data["sections"][0]
+    examiner = examiner_of(section)
+    band = examiner.work_band(difficulty)
+    values = [to_decimal(b.value, 12, known=b.known) for b in blanks(exercise)]
+    return {"hand_products": examiner.hand_products(section), "band": None if band is None else list(band),
+            "blanks": len(values), "distinct_answers": len({v.normalize() for v in values})}
+
+
 def version_json(label: str, spec: dict[str, Any], answers: dict[str, Any], workload: dict[str, Any] | None = None,
-                 parts: list[dict[str, Any]] | None = None) -> str:
+                 parts: list[dict[str, Any]] | None = None, work: dict[str, Any] | None = None) -> str:
     """One version's entry: JSON's own lines, two levels deeper for their place in the list (a JSON string holds
     no line break, so every line break is one of the layout's)."""
     entry = {"label": label, "spec": spec, "answers": answers, **({} if workload is None else {"workload": workload}),
-             **({} if parts is None else {"parts": parts})}
+             **({} if work is None else {"work": work}), **({} if parts is None else {"parts": parts})}
     return _indented(entry, "\n  ")
 
 
@@ -126,4 +140,5 @@ def fair_options(options: ExamOptions) -> dict[str, Any]:
     """The shape every version shares (given or drawn once: fair.exam_level) and the parts asked."""
     level = exam_level(options.seed, options.kind, options.difficulty, options.tokens, options.d_k)
     return {"tokens": level.tokens[0], "d_k": level.d_k[0],
-            "parts": list(options.parts or PART_LETTERS)}
+            "parts": list(options.parts or PART_LETTERS),
+            "points": None if options.points is None else dict(options.points)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from decimal import Decimal
+from math import gcd, lcm
 
 from sympy import Expr
 
@@ -25,6 +25,7 @@ from ...exercises.exercise import (
 from ...numbers.decimals import decimal_places, to_decimal
 from ...numbers.display import format_numbers
 from ...render.escape import escape_html, safe
+from ..blanks import part_blanks
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .mathjax import ClozeHtml, MathJaxHtml
@@ -33,16 +34,14 @@ ANSWER_DECIMALS = 12  # an answer that does not terminate is written to this man
 _BLANK, _TOLERANCE = "@WEIGHT@", "@TOLERANCE@"
 
 
-def blank_weights(points: int, count: int, sizes: list[float] | None = None) -> list[int]:
-    """Moodle's cloze weights of a part's `count` blanks: whole numbers (its {N:NUMERICAL:...} takes digits only)
-    that add up to the part's points, as even as whole numbers allow: blank i gets ⌊p(i+1)/n⌋ − ⌊pi/n⌋. With
-    fewer points than blanks, `points` blanks weigh 1 and the others 0: given the answers' `sizes`, the blanks of
-    the largest answers (a mistake such as a missing √d_k changes those; an answer 0 it may leave as it is),
-    else blanks spread over the part."""
-    if sizes is not None and points < count:
-        chosen = set(sorted(range(count), key=lambda i: (-sizes[i], i))[:points])
-        return [1 if i in chosen else 0 for i in range(count)]
-    return [points * (i + 1) // count - points * i // count for i in range(count)]
+def blank_weights(parts: list[tuple[int, int]]) -> tuple[int, list[int]]:
+    """Moodle's cloze weights for parts of (points, blanks): whole numbers (its {N:NUMERICAL:...} takes digits
+    only), every blank of a part weighing the same, each at least 1, each part's weights adding up to its points
+    times one common factor F, the smallest that makes them whole: F = lcm of n / gcd(p, n). (F, the weight of a
+    blank of each part.) The question imports worth F × the paper's total; set to the total in the quiz, every
+    box then earns exactly what `symattn grade` gives it, p/n."""
+    factor = lcm(*(count // gcd(points, count) for points, count in parts if count)) if parts else 1
+    return factor, [points * factor // count if count else 0 for points, count in parts]
 
 
 def exam_name(options: ExamOptions) -> str:
@@ -110,6 +109,7 @@ class MoodleDriver:
         write it, written directly: ET's serializer cost ~0.2 ms a question): named after the exam and the
         version; its mark (Moodle's sum of the blank weights) is the paper's points."""
         version = self.text("exam.version", {"label": exercise.label})
+        factor, _ = self.weights(exercise)
         text = self.question_text(exercise)
         worked = self.feedback.body(replace(exercise.derivation, opening=()))
         return "\n    ".join([
@@ -117,10 +117,14 @@ class MoodleDriver:
             "<name>\n      " + _leaf("text", f"{exam_name(self.options)} — {version}") + "\n    </name>",
             '<questiontext format="html">\n      ' + _leaf("text", text) + "\n    </questiontext>",
             '<generalfeedback format="html">\n      ' + _leaf("text", worked) + "\n    </generalfeedback>",
-            _leaf("defaultgrade", str(exercise.points)),  # ignored by Moodle for cloze
-            _leaf("penalty", "0.3333333"),
+            _leaf("defaultgrade", str(factor * exercise.points)),  # what Moodle's import makes it: the weights' sum
+            _leaf("penalty", "0"),  # no deduction per try: the paper's marks (adaptive or interactive behaviour)
             _leaf("hidden", "0"),
         ]) + "\n  </question>"
+
+    def weights(self, exercise: Exercise) -> tuple[int, list[int]]:
+        """The common factor of the version's blank weights and the weight of a blank of each part."""
+        return blank_weights([(p.points, len(part_blanks(exercise.label, i, p))) for i, p in enumerate(exercise.parts)])
 
     # ------------------------------------------------------------ question text
 
@@ -144,15 +148,9 @@ class MoodleDriver:
             parts.append(f"<p>{self.text('exam_kinds.angle_table', angle_params)}</p>"
                          + self.angle_table(exercise.angles))
         parts.append("<ol type=\"a\">")
-        for part in exercise.parts:
-            written: list[Decimal] = []
-            pieces = self.answers(part, written).split(_BLANK)
-            # the answers' sizes, from the blanks' own decimals: a part's answers all terminate within its places
-            # (then each is written exactly) or it has ANSWER_DECIMALS, the 12 blank_weights compares them to
-            sizes = [abs(float(answer)) for answer in written]
-            weights = blank_weights(part.points, len(pieces) - 1, sizes)
-            blanks = "".join(piece + str(w) for piece, w in zip(pieces, weights, strict=False)) + pieces[-1]
-            blanks = blanks.replace(_TOLERANCE, part.tolerance)
+        _, weights = self.weights(exercise)
+        for part, weight in zip(exercise.parts, weights, strict=True):
+            blanks = self.answers(part).replace(_BLANK, str(weight)).replace(_TOLERANCE, part.tolerance)
             parts.append(f"<li>{self.text(part.question, part.params)} ({part.points})<br>{blanks}</li>")
         parts.append("</ol>")
         return "\n".join(parts)
@@ -174,15 +172,15 @@ class MoodleDriver:
         head = "<tr>" + heads * EXP_TABLE_COLUMNS + "</tr>"
         return f"<p>{sentence}</p><table border=\"1\">{head}{rows}</table>"
 
-    def answers(self, part: Part, written: list[Decimal] | None = None) -> str:
-        """A part's blanks: a table of token rows, or vectors (captioned when the part has several). `written`:
-        gets each blank's answer, in the blanks' order (exam/blanks.py's)."""
+    def answers(self, part: Part) -> str:
+        """A part's blanks, in the order of exam/blanks.py: a table of token rows, or vectors (captioned when the
+        part has several)."""
         pieces, places = [], answer_places(part, self.digits)
         for k, answer in enumerate(part.answers):
             if isinstance(answer, AnswerTable):
-                pieces.append(self.blank_table(answer, places, written))
+                pieces.append(self.blank_table(answer, places))
                 continue
-            blanks = self.blanks(answer.entries, places, answer.values.known, written)
+            blanks = self.blanks(answer.entries, places, answer.values.known)
             if len(part.answers) > 1:
                 blanks = f"{self.caption(answer)}: {blanks}"
             pieces.append(blanks + ("<br>" if k < len(part.answers) - 1 else ""))
@@ -197,24 +195,20 @@ class MoodleDriver:
 
     # ------------------------------------------------------------ pieces
 
-    def blank(self, value: Expr, places: int, known: Numbers | None = None,
-              written: list[Decimal] | None = None) -> str:
-        number = to_decimal(value, places, known=known)
-        if written is not None:
-            written.append(number)
-        answer = format(number, "f")  # 0 as 0.0000: every box of a part alike
+    def blank(self, value: Expr, places: int, known: Numbers | None = None) -> str:
+        answer = format(to_decimal(value, places, known=known), "f")  # 0 as 0.0000: every box of a part alike
         return f"{{{_BLANK}:NUMERICAL:={answer}:{_TOLERANCE}}}"  # weight and tolerance are filled in per part
 
-    def blanks(self, values, places: int, known: Numbers | None = None, written: list[Decimal] | None = None) -> str:
-        return "[" + ", ".join(self.blank(v, places, known, written) for v in values) + "]"
+    def blanks(self, values, places: int, known: Numbers | None = None) -> str:
+        return "[" + ", ".join(self.blank(v, places, known) for v in values) + "]"
 
-    def blank_table(self, answer: AnswerTable, places: int, written: list[Decimal] | None = None) -> str:
+    def blank_table(self, answer: AnswerTable, places: int) -> str:
         header = "".join(f"<th>{self.symbol(name) if isinstance(name, Name) else self.text(name)}</th>"
                          for name in answer.header[1:])  # a column named by a language key: its text
         matrices = [(rows_of(column.values), column.known) for column in answer.columns]
         rows = "".join(
             f"<tr><td><code>{safe(token)}</code></td>"
-            + "".join(f"<td>{self.blanks(matrix[i], places, known, written)}</td>" for matrix, known in matrices)
+            + "".join(f"<td>{self.blanks(matrix[i], places, known)}</td>" for matrix, known in matrices)
             + "</tr>"
             for i, token in enumerate(answer.tokens))
         return f"<table border=\"1\"><tr><th></th>{header}</tr>{rows}</table>"

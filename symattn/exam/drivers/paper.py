@@ -24,7 +24,7 @@ from ...exercises.exercise import (
 )
 from ...render.latex import LatexRenderer, shared_preamble
 from ...render.templates import class_options, read_template
-from ...typeset.layout import FONT_SIZE, PAPER
+from ...typeset.layout import FONT_SIZE, PAPERS
 from ..options import ExamOptions
 from .base import EXP_TABLE_COLUMNS, ByTable, Share, in_columns
 from .grading import grading_table
@@ -40,6 +40,7 @@ class PaperDriver:
 
     def __init__(self, options: ExamOptions) -> None:
         self.lang = lang = options.lang
+        self.paper = PAPERS[options.paper]
         self.digits = digits = options.digits
         # The worked solution flows in the page as a handout does (templates/exam.tex): a short derivation is one
         # display, kept on one page; a taller one may break between its lines.
@@ -56,7 +57,7 @@ class PaperDriver:
         """The exam and its key around the versions' LaTeX (as version() writes it): one body, typeset once; the
         key adds only \\printanswers."""
         body = "\n\n".join(versions)
-        preamble = shared_preamble(self.lang, body)
+        preamble = shared_preamble(self.lang, body, paper=self.paper)
         # PyLaTeX writes the frame around a placeholder: copying hundreds of versions through it costs ~0.1 s
         exam, key = (self.document(BODY_SLOT, key, preamble).split(BODY_SLOT) for key in (False, True))
         return exam[0] + body + exam[1], key[0] + body + key[1]
@@ -65,10 +66,10 @@ class PaperDriver:
         """A complete exam-class document around the versions' LaTeX (`preamble`: shared_preamble's, of the
         body)."""
         doc = Document(
-            documentclass="exam", document_options=[PAPER, FONT_SIZE, "addpoints", *class_options("exam")],
+            documentclass="exam", document_options=[self.paper, FONT_SIZE, "addpoints", *class_options("exam")],
             fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=True,
         )  # page_numbers=True keeps PyLaTeX from forcing \pagestyle{empty}: the exam class sets the page style
-        for part in shared_preamble(self.lang, body) if preamble is None else preamble:
+        for part in shared_preamble(self.lang, body, paper=self.paper) if preamble is None else preamble:
             doc.preamble.append(NoEscape(part))
         doc.preamble.append(NoEscape(read_template("exam.tex")))
         if key:
@@ -77,8 +78,7 @@ class PaperDriver:
         for line in self.head.preamble(key):
             doc.preamble.append(NoEscape(line))
         doc.preamble.append(NoEscape(rf"\pointpoints{{{text('exam.point')}}}{{{text('exam.points')}}}"))
-        doc.preamble.append(NoEscape(rf"\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.answers')}:}}"
-                                     r"\enspace}"))
+        doc.preamble.append(NoEscape(r"\renewcommand{\solutiontitle}{}"))  # each part's answers title their box
         doc.append(NoEscape(body))
         return doc.dumps() + "\n"
 
@@ -99,19 +99,23 @@ class PaperDriver:
             # on the paper, a part starts on the next page unless its prompt and its least space fit on this one
             lines.append(rf"\ifprintanswers\else\headingroom{{\dimexpr {part.space}+2\baselineskip\relax}}\fi")
             lines.append(rf"\part[{part.points}] {text(part.question, part.params)}")
-            # the part's space, and a share of what its page leaves free (no half-empty page)
-            lines.append(rf"\begin{{solution}}[{part.space} plus 1fill]" + "\n" + self.answer(part) + "\n"
-                         + r"\end{solution}")
+            # the part's space, and a share of what its page leaves free in proportion to it (no half-empty page);
+            # the key's "Answers:" and the answers in one box, so the heading never stays alone at a page's foot
+            stretch = f"{float(part.space.removesuffix('mm')) / 100:g}fill"
+            lines.append(rf"\begin{{solution}}[{part.space} plus {stretch}]" + "\n"
+                         + r"\noindent\begin{minipage}{\linewidth}" + rf"\textbf{{{text('exam.answers')}:}}\enspace "
+                         + self.answer(part) + "\n"
+                         + r"\end{minipage}" + "\n" + r"\end{solution}")
         lines += [
             r"\end{parts}",
             # the key's tolerances and rounding conventions: unframed (a solution's frame cannot break the table)
             r"\ifprintanswers\par\medskip" + "\n" + grading_table(self.renderer, exercise) + "\n" + r"\par\fi",
             # the worked solution, under its own title instead of the parts' "Answers:", never left at a page's
-            # foot: room for it and for what its first heading asks (heading_room), and no break after it
-            rf"\ifprintanswers\headingroom{{{self.renderer.heading_room(1) + 2}\baselineskip}}\fi",
-            rf"{{\renewcommand{{\solutiontitle}}{{\noindent\textbf{{{text('exam.worked_title')}}}\par\nopagebreak}}"
-            r"\begin{solution}" + "\n" + self.renderer.body(replace(exercise.derivation, opening=())) + "\n"
-            + r"\end{solution}}",
+            # foot: the title goes in its first heading's room (body's title), no break between them
+            r"{\renewcommand{\solutiontitle}{}\begin{solution}" + "\n"
+            + self.renderer.body(replace(exercise.derivation, opening=()),
+                                 title=rf"\noindent\textbf{{{text('exam.worked_title')}}}\par\nopagebreak")
+            + "\n" + r"\end{solution}}",
             r"\end{questions}",
             r"\symattnendversion",
         ]
@@ -154,7 +158,10 @@ class PaperDriver:
         spec = "@{\\qquad}".join(["rr"] * EXP_TABLE_COLUMNS)
         table = ("\\begin{center}\\small\n\\begin{tabular}{" + spec + "}\n\\toprule\n"
                  + head + " \\\\\n\\midrule\n" + rows + " \\\\\n\\bottomrule\n\\end{tabular}\n\\end{center}")
-        return text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+        # the sentence and its table in one box: never the sentence at a page's foot with the table overleaf
+        return (r"\par\noindent\begin{minipage}{\linewidth}\setlength{\parindent}{1em}\indent "
+                + text(f"{strings}.softmax_table", {"digits": self.digits, "exp": Name("e^x")}) + "\n" + table
+                + r"\end{minipage}\par")
 
     def answer(self, part: Part) -> str:
         """The LaTeX of a part's answers: vectors as equations, tables as token tables."""

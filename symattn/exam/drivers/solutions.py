@@ -16,7 +16,7 @@ from ...numbers.display import format_number
 from ...render.escape import escape
 from ...render.latex import DOCUMENT_CLASS, LatexRenderer, shared_preamble
 from ...render.templates import class_options
-from ...typeset.layout import PAPER
+from ...typeset.layout import PAPERS
 from ..options import ExamOptions
 from .base import Share
 from .grading import LETTERS, plus_minus
@@ -39,16 +39,28 @@ class SolutionsDriver:
     def document(self, body: str) -> str:
         text = self.renderer.text
         documentclass = DOCUMENT_CLASS[self.options.lang]
-        doc = Document(documentclass=documentclass, document_options=[PAPER, "10pt", *class_options(documentclass)],
+        paper = PAPERS[self.options.paper]
+        doc = Document(documentclass=documentclass, document_options=[paper, "10pt", *class_options(documentclass)],
                        fontenc=None, inputenc=None, lmodern=False, textcomp=False, page_numbers=True, indent=False)
-        for part in shared_preamble(self.options.lang, body):
+        for part in shared_preamble(self.options.lang, body, paper=paper):
             doc.preamble.append(NoEscape(part))
         # narrow margins and small type: as many versions on a page as stay readable
         doc.append(NoEscape(r"\newgeometry{margin=12mm}\pagestyle{plain}\footnotesize" "\n"
                             rf"{{\large\bfseries {text('grading.solutions_title')}}}\hfill {self.title()}\par"
                             r"\smallskip" "\n" + text("grading.range", {"digits": self.digits}) + r"\par\medskip"
-                            + "\n\n" + body))
+                            + "\n\n" + self.class_list() + body))
         return doc.dumps() + "\n"
+
+    def class_list(self) -> str:
+        """With a class list: every student (name and id) with their version, in the list's order, as one
+        paragraph that flows over the lines (for handing back and for grading by hand); else nothing."""
+        if not self.options.students:
+            return ""
+        width = max(2, len(str(self.options.count)))
+        entries = [rf"\mbox{{{escape(s.name)} ({escape(s.id)}): \textbf{{{k:0{width}d}}}}}"
+                   for k, s in enumerate(self.options.students, start=1)]
+        return (rf"\noindent\textbf{{{self.renderer.text('grading.students')}}}\quad " + r"\quad ".join(entries)
+                + r"\par\medskip" + "\n\n")
 
     def title(self) -> str:
         return escape(exam_name(self.options))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...document.steps import FlowFigure, Step
+from ...features.attention import stages as attention_stages
 from ..base import Kind, Size
 from . import answers as answer_data
 from . import engine, solution
@@ -17,6 +18,8 @@ from .spec import AlibiSpec
 
 class AlibiKind(Kind):
     name = AlibiSpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = specs.KEYS
 
     def parse(self, data: dict[str, Any], field: str) -> AlibiSpec:

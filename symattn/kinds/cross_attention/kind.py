@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ... import engine
 from ...document import sentences
@@ -33,6 +33,7 @@ from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Focus, GivenMatrix, Scale, Section
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class GivenCrossAttentionSpec(given.GivenSpec):
 
 class CrossAttentionKind(Kind):
     name = CrossAttentionSpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = frozenset({"kind", "tokens", "X", "memory_tokens", "memory", "W_Q", "W_K", "W_V", "focus", "scale",
                       *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS})
     examinable = True
@@ -225,6 +228,17 @@ class CrossAttentionKind(Kind):
         (X, memory, W_Q, W_K, W_V), places = checks.integer_matrices(
             [data[k] for k in ("X", "memory", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, memory, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
+
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (6, 11), "standard": (20, 28)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        from ...exercises import work
+
+        return work.count(work.attention_pairs(work.matrix(data["X"]), work.matrix(data["memory"]),
+                                               *(work.matrix(data[k]) for k in ("W_Q", "W_K", "W_V")), 0))
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
 
     def friendly(self, section: CrossAttentionSpec, result: engine.Attention) -> bool:
         from ...exercises import fairness as checks

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...document.steps import Name, Shown
 from ...engine import entries
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
 from ...exercises.levels import Level
 from .engine import FeedForward
@@ -44,16 +44,31 @@ def plausible(data: dict[str, Any]) -> bool:
     hidden = [[v + b for v, b in zip(h, b_1, strict=True)] for h in drawing.product(X, W_1)]
     output = [[v + b for v, b in zip(f, b_2, strict=True)]
               for f in drawing.product([[max(v, 0) for v in h] for h in hidden], W_2)]
-    return fair(X, hidden, output)
+    return fair(X, hidden, output, W_2)
+
+
+WORK_BAND = {"standard": (10, 16)}  # hand_products of a version (exercises.work); easy: every product is by 0 or ±1
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """h = x W_1 and f = a W_2 (a = ReLU(h): its zeros are read off)."""
+    X, W_1, W_2 = (work.matrix(data[key]) for key in ("X", "W_1", "W_2"))
+    b_1 = work.matrix([data["b_1"]])[0]
+    activated = [[max(v + b, 0) for v, b in zip(h, b_1, strict=True)] for h in work.times(X, W_1)]
+    return work.count(work.product_pairs(X, W_1) + work.product_pairs(activated, W_2))
 
 
 def friendly(section: FeedForwardSpec, result: FeedForward) -> bool:
-    return fair(entries(section.X.values), entries(result.hidden), entries(result.output))
+    return fair(entries(section.X.values), entries(result.hidden), entries(result.output), entries(section.W_2.values))
 
 
-def fair(X, hidden, output) -> bool:
-    """Distinct inputs; every token's h with an entry ReLU zeroes and one it keeps; no all-zero output row."""
-    if not drawing.rows_distinct(X):
+def fair(X, hidden, output, W_2) -> bool:
+    """Distinct inputs; every token's h with an entry ReLU zeroes and one it keeps; no all-zero output row; no dead
+    hidden unit (one ReLU zeroes for every token: its W_2 row is never used), and W_2's rows all different and
+    none zero (a unit the output ignores, or two units it cannot tell apart)."""
+    if not drawing.rows_distinct(X) or not drawing.rows_distinct(W_2):
+        return False
+    if any(all(v <= 0 for v in unit) for unit in zip(*hidden, strict=True)):
         return False
     return all(any(v < 0 for v in h) and any(v > 0 for v in h) and any(v != 0 for v in f)
                for h, f in zip(hidden, output, strict=True))
@@ -70,7 +85,7 @@ def exercise(section: FeedForwardSpec, result: FeedForward, digits: int) -> Aske
     parts = (drawing.scored("hidden", key + "hidden", NAMES, [table("h", result.hidden)], n * d_ff * d, digits,
                             "scores"),
              drawing.scored("activated", key + "activated", NAMES, [table("a", result.activated)], n * d_ff, digits,
-                            "scores", "2.5cm"),
+                            "scores"),
              drawing.scored("output", key + "output", NAMES, [table("f", result.output)], n * d_ff * d_out, digits,
                             "scores"))
     given = (GivenTable("table.token", key + "input", tokens, section.X),

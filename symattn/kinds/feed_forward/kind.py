@@ -86,6 +86,12 @@ class FeedForwardSpec(Section):
 class FeedForwardKind(Kind):
     name = FeedForwardSpec.kind
     examinable = True
+    stages = ("hidden", "activation", "output")  # `symattn worksheet --blanks`
+
+    def stage_of(self, step: Step) -> str | None:
+        if isinstance(step, RowTimesMatrix):  # h = x W_1 (SwiGLU: g and u), then f = a W_2
+            return "output" if step.matrix_name == Name("W_2") else "hidden"
+        return "activation" if isinstance(step, ActivationStep) else None
     exam_module = "exam"  # its exam: kinds/feed_forward/exam.py
     keys = frozenset({"kind", "heading", "tokens", "X", "W_1", "b_1", "W_2", "b_2", "W_3", "b_3", "activation",
                       "focus"})

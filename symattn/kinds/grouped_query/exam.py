@@ -12,8 +12,10 @@ from ...document.steps import Name, Shown
 from ...engine import entries
 from ...exercises import drawing
 from ...exercises import fairness as checks
+from ...exercises import work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
+from ...numbers.decimals import to_decimal
 from .engine import GroupedQuery
 from .kind import GroupedQuerySpec
 
@@ -36,7 +38,7 @@ def plausible(data: dict[str, Any]) -> bool:
     heads, kv = data["heads"], data["kv_heads"][0]
     if heads[0]["W_Q"] == heads[1]["W_Q"] or not drawing.rows_distinct(data["X"]):
         return False
-    if all(float(v) == 0 for r in data["W_O"] for v in r):
+    if not checks.mixes(drawing.fractions(data["W_O"])):
         return False
     (X, W_K, W_V, *W_Q), places = checks.integer_matrices([data["X"], kv["W_K"], kv["W_V"],
                                                            *(h["W_Q"] for h in heads)])
@@ -52,10 +54,28 @@ def plausible(data: dict[str, Any]) -> bool:
         drawing.softmax_ok([s / scale for s in head]) for head in scores)
 
 
+WORK_BAND = {"easy": (10, 18), "standard": (26, 34)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """Each head's query of the focus token, K and V once, each head's q · k and w · v, and z · W_O."""
+    X, kv, i = work.matrix(data["X"]), data["kv_heads"][0], data["tokens"].index(data["focus"])
+    W_K, W_V = work.matrix(kv["W_K"]), work.matrix(kv["W_V"])
+    K, V = work.times(X, W_K), work.times(X, W_V)
+    pairs = work.product_pairs(X, W_K) + work.product_pairs(X, W_V)
+    for head in data["heads"]:
+        W_Q = work.matrix(head["W_Q"])
+        q = work.times([X[i]], W_Q)[0]
+        pairs += work.product_pairs([X[i]], W_Q) + [(a, b) for k in K for a, b in zip(q, k, strict=True)]
+        pairs += [(0.5, v) for r in V for v in r]  # a weight is never 0 or ±1
+    return work.count(pairs + [(0.5, w) for r in work.matrix(data["W_O"]) for w in r])  # z · W_O
+
+
 def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
-    """As self-attention for each head (exam.checks), the heads' W_Q and scores different, distinct inputs, W_O not
-    all zero, and a gap between each head's two largest weights."""
-    if section.W_Q[0].values == section.W_Q[1].values or all(v == 0 for v in section.W_O.values):
+    """As self-attention for each head (exam.checks), the heads' W_Q and scores different, distinct inputs, W_O
+    using both heads for two different outputs (checks.mixes), the head outputs and the final outputs different,
+    and a gap between each head's two largest weights."""
+    if section.W_Q[0].values == section.W_Q[1].values or not checks.mixes(section.W_O.values.tolist()):
         return False
     if not drawing.rows_distinct(entries(section.X.values)):
         return False
@@ -65,6 +85,11 @@ def friendly(section: GroupedQuerySpec, result: GroupedQuery) -> bool:
         return False
     if result.heads[0].queries[i].scores == result.heads[1].queries[i].scores:
         return False  # both heads would weigh the keys alike
+    rows = result.combined(i)
+    known = rows.known
+    if len({tuple(to_decimal(v, 12, known=known) for v in z) for z in rows.heads}) < 2 or len(
+            {to_decimal(z, 12, known=known) for z in rows.output}) < len(rows.output):
+        return False  # the heads' outputs alike, or two final outputs alike
     # the weights' numbers as the engine filed them: an evalf of each quotient of exponentials costs ~1 ms
     return all(drawing.gap_ok([float(a.known.number(w)) for w in a.queries[i].softmax.weights]) for a in result.heads)
 
@@ -89,12 +114,11 @@ def exercise(section: GroupedQuerySpec, result: GroupedQuery, digits: int) -> As
     outputs = [AnswerVector(Name("z", focus, head=h), Shown(z, known=known)) for h, z in enumerate(rows.heads, 1)]
     outputs.append(AnswerVector(Name("z", label="final"), Shown(rows.output, known=known)))
     exact = d_k == 4
-    parts = (drawing.scored("qkv", key + "qkv", params, qkv, HEADS * d_k * d + n * (d_k + D_V) * d, digits, "scores",
-                            "5cm"),
-             drawing.scored("scores", key + "scores", params, scores, HEADS * n * d_k, digits, "scores", "2.5cm"),
-             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scaled", "2.5cm"),
+    parts = (drawing.scored("qkv", key + "qkv", params, qkv, HEADS * d_k * d + n * (d_k + D_V) * d, digits, "scores"),
+             drawing.scored("scores", key + "scores", params, scores, HEADS * n * d_k, digits, "scores"),
+             drawing.scored("scaled", key + "scaled", params, scaled, HEADS * n, digits, "scaled"),
              drawing.scored("weights", key + "weights", params, weights, 2 * HEADS * n, digits,
-                            "weights" if exact else "output", "3.5cm"),
+                            "weights" if exact else "output"),
              drawing.scored("output", key + "output", params, outputs, HEADS * n * D_V + HEADS * D_V * d, digits,
                             "output"))
     given = [GivenTable("table.token", "table.embedding", section.tokens, section.X)]

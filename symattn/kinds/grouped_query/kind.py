@@ -27,6 +27,7 @@ from ...numbers.significant import asked, significant_approximation
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Rope, Scale, Section
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 from .engine import GroupedQuery, grouped_attention, head_mapping
 
@@ -75,6 +76,8 @@ class GroupedQueryKind(Kind):
     examinable = True
     exam_module = "exam"  # its exam: kinds/grouped_query/exam.py
     name = GroupedQuerySpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = frozenset({"kind", "tokens", "X", "heads", "kv_heads", "W_O", "focus", "mask", "rope", "scale", "d_k",
                       "heading", "past_tokens"})
 

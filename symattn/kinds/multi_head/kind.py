@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sympy import ImmutableMatrix
 
@@ -64,6 +64,10 @@ class MultiHeadKind(Kind):
     keys = frozenset({"kind", "heading", "focus", "heads", "W_O", "tokens", "X", "d_model", *_HEAD_SETTINGS,
                       *_SECTION_SETTINGS})
     examinable = True
+    stages = ("output",)  # `symattn worksheet --blanks`: z · W_O (its heads' outputs are given)
+
+    def stage_of(self, step: Step) -> str | None:
+        return "output" if isinstance(step, RowTimesMatrix) else None
     exam_shaped = True  # its exam's token count and d_k follow --tokens and --d-k (exam/fair.py)
 
     def parse(self, data: dict[str, Any], field: str) -> MultiHeadSpec:
@@ -237,15 +241,28 @@ class MultiHeadKind(Kind):
 
         weights = [h[k] for h in data["heads"] for k in ("W_Q", "W_K", "W_V")]
         (X, *heads), places = checks.integer_matrices([data["X"], *weights])
-        if all(Decimal(v) == 0 for row_ in data["W_O"] for v in row_):
+        if not checks.mixes([[Decimal(v) for v in row_] for row_ in data["W_O"]]):
             return False
         runs = [(X, X, *heads[3 * h:3 * h + 3]) for h in range(len(data["heads"]))]
         return checks.plausible_runs(runs, data["tokens"].index(data["focus"]), places)
 
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (10, 18), "standard": (54, 70)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        from ...exercises import work
+
+        X, focus = work.matrix(data["X"]), data["tokens"].index(data["focus"])
+        pairs = [pair for h in data["heads"] for pair in work.attention_pairs(
+            X, X, *(work.matrix(h[k]) for k in ("W_Q", "W_K", "W_V")), focus)]
+        return work.count(pairs + [(0.5, w) for row_ in work.matrix(data["W_O"]) for w in row_])  # z · W_O
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
+
     def friendly(self, section: MultiHeadSpec, result: MultiHeadRows) -> bool:
         from ...exercises import fairness as checks
 
-        if all(v == 0 for v in section.W_O.values):
+        if not checks.mixes(section.W_O.values.tolist()):
             return False
         X = section.X.values
         return checks.friendly_runs([(X, X, a) for a in result.attentions], section.tokens.index(section.token))

@@ -10,7 +10,7 @@ from typing import Any
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown, Token, Tokens
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenVector, row
 from ...exercises.levels import MAX_LOGIT, MIN_WEIGHT, Level
 from ...numbers.decimals import to_decimal
@@ -40,6 +40,14 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
     if temperature != "1":
         data["temperature"] = temperature
     return data
+
+
+WORK_BAND = {"easy": (1, 4), "standard": (4, 7)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """The logits x W_vocab (a temperature divides, it multiplies nothing)."""
+    return work.count(work.product_pairs(work.matrix(data["X"]), work.matrix(data["W_vocab"])))
 
 
 def plausible(data: dict[str, Any]) -> bool:
@@ -78,7 +86,7 @@ def exercise(section: NextTokenSpec, result: Prediction, digits: int) -> Asked:
                             NAMES, logits, d * size + (section.temperature != 1) * size, digits, "scores"),
              drawing.scored("probabilities", key + "probabilities", NAMES, [AnswerVector(Name("p"), Shown(
                  row(result.softmax.weights), known=known))], 2 * size, digits, "weights" if easy else "output"),
-             drawing.scored("ranking", key + "ranking", {}, [ranking], size, digits, "scores", "2.5cm"))
+             drawing.scored("ranking", key + "ranking", {}, [ranking], size, digits, "scores"))
     given = (GivenVector(Name("x", section.focus), section.focus, section.X),
              GivenNamed(Name("W_vocab"), section.weights), GivenNamed(Name("b"), section.bias))
     task = (key + ("task" if section.temperature == 1 else "task_t"),

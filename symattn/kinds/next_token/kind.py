@@ -105,6 +105,10 @@ class NextTokenSpec(Section):
 class NextTokenKind(Kind):
     name = NextTokenSpec.kind
     examinable = True
+    stages = ("logits", "probabilities")  # `symattn worksheet --blanks`
+
+    def stage_of(self, step: Step) -> str | None:
+        return {LogitLines: "logits", TemperatureLines: "logits", SoftmaxStep: "probabilities"}.get(type(step))
     exam_module = "exam"  # its exam: kinds/next_token/exam.py
     keys = frozenset({"kind", "tokens", "X", "focus", "vocabulary", "W_vocab", "tied", "embeddings", "b_vocab",
                       "temperature", "top_k", "heading"})

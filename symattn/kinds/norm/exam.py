@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+import math
 from math import isqrt
 from typing import Any
 
 from sympy import ImmutableMatrix, Rational
 
 from ...document.steps import Name, Shown
-from ...exercises import drawing
+from ...exercises import drawing, work
 from ...exercises import fairness as checks
 from ...exercises.exercise import AnswerTable, Asked, GivenNamed, GivenTable
 from ...exercises.levels import Level
@@ -80,6 +81,22 @@ def draw(rng: random.Random, level: Level, lang: str) -> dict[str, Any]:
             "beta": drawing.matrix(rng, 1, WIDTH, beta)[0]}
 
 
+WORK_BAND = {"easy": (6, 10), "standard": (12, 16)}  # hand_products of a version (exercises.work)
+
+
+def hand_products(data: dict[str, Any]) -> int:
+    """The squares (u − μ)² of the variance and γ ⊙ the normalised rows (those in floats: √ of the variance)."""
+    pairs = []
+    gamma = work.matrix([data["gamma"]])[0]
+    eps = Fraction(data["eps"])
+    for x, y in zip(work.matrix(data["X"]), work.matrix(data["Y"]), strict=True):
+        u = [a + b for a, b in zip(x, y, strict=True)]
+        d = [v - sum(u) / len(u) for v in u]
+        sigma = math.sqrt(sum(v * v for v in d) / len(d) + eps) or 1.0
+        pairs += [(v, v) for v in d] + [(g, float(v) / sigma) for g, v in zip(gamma, d, strict=True)]
+    return work.count(pairs)
+
+
 def plausible(data: dict[str, Any]) -> bool:
     rows, places = sums(data["X"], data["Y"])
     if not drawing.rows_distinct(data["X"]) or not drawing.rows_distinct(rows):
@@ -109,7 +126,7 @@ def exercise(section: AddNormSpec, result: NormResult, digits: int) -> Asked:
     exact = section.eps == 0  # easy: every answer exact; else √(σ² + ε) is rounded on the way
     parts = (
         drawing.scored("sum", key + "sum", NAMES, table(("u",), [r.values for r in rows]), n * d // 2, digits,
-                       "scores", "2.5cm"),
+                       "scores"),
         drawing.scored("stats", key + "stats", NAMES, table(("mu", "var_layer"), [r.mean for r in rows],
                                                             [r.variance for r in rows]), 2 * n * d, digits, "scores"),
         drawing.scored("normalised", key + "normalised", NAMES, table(("uh",), [r.normalised for r in rows]), n * d,

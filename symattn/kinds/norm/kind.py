@@ -25,6 +25,7 @@ from ..carried import KnownRows
 from .engine import NormResult, NormRow, normalise
 from .solution import norm_steps
 from .spec import DEFAULT_EPS, NORMS, AddNormSpec, NormSpec
+from .steps import NormAffine, NormMean, NormNormalised, NormSum, NormVariance
 
 
 def surd_texts(row: NormRow, beta: tuple[Expr, ...]) -> dict[str, Any]:
@@ -58,6 +59,11 @@ def _numeric(given: GivenMatrix, field: str) -> GivenMatrix:
     return given
 
 
+# the stage each computation step writes, for worksheets: u = x + y, μ, σ², û, then γ û + β
+_STAGE_OF = {NormSum: "sum", NormMean: "mean", NormVariance: "variance", NormNormalised: "normalised",
+             NormAffine: "output"}
+
+
 class NormKind(Kind):
     """Both kinds: `residual` says whether the section adds Y to X first (add_norm)."""
 
@@ -67,8 +73,13 @@ class NormKind(Kind):
         self.residual = residual
         self.examinable = residual  # add_norm's exam: kinds/norm/exam.py
         self.exam_module = "exam" if residual else ""
+        # `symattn worksheet --blanks`: add_norm's sum u = x + y first
+        self.stages = (*(("sum",) if residual else ()), "mean", "variance", "normalised", "output")
         self.keys = frozenset({"kind", "tokens", "X", "norm", "eps", "gamma", "beta", "focus", "heading",
                                *(("Y",) if residual else ())})
+
+    def stage_of(self, step: Step) -> str | None:
+        return _STAGE_OF.get(type(step))
 
     def parse(self, data: dict[str, Any], field: str) -> NormSpec:
         tokens = fields.tokens(fields.require(data, "tokens", field), f"{field}.tokens")

@@ -20,8 +20,10 @@ from ...typeset.lines import GUARD_CAP, Line, Operand, decimals_shown, guarded, 
 from ...typeset.math import MathRenderer, contribute
 from .steps import NormAffine, NormMean, NormNormalised, NormScalars, NormSettings, NormStep, NormSum, NormVariance
 
-# The widest exact fraction a line writes (\tfrac{1291321339}{1600000000}); a longer one is written rounded.
+# The widest exact fraction a line writes under --exact (\tfrac{1291321339}{1600000000}); a longer one is written
+# rounded. A student's display (no --exact) writes only short ones (13/6) and short surds (√3/3): decimals otherwise.
 LONGEST_FRACTION = 40
+SHORT_EXACT = 8
 
 _LAYER = r"\frac{$v - \mu_{t}}{\sqrt{\sigma_{t}^{2} + \varepsilon}} \odot \gamma + \beta"
 _RMS = r"\frac{$v}{\sqrt{\overline{$v^{2}} + \varepsilon}} \odot \gamma"
@@ -86,10 +88,14 @@ class NormPrinter(MathRenderer):
             if places is not None and places <= self.digits + GUARD_CAP:
                 return format_number(value, self.digits, decimals, exact_up_to=places)
             fraction = format_number(value, self.digits, fraction=True)
-            if visible_width(fraction.text) <= LONGEST_FRACTION:
+            if visible_width(fraction.text) <= self.longest_exact():
                 return fraction
             return format_number(value, self.digits, decimals)
         return format_number(value, self.digits, known=known)
+
+    def longest_exact(self) -> int:
+        """The widest exact form a line writes: long ones only when the lecturer asks for --exact."""
+        return LONGEST_FRACTION if self.exact else SHORT_EXACT
 
     def fraction(self, number: Number) -> bool:
         return "frac" in number.text
@@ -211,7 +217,8 @@ class NormPrinter(MathRenderer):
             return [rf"{root} &= \sqrt{{{radicand.text}}} = {std.text}"]
         exact_root = exact_latex(step.std, decimals=False)
         out = [f"{root} &"]
-        if radicand.exact and visible_width(radicand.text + exact_root) <= self.width - EXACT_MARGIN:
+        if (radicand.exact and visible_width(radicand.text + exact_root) <= self.width - EXACT_MARGIN
+                and visible_width(exact_root) <= self.longest_exact()):
             out[0] += rf"= \sqrt{{{radicand.text}}} = {exact_root}"
             if not self.fraction(radicand):
                 out[0] += rf" \approx {std.text}"
@@ -244,7 +251,8 @@ class NormPrinter(MathRenderer):
         out = [rf"{n['hat']} &= \frac{{{numerator}}}{{\sqrt{{{n['var']} + \varepsilon}}}}"]
         exact = ([exact_latex(v, decimals=False) for v in step.normalised.entries] if step.coefficients is None
                  else [shifted_surd_latex(S.Zero, a, step.root) for a in step.coefficients])
-        if not all(r.exact for r in results) and max(map(visible_width, exact)) <= self.width - EXACT_MARGIN:
+        if (not all(r.exact for r in results) and max(map(visible_width, exact)) <= self.width - EXACT_MARGIN
+                and (self.exact or max(map(visible_width, exact)) <= SHORT_EXACT)):
             out += self.continued("&= ", self.bracketed(exact), self.width - 4)  # the surds, beside the decimals
         texts = [rf"\frac{{{a.text}}}{{{line.divisor.text}}}" for line in lines for (a,), in [line.terms]]
         out += self.entries_lines("", texts, lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sympy import ImmutableMatrix
 
@@ -37,6 +37,7 @@ from ...numbers import certify
 from ...spec import fields
 from ...spec.model import Cache, Focus, GivenMatrix, Mask, Positions, Rope, Scale, Section
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 
 if TYPE_CHECKING:
@@ -99,6 +100,8 @@ class GivenSelfAttentionSpec(given.GivenSpec):
 
 class SelfAttentionKind(Kind):
     name = SelfAttentionSpec.kind
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = frozenset({"kind", "tokens", "X", "W_Q", "W_K", "W_V", "focus", "scale", "mask", "positional_encoding",
                       "P", *fields.SIZE_KEYS, "heading", *given.KEYS, *online.KEYS, "rope", *cache.KEYS})
     examinable = True
@@ -314,6 +317,18 @@ class SelfAttentionKind(Kind):
 
         (X, W_Q, W_K, W_V), places = checks.integer_matrices([data[k] for k in ("X", "W_Q", "W_K", "W_V")])
         return checks.plausible_runs([(X, X, W_Q, W_K, W_V)], data["tokens"].index(data["focus"]), places)
+
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (6, 11), "standard": (22, 32)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        from ...exercises import work
+
+        X = work.matrix(data["X"])
+        return work.count(work.attention_pairs(X, X, *(work.matrix(data[k]) for k in ("W_Q", "W_K", "W_V")),
+                                               data["tokens"].index(data["focus"])))
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
 
     def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
         from ...exercises import fairness as checks

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from sympy import Integer
 
@@ -15,6 +15,7 @@ from ...document.steps import Name, Shown
 from ...engine import entries
 from ...exercises import drawing
 from ...exercises import fairness as checks
+from ...exercises import work
 from ...exercises.exercise import AnswerTable, AnswerVector, Asked, GivenNamed, GivenTable, focus_params, row
 from ...exercises.levels import Level
 from ...features.rope import feature as rotary
@@ -57,6 +58,24 @@ class RopeExam:
         i = data["tokens"].index(data["focus"])
         return drawing.softmax_ok([sum(a * b for a, b in zip(Qr[i], k, strict=True)) / math.sqrt(D_K) for k in Kr])
 
+    WORK_BAND: ClassVar[dict[str, tuple[int, int]]] = {"easy": (12, 18), "standard": (44, 56)}
+
+    def hand_products(self, data: dict[str, Any]) -> int:
+        """Q, K, V of every token, the rotations of the focus query and every key (by the table's cos m and
+        sin m: position 0 turns by nothing), q̂ · k̂ and w · v."""
+        X = work.matrix(data["X"])
+        Q, K, V = (work.times(X, work.matrix(data[key])) for key in ("W_Q", "W_K", "W_V"))
+        i = data["tokens"].index(data["focus"])
+        pairs = [pair for key in ("W_Q", "W_K", "W_V") for pair in work.product_pairs(X, work.matrix(data[key]))]
+        for m, r in [(i, Q[i]), *enumerate(K)]:
+            pairs += [(v, t) for v in r for t in (math.cos(m), math.sin(m))] * (1 if m else 0)
+        Qr, Kr = rotated(Q), rotated(K)
+        pairs += [(a, b) for k in Kr for a, b in zip(Qr[i], k, strict=True)]
+        return work.count(pairs + [(0.5, v) for r in V for v in r])
+
+    def work_band(self, difficulty: str) -> tuple[int, int] | None:
+        return self.WORK_BAND.get(difficulty)
+
     def friendly(self, section: SelfAttentionSpec, result: engine.Attention) -> bool:
         """As self-attention (exam.checks, on the rotated Q and K), with distinct inputs, Q and K before the
         rotation without two equal columns or a zero one, and a gap between the two largest weights."""
@@ -87,11 +106,11 @@ class RopeExam:
         scores = [AnswerVector(Name("s"), Shown(row(query.scores), uniform=False, known=known)),
                   AnswerVector(Name("a"), Shown(row(query.scaled), uniform=False, known=known))]
         parts = (
-            drawing.scored("qkv", key + "qkv", params, [qkv], n * (2 * D_K + D_V) * d, digits, "scores", "5cm"),
+            drawing.scored("qkv", key + "qkv", params, [qkv], n * (2 * D_K + D_V) * d, digits, "scores"),
             drawing.scored("rotation", key + "rotation", params, rotated, (n + 1) * 2 * D_K, digits, "weights"),
-            drawing.scored("scores", key + "scores", params, scores, n * D_K + n, digits, "output", "2.5cm"),
+            drawing.scored("scores", key + "scores", params, scores, n * D_K + n, digits, "output"),
             drawing.scored("weights", key + "weights", params, [AnswerVector(Name("w"), Shown(
-                row(query.softmax.weights), known=known))], 2 * n, digits, "output", "3.5cm"),
+                row(query.softmax.weights), known=known))], 2 * n, digits, "output"),
             drawing.scored("output", key + "output", params, [AnswerVector(Name("z", focus), Shown(
                 query.output, known=known))], n * D_V, digits, "output"))
         given = (GivenTable("table.token", "table.embedding", section.tokens, section.X),

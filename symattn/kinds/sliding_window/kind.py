@@ -25,6 +25,7 @@ from ...engine import any_symbolic
 from ...features.attention.answers import attention_answers, scale_answers
 from ...numbers import certify
 from .. import carried
+from ...features.attention import stages as attention_stages
 from ..base import Carried, Kind, Size
 from . import engine as window_engine
 from . import solution
@@ -33,6 +34,8 @@ from .spec import KEYS, KIND, SlidingWindowSpec, parse
 
 class SlidingWindowKind(Kind):
     name = KIND
+    stages = attention_stages.STAGES  # `symattn worksheet --blanks`
+    stage_of = attention_stages.stage_of
     keys = KEYS
 
     def parse(self, data: dict[str, Any], field: str) -> SlidingWindowSpec:

@@ -1,0 +1,1 @@
+../../symattn/filters/symattn.lua

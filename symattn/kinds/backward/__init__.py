@@ -1,0 +1,1 @@
+"""The backward pass of self-attention: exact gradients, step by step (kinds/backward/kind.py)."""
