@@ -110,6 +110,36 @@ def test_regrading_a_smaller_class_removes_the_earlier_feedback(tmp_path):
     assert [row["student"] for row in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))] == ["Ann", "Bob"]
 
 
+def test_a_render_in_fewer_formats_removes_the_earlier_formats_of_that_document_only(tmp_path):
+    """render's set is one spec's document: its formats from the run before that this run does not write go (an
+    mt.html beside a new mt.md would show the old spec); another spec's document, the user's files and a file of
+    the earlier set edited since stay."""
+    out = tmp_path / "out"
+    assert symattn("render", "--example", "mt", "--format", "md,html,json", "--out", str(out)).returncode == 0
+    assert symattn("render", "--example", "matrix", "--format", "md,json", "--out", str(out)).returncode == 0
+    (out / "mt.tex").write_text("the user's own", encoding="utf-8")  # a name of the set, never written by it
+    with (out / "mt.json").open("a", encoding="utf-8") as edited:
+        edited.write("\n")
+    result = symattn("render", "--example", "mt", "--format", "md", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert names(out) == [".symattn-sets.json", "matrix.json", "matrix.md", "mt.json", "mt.md", "mt.tex"]
+    assert (out / "mt.tex").read_text(encoding="utf-8") == "the user's own"
+
+
+def test_a_check_report_in_fewer_formats_removes_the_earlier_report_formats(tmp_path):
+    """check's report is a document too (mt-check.*): the next report replaces the whole earlier one, and leaves
+    the document it checked."""
+    out = tmp_path / "out"
+    assert symattn("render", "--example", "mt", "--format", "md", "--out", str(out)).returncode == 0
+    document = (out / "mt.md").read_bytes()
+    for formats in ("md,html", "md"):
+        result = symattn("check", "--example", "mt", "--from", str(out / "mt.md"), "--format", formats,
+                         "--out", str(out))
+        assert result.returncode == 0, result.stderr
+    assert names(out) == [".symattn-sets.json", "mt-check.md", "mt.md"]
+    assert (out / "mt.md").read_bytes() == document
+
+
 def test_a_tampered_manifest_deletes_nothing_outside_the_folder(tmp_path):
     outside = tmp_path / "precious.txt"
     outside.write_text("a", encoding="utf-8")  # the bytes recorded for a.txt
@@ -264,6 +294,10 @@ def test_input_files_over_the_limit_are_refused_unread(tmp_path):
                         (["exam", "--students", "big.csv", "--format", "json"], "--students"),
                         (["grade", str(exam), "big.csv"], "big.csv")]:
         one_line_error(symattn(*args, cwd=tmp_path, timeout=30), f"{field}: ", "16,777,217 bytes: at most 16 MB")
+    # the responses are refused before exam.json is read (a 1,000-version exam.json took 7 s to load first)
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    one_line_error(symattn("grade", "broken.json", "big.csv", cwd=tmp_path, timeout=30), "big.csv: ",
+                   "16,777,217 bytes")
 
 
 def test_one_reader_for_every_input(tmp_path):

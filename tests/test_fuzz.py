@@ -1,5 +1,6 @@
 """A seeded fuzz of every input a user hands symattn (issue 30): specs (solve, render), text blocks, exam.json
-(grade) and claims (check), each mutated at random from a valid one. Every run is a result or a one-line error
+(grade), claims (check), response sheets in symattn's and Moodle's format (grade) and class lists (exam
+--students), each mutated at random from a valid one. Every run is a result or a one-line error
 with exit status 2, never a traceback and never past 20 s. Each target runs for a few seconds (the whole test
 well under a minute); a failure names the case's seed, which replays it alone (`_case(target, seed)`)."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import io
 import json
 import random
 import re
@@ -255,7 +257,109 @@ def _claims_case(answers):
     return claims_case
 
 
+# Cells a student, a spreadsheet or Moodle puts in a response sheet or a class list.
+ANSWERS = ["0.5", " 0.5 ", "0,5", ".5", "-0", "1/2", "½", "0.12345678901234567890123456789",
+           "3.00000000000000000000000000000", "0." + "0" * 10000 + "1", "9e999", "-9e999", "1e20", "1e-60", "NaN",
+           "-inf", "0x1", "1_000", "٤", "７", "²", "", " ", "n/a", "0.5\n0.6", '"', "=1+1", "\x00", "\x1b[2J"]
+NAMES = ["Ann", "Wei Wang", "Wei Wang", "é", "e\u0301", "\u200b", "\u202eab", "a\x07b", "a\x00b", "\x1b[31mred",
+         "x" * 100_000, "محمد", "דוד", "=HYPERLINK(\"http://x\")", "+cmd", "@SUM(A1)", "<script>alert(1)</script>",
+         "\\def\\x{\\x}\\x", "\\input{/etc/passwd}", "$x^2$", "[a](http://x)", "", " ", "a,b", 'a"b', "a\nb"]
+VERSIONS = ["01", "1", "v01", "Version 02", "02", "2", "03", "²", "٤", "9" * 5000, "", "-1", "0x1", "1.0", "=1"]
+
+
+def _cell(rng: random.Random, choices: list[str], plain: str) -> str:
+    return rng.choice(choices) if rng.random() < 0.3 else plain
+
+
+def _csv_text(rng: random.Random, rows: list[list[str]]) -> str:
+    """rows as CSV, then perhaps damaged: a row cut, a column dropped or doubled, a stray quote, a BOM, CR line
+    ends, a cell past the header, or raw-text damage."""
+    rows = [list(r) for r in rows]
+    op = rng.random()
+    if op < 0.1 and len(rows) > 1:
+        rows[rng.randrange(1, len(rows))] = rows[-1][: rng.randrange(len(rows[-1]) + 1)]
+    elif op < 0.2:
+        k = rng.randrange(len(rows[0]))
+        rows = [r[:k] + r[k + 1:] for r in rows]
+    elif op < 0.3:
+        k = rng.randrange(len(rows[0]))
+        rows = [r + r[k:k + 1] for r in rows]
+    elif op < 0.35:
+        rows.append(list(rows[-1]))  # a student twice
+    elif op < 0.4:
+        rows[-1].append("stray")
+    out = io.StringIO()
+    csv.writer(out, lineterminator=rng.choice(["\n", "\r\n", "\r"])).writerows(rows)
+    text = out.getvalue()
+    if rng.random() < 0.15:
+        text = "\ufeff" + text
+    if rng.random() < 0.15:
+        text = _text_mutation(rng, text)
+    return text
+
+
+def _responses_case(made):
+    """grade with a response sheet in symattn's format, its cells and its shape fuzzed (exam.json stays valid)."""
+    def responses_case(rng, folder, capsys):
+        data = rng.choice(made)
+        (folder / "exam.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        ids = [b["id"] for v in data["versions"] for p in v["parts"] for b in p["blanks"]]
+        answers = {b["id"]: b["answer"][:6] for v in data["versions"] for p in v["parts"] for b in p["blanks"]}
+        rows = [["student", "version", *ids]]
+        for k in range(rng.randint(1, 4)):
+            label = data["versions"][k % len(data["versions"])]["label"]
+            rows.append([_cell(rng, NAMES, f"S{k}"), _cell(rng, VERSIONS, label),
+                         *(_cell(rng, ANSWERS, answers[i]) for i in ids)])
+        (folder / "r.csv").write_text(_csv_text(rng, rows), encoding="utf-8", newline="")
+        _run(capsys, ["grade", str(folder / "exam.json"), str(folder / "r.csv"), "--out", str(folder / "out"),
+                      "--format", "md"])
+    return responses_case
+
+
+def _moodle_case(made):
+    """grade with Moodle's quiz Responses report: names, identities, cloze summaries and right answers fuzzed."""
+    def moodle_case(rng, folder, capsys):
+        data = rng.choice(made)
+        (folder / "exam.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        header = ["Last name", "First name", rng.choice(["ID number", "Email address", "Username", "Group"]),
+                  "Status", "Grade/20.00", "Response 1", *(["Right answer 1"] if rng.random() < 0.9 else [])]
+        rows = [header]
+        for k in range(rng.randint(1, 4)):
+            version = data["versions"][k % len(data["versions"])]
+            values = [b["answer"] for p in version["parts"] for b in p["blanks"]]
+            typed = [_cell(rng, ANSWERS, value[:6]) for value in values]
+            if rng.random() < 0.2:
+                typed = typed[: rng.randrange(len(typed) + 1)]
+            summary = "; ".join(f"part {i}: {v}" for i, v in enumerate(typed, start=1))
+            right = "; ".join(f"part {i}: {_cell(rng, ANSWERS, v)}" for i, v in enumerate(values, start=1))
+            rows.append([_cell(rng, NAMES, f"L{k}"), _cell(rng, NAMES, f"F{k}"), _cell(rng, NAMES, f"s{k}"),
+                         "Finished", "10.00", rng.choice([summary] * 8 + ["-", "", "part 2: 1", "x" * 300]),
+                         right][:len(header)])
+        (folder / "m.csv").write_text(_csv_text(rng, rows), encoding="utf-8", newline="")
+        _run(capsys, ["grade", str(folder / "exam.json"), str(folder / "m.csv"), "--out", str(folder / "out"),
+                      "--format", "md"])
+    return moodle_case
+
+
+def students_case(rng, folder, capsys):
+    """exam --students with a class list fuzzed: ids, names, the header, the CSV itself."""
+    header = rng.choice([["id", "name"]] * 4 + [["name", "id"], ["ID", "Name", "email"], ["id"], ["id", "name", "name"]])
+    rows = [header]
+    for k in range(rng.randint(1, 4)):
+        cells = {"id": _cell(rng, NAMES + VERSIONS, f"s{k}"), "name": _cell(rng, NAMES, f"Student {k}")}
+        rows.append([cells.get(column.lower(), "x@example.org") for column in header])
+    (folder / "class.csv").write_text(_csv_text(rng, rows), encoding="utf-8", newline="")
+    _run(capsys, ["exam", "--students", str(folder / "class.csv"), "--lang", "en", "--format", "json,tex",
+                  "--out", str(folder / "out")])
+
+
 def test_fuzz_specs_text_exams_and_claims(tmp_path, capsys, made_exams, matrix_answers):
     counts = {target.__name__: _fuzz(target, capsys, tmp_path)
               for target in (spec_case, text_case, _exam_case(made_exams), _claims_case(matrix_answers))}
+    assert all(n >= AT_LEAST for n in counts.values()), counts
+
+
+def test_fuzz_response_sheets_and_class_lists(tmp_path, capsys, made_exams):
+    counts = {target.__name__: _fuzz(target, capsys, tmp_path)
+              for target in (_responses_case(made_exams), _moodle_case(made_exams), students_case)}
     assert all(n >= AT_LEAST for n in counts.values()), counts

@@ -62,7 +62,7 @@ def test_an_odd_spec_name_lands_inside_out(tmp_path, capsys, name):
     out = tmp_path / "outdir"
     status, printed, err = run(capsys, "render", str(spec), "--format", "tex,md", "--out", str(out))
     assert status == 0, err
-    assert sorted(p.name for p in out.iterdir()) == ["spec.md", "spec.tex"]
+    assert sorted(p.name for p in out.iterdir()) == [".symattn-sets.json", "spec.md", "spec.tex"]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([name, "outdir"])
 
 
@@ -73,7 +73,7 @@ def test_a_compile_failure_through_build_replaces_nothing(tmp_path, monkeypatch)
     monkeypatch.setattr(build_module, "compile_pdf", lambda *args, **kwargs: b"%PDF old")
     build(spec, tmp_path, ("tex", "md", "pdf"), lang="en")
     old = snapshot(tmp_path)
-    assert sorted(old) == ["matrix.md", "matrix.pdf", "matrix.tex"]
+    assert sorted(old) == [".symattn-sets.json", "matrix.md", "matrix.pdf", "matrix.tex"]
 
     def fail(*args, **kwargs):
         raise LatexError("LaTeX failed: ! Undefined control sequence.")
@@ -226,7 +226,7 @@ def test_an_interrupted_render_cleans_up_and_keeps_a_whole_set(tmp_path, old_set
     lines.insert(0, f"signalled at {moment}\n")
     assert time.monotonic() - sent < 2, "".join(lines)
     now = snapshot(out)
-    assert sorted(now) == sorted(old_set) == ["mt.pdf", "mt.tex"]
+    assert sorted(now) == sorted(old_set) == [".symattn-sets.json", "mt.pdf", "mt.tex"]
     whole_new = all(now[name] != old_set[name] for name in now)
     if code == 0:  # finished before the signal: the whole new set
         assert whole_new, "".join(lines)
@@ -257,10 +257,10 @@ def test_sigkill_takes_tex_along_and_the_next_run_removes_the_folder(tmp_path, m
     assert processes_in(tmp_path) == []
     out = tmp_path / "out"
     finished = {p.name for p in out.iterdir() if not p.name.startswith(TEMP_PREFIX)} if out.exists() else set()
-    assert finished in (set(), {"mt.tex", "mt.pdf"})  # nothing, or the whole set (killed after it was in place)
+    assert finished in (set(), {"mt.tex", "mt.pdf", ".symattn-sets.json"})  # nothing, or the whole set (killed after it was in place)
     again, lines, _ = start(tmp_path, "render", "--example", "matrix", "--format", "tex", "--out", "out")
     assert again.wait(120) == 0, "".join(lines)
-    assert sorted(p.name for p in out.iterdir()) == sorted({"matrix.tex", *finished})  # temporary files swept
+    assert sorted(p.name for p in out.iterdir()) == sorted({"matrix.tex", ".symattn-sets.json", *finished})  # temporary files swept
     no_tex_left(tmp_path)
 
 
@@ -302,7 +302,7 @@ def test_a_full_disk_keeps_the_old_set_and_leaves_no_temporary_file(tmp_path, ca
                                    "--out", str(out))  # ~160 kB: the disk fills on the way
         assert status == 2 and printed == "" and err.count("\n") == 1, err
         assert err.startswith("symattn: error: --out: ") and "no space left on the disk" in err
-        assert snapshot(out) == old and sorted(os.listdir(out)) == ["spec.tex"]  # no temporary file either
+        assert snapshot(out) == old and sorted(os.listdir(out)) == [".symattn-sets.json", "spec.tex"]  # no temporary file either
     finally:
         subprocess.run(["umount", str(out)], check=True)
 

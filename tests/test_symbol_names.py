@@ -28,7 +28,8 @@ def rendered(tmp_path_factory) -> dict[str, str]:
         "X": [["pi", "alpha"], ["Alpha", "xddot"]], "W_Q": [["lambda", 0], [0, "theta1"]],
         "W_K": [["hbar", 0], [0, "a"]], "W_V": [["beta_k", 0], ["b1", "x_2"]]}]}), encoding="utf-8")
     assert main(["render", str(spec), "--format", "tex,md,html,json", "--out", str(folder / "out")]) == 0
-    return {path.suffix[1:]: path.read_text(encoding="utf-8") for path in (folder / "out").iterdir()}
+    return {path.suffix[1:]: path.read_text(encoding="utf-8") for path in (folder / "out").iterdir()
+            if not path.name.startswith(".")}  # (the folder's manifest aside)
 
 
 @pytest.mark.parametrize("fmt", ["tex", "md", "json"])

@@ -63,7 +63,8 @@ def test_a_weight_of_1e30_renders_in_every_format(tmp_path, capsys):
     status, _, err = _run(capsys, "render", _spec(tmp_path, {"sections": [section]}), "--format", "tex,md,html,json",
                           "--out", str(tmp_path / "out"))
     assert status == 0, err
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {"spec.tex", "spec.md", "spec.html", "spec.json"}
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"spec.tex", "spec.md", "spec.html", "spec.json",
+                                                          ".symattn-sets.json"}
 
 
 ROTATED_HUGE = "8.82823805705876592323616352074E-258409489985751672295471796347"  # e^{-5·10^29·√2·sin 1} / Z

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 # The families a label can name, first match at a place wins (so "encoder output" is the memory, not an output);
 # a, w and z are lower case only (A is the weights matrix, W a weight matrix, Z the softmax sum or the output).
@@ -57,18 +58,24 @@ def _family(match: re.Match) -> str:
 def _hint(text: str, tokens: tuple[str, ...], first: bool) -> Label:
     """The family, token and head a piece of text names: the first of each (a left-hand side) or the last."""
     pick = (lambda found: found[0]) if first else (lambda found: found[-1])
+    text = text.strip(GROUP + " \t")  # (a row's blanked numbers are no words: the patterns need not run over them)
     found = [_family(m) for m in _HINTS.finditer(text)]
     family = pick(found) if found else None
     places = []
-    for token in tokens:
-        pattern = re.escape(token)
-        if token.isascii():
-            pattern = rf"(?<![A-Za-z0-9]){pattern}(?![A-Za-z0-9])"
-        places += [(m.start(), token) for m in re.finditer(pattern, text)]
+    for token, pattern in _token_patterns(tokens):
+        if token in text:  # (most labels name none of the tokens: no pattern run for them)
+            places += [(m.start(), token) for m in pattern.finditer(text)]
     places.sort()
     token = pick(places)[1] if places else None
     heads = [int(next(g for g in m.groups() if g)) for m in _HEAD.finditer(text)]
     return Label(family, token, pick(heads) if heads else None)
+
+
+@lru_cache(maxsize=16)
+def _token_patterns(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """Each token with the pattern that finds it as a word (compiled once per document, not once per group)."""
+    return tuple((token, re.compile(rf"(?<![A-Za-z0-9]){re.escape(token)}(?![A-Za-z0-9])" if token.isascii()
+                                    else re.escape(token))) for token in tokens)
 
 
 def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, ...]) -> Label:
@@ -123,18 +130,44 @@ def _in_table(text: str, line_start: int, line: str, start: int, end: int, token
 
 def _header(text: str, line_start: int, separator: str) -> list[str] | None:
     """The header cells of the table a line is in: the line above the nearest Markdown rule (|---|) above it, or
-    the first line of its block of table lines (read upwards line by line: bounded by the table, not the text)."""
-    header, end = None, line_start - 1
-    while end > 0:
-        start = text.rfind("\n", 0, end) + 1
-        line = text[start:end]
-        if separator not in line:
-            break
-        if re.fullmatch(r"[\s|:\-]*", line) and "-" in line:
-            above = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
-            header = text[above:start - 1] if start > 0 else None
-            break
-        header, end = line, start - 1
+    the first line of its block of table lines."""
+    header = _Headers.of(text, separator).up_to(line_start)
     if header is None or separator not in header or re.search(r"\d\.\d", header) or GROUP in header:  # numbers
         return None
     return [c.strip() for c in header.strip().strip("|").split(separator)]
+
+
+class _Headers:
+    """Each line's header line (by the line's offset), found top down, as far as asked (a document's groups are
+    read in order, and only up to check's bound): a line's is the one above a rule just above it, else the header
+    of the table line above it, else (the line above is no table line) none. Read upwards from each line instead,
+    a table of 40,000 rows without a rule took minutes."""
+
+    def __init__(self, text: str, separator: str) -> None:
+        self.text, self.separator = text, separator
+        self.found: dict[int, str | None] = {}
+        self.start = 0  # the next line to read
+        self.above: str | None = None  # the line above it and the line above that
+        self.above_two: str | None = None
+        self.header: str | None = None  # the header of the line above, as its table goes on (itself first)
+
+    @staticmethod
+    @lru_cache(maxsize=2)
+    def of(text: str, separator: str) -> _Headers:
+        return _Headers(text, separator)
+
+    def up_to(self, line_start: int) -> str | None:
+        text, separator = self.text, self.separator
+        while self.start <= line_start and self.start >= 0:
+            end = text.find("\n", self.start)
+            line = text[self.start:len(text) if end < 0 else end]
+            above = self.above
+            if above is None or separator not in above:
+                self.found[self.start], self.header = None, line
+            elif re.fullmatch(r"[\s|:\-]*", above) and "-" in above:
+                self.found[self.start] = self.header = self.above_two
+            else:
+                self.found[self.start] = self.header
+            self.above_two, self.above = above, line
+            self.start = end + 1 if end >= 0 else -1
+        return self.found.get(line_start)

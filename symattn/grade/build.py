@@ -20,7 +20,7 @@ from .exports import Row, canvas_csv, grades_csv, moodle_csv, possible
 from .feedback import Feedback
 from .mark import Graded, grade
 from .report import Report
-from .responses import Unread, read_responses
+from .responses import Unread, parse_responses, read_responses_text
 
 GRADE_FORMATS = ("md", "pdf")
 
@@ -77,8 +77,9 @@ def grade_exam(exam_path: Path, responses_path: Path, out_dir: Path, formats: tu
     """Grade every response; write grades.csv, the Moodle and Canvas import CSVs, the class report and
     feedback/<nnn>-<name>.md (and .pdf) under out_dir. `below`: the total under which the report lists a
     student (default: half the paper's points)."""
+    text = read_responses_text(responses_path)  # (a file over the input limit refused before exam.json is read)
     exam = load_exam(exam_path)
-    responses = read_responses(responses_path, exam)
+    responses = parse_responses(text, responses_path.name, exam)
     keep = (exam_path, responses_path)
     stems = [file_stem(r.student, k) for k, r in enumerate(responses.responses, start=1)]
     feedback_files = [out_dir / "feedback" / f"{stem}.{fmt}" for stem in stems for fmt in formats]

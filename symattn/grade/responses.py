@@ -64,8 +64,17 @@ class _Unreadable(Exception):
 
 def read_responses(path: Path, exam: Exam) -> Responses:
     """The responses of a CSV file, in either format (Moodle's when it has a `Response N` column)."""
-    name = path.name
-    text = read_input_text(path, str(path))
+    return parse_responses(read_responses_text(path), path.name, exam)
+
+
+def read_responses_text(path: Path) -> str:
+    """The text of a responses CSV (infra/inputs.py: a regular file of bounded size), read before exam.json so
+    that a file over the limit is refused at once, not after a 1,000-version exam.json is loaded."""
+    return read_input_text(path, str(path))
+
+
+def parse_responses(text: str, name: str, exam: Exam) -> Responses:
+    """The responses of a CSV text (`name`: the file's, in errors)."""
     try:
         rows = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:

@@ -50,10 +50,11 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
     """Write the requested formats of the spec's worked solution to out_dir: all of them or none.
 
     Everything is computed and compiled before anything is written, then the set is written at once
-    (write_set); a file in `keep` (the input spec) is never overwritten. The formats are render/formats.py's:
-    the text ones first, in the order asked, then those compiled from a text (its source's text made if it was not
-    asked for). Without TeX, a PDF that was not required is skipped with a warning; a required one raises
-    TexNotFoundError and nothing is written. `latex` is a LaTeX run started earlier to compile the PDF (the command
+    (write_set); a file in `keep` (the input spec) is never overwritten, and the formats this spec's document was
+    written in last time into out_dir that are not written now are removed, if still as written (document_set).
+    The formats are render/formats.py's: the text ones first, in the order asked, then those compiled from a text
+    (its source's text made if it was not asked for). Without TeX, a PDF that was not required is skipped with a
+    warning; a required one raises TexNotFoundError and nothing is written. `latex` is a LaTeX run started earlier to compile the PDF (the command
     line starts one before importing SymPy). `options`: what formats take beyond `exact` (Format.options: the
     slides' handout and theme), each given to the formats that take it.
     """
@@ -90,8 +91,15 @@ def build(spec: Spec, out_dir: Path, formats: tuple[str, ...], lang: str | None 
         outputs[paths[fmt]] = _compiled(format_of(fmt), texts[source], stem, notify, latex)
         if format_of(fmt).compiler == LATEX:
             latex = None  # a LaTeX run started early compiles one document
-    write_set(outputs, keep, folder=out_dir)
+    write_set(outputs, keep, folder=out_dir, name=document_set(stem))
     return BuildResult(tuple(outputs), warning)
+
+
+def document_set(stem: str) -> str:
+    """The set (infra/sets.py) a spec's document belongs to in its output folder: its formats written by one run
+    (`render` or `check`'s report), so that the next run of that spec into the folder removes the formats it does
+    not write again, and never another spec's document."""
+    return f"document {stem}"
 
 
 def _text(fmt: str, derivation, exact: bool, options: dict) -> str:

@@ -254,7 +254,7 @@ X = [[1, 2, 2, 4]]
 """, encoding="utf-8")
     out = tmp_path / "out"
     assert main(["render", str(spec), "--lang", lang, "--format", "tex,md,html,json,pdf", "--out", str(out)]) == 0
-    files = {path.suffix: path for path in out.iterdir()}
+    files = {path.suffix: path for path in out.iterdir() if not path.name.startswith(".")}  # (the manifest)
     assert set(files) >= {".tex", ".md", ".html", ".json", ".pdf"}
     assert files[".pdf"].read_bytes().startswith(b"%PDF")
     answers = json.loads(files[".json"].read_text(encoding="utf-8"))["sections"]

@@ -59,7 +59,7 @@ def test_a_registered_format_renders_through_the_command_line(txt_formats, tmp_p
     assert status == 0
     written = tmp_path / "mt.outline.txt"
     assert capsys.readouterr().out == f"wrote {written}\n"
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["mt.outline.txt"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [".symattn-sets.json", "mt.outline.txt"]
     outline = written.read_text(encoding="utf-8")
     assert outline.startswith("Attention の計算：I love machine learning\n  Attention は何を決めるのか\n")
     assert "    Step 7: 重み付き和\n" in outline
