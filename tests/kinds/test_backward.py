@@ -59,7 +59,10 @@ def random_matrix(rng, rows, cols):
 
 
 def random_spec(rng):
-    n, d, d_k, d_v = rng.randint(1, 4), rng.randint(1, 3), rng.randint(1, 3), rng.randint(1, 3)
+    upstream = rng.choice(["dO", "mse", "cross_entropy"])
+    # cross-entropy's exact softmax of O nests exponentials: at most 3 tokens, and 2 or 3 classes, keep it seconds
+    n = rng.randint(1, 3 if upstream == "cross_entropy" else 4)
+    d, d_k, d_v = rng.randint(1, 3), rng.randint(1, 3), rng.randint(2 if upstream == "cross_entropy" else 1, 3)
     tokens = [f"t{t}" for t in range(n)]
     forward_section = {"name": "attn", "kind": "self_attention", "tokens": tokens, "X": random_matrix(rng, n, d),
                        "W_Q": random_matrix(rng, d, d_k), "W_K": random_matrix(rng, d, d_k),
@@ -76,7 +79,6 @@ def random_spec(rng):
     if scale is not True:
         forward_section["scale"] = scale
     back = {"kind": "backward", "from": "attn", "focus": rng.choice(tokens)}
-    upstream = rng.choice(["dO", "mse", "cross_entropy"])
     if upstream == "dO":
         back["dO"] = random_matrix(rng, n, d_v)
     elif upstream == "mse":
@@ -231,6 +233,17 @@ def test_bad_input_is_one_line_naming_the_field(back, message, tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cross_entropy_over_one_class_is_refused(tmp_path, capsys):
+    # softmax over a single column is 1 for any O: the loss is identically 0, nothing to differentiate
+    forward = {**FORWARD, "W_V": [["1"], ["0"]]}
+    path = tmp_path / "spec.json"
+    back = {"kind": "backward", "from": "attn", "loss": "cross_entropy", "targets": [1, 1]}
+    path.write_text(json.dumps({"sections": [forward, back]}), encoding="utf-8")
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "sections[1].loss:" in err and "d_v = 1" in err and "\n" not in err
 
 
 def test_eight_tokens_of_width_eight_agree_with_numpy_and_sixteen_are_refused_before_any_work(capsys, tmp_path):

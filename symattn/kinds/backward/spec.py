@@ -91,6 +91,10 @@ def _parse(data: dict[str, Any], field: str) -> BackwardSpec:
             raise SpecError(f"{field}.{wrong}", f'goes with loss = "{"cross_entropy" if loss == "mse" else "mse"}"')
         if loss == "mse":
             return BackwardSpec(forward=forward, focus=focus, loss=loss, T=_rows(data, "T", field, n, d_v))
+        if d_v < 2:  # a softmax over one class is 1 whatever O is: the loss is 0 and no gradient has anything to say
+            raise SpecError(f"{field}.loss", f'"cross_entropy" reads each row of O as the logits of its classes, but '
+                                             f"section {forward.name}'s O has one column (d_v = 1): give W_V two or "
+                                             'more columns, or use loss = "mse" or dO')
         return BackwardSpec(forward=forward, focus=focus, loss=loss,
                             targets=_targets(fields.require(data, "targets", field), f"{field}.targets", n, d_v))
     if "targets" in data:
