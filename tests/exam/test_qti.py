@@ -15,9 +15,8 @@ import pytest
 
 from symattn import ExamOptions, build_exam
 from symattn.cli import main
-from symattn.exercises.exercise import tolerance
 
-from .test_moodle import PARTS, flat_expected
+from .test_moodle import flat_expected
 
 pytest.importorskip("text2qti")
 QTI = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
@@ -100,6 +99,24 @@ def test_exact_answers_and_their_roundings_are_accepted(package):
                 assert low <= exact <= high and (low <= rounded <= high or abs(rounded - exact) > tol)
                 assert abs((high - low) - 2 * tol) <= Fraction(1, 10 ** 19)
     assert longer >= 1
+
+
+def test_the_ranges_hold_the_independently_computed_answers(package):
+    """Each question's range holds the answer a float implementation computes from the version's spec
+    (tests/exam/test_moodle.py's flat_expected), not only exam.json's own."""
+    data = json.loads((package / "exam.json").read_text(encoding="utf-8"))
+    checked = 0
+    for version in data["versions"]:
+        expected = flat_expected(version["spec"])
+        if expected is None:  # a kind flat_expected does not compute (tests/exam/test_new_kinds.py)
+            continue
+        items = numerical(assessment(package / f"canvas-qti-{version['label']}.zip"))
+        assert len(items) == len(expected) == sum(len(p["blanks"]) for p in version["parts"])
+        for item, value in zip(items, expected, strict=True):
+            low, high = (float(item.find(f".//{QTI}{tag}").text) for tag in ("vargte", "varlte"))
+            assert low - 1e-9 <= value <= high + 1e-9
+        checked += 1
+    assert checked >= 2
 
 
 def test_the_same_bytes_on_another_day(package, tmp_path, monkeypatch):
