@@ -29,8 +29,12 @@ _HEAD = re.compile(r"head\s*_?\{?(\d+)|ヘッド\s*(\d+)|\^\{\((\d+)\)\}", re.I)
 _SOFTMAX_OF = re.compile(r"softmax\}?\s*(?:\\bigl|\\left|\\Bigl)?\s*\($", re.I)
 _OPERATOR = r"(?:\\cdot|\\times|[⋅×*+·])"
 _BEFORE_OPERAND = re.compile(_OPERATOR + r"\s*(?:\\left|\\bigl)?\s*\(?\s*$")
-_AFTER_OPERAND = re.compile(r"^\s*(?:\\end\{[a-zA-Z]*\})?\s*(?:\\right)?\s*[\])]?\s*(?:\\bigr\)|\\right\))?\s*(?:"
-                            + _OPERATOR + r"|\\begin\{|\\left\[|\[)")
+# (a row kept whole on its lead's line has its operator on the next: "[g] \\\\ &\\qquad \\cdot W", HTML's "[g] | \n | ·W")
+_NEXT_LINE = r"(?:\\\\\s*|\s*\|?\s*\n[\s|]*)&?\s*(?:\\qquad|\\quad)?\s*"
+_AFTER_OPERAND = re.compile(r"^\s*(?:\\end\{[a-zA-Z]*\})?\s*(?:\\right)?\s*[\])]?\s*(?:\\bigr\)|\\right\))?\s*"
+                            r"(?:" + _OPERATOR + r"|\\begin\{|\\left\[|\[|" + _NEXT_LINE + _OPERATOR + ")")
+# a continued line that starts with an operator ("&\\qquad \\cdot W_O", HTML's " | ·WO | "): a factor, no name
+_CONTINUED = re.compile(r"^[\s|&]*(?:\\qquad|\\quad)?\s*" + _OPERATOR + r".*$", re.M)
 _BOUNDARY = re.compile(r"\n\s*\n|\\\\|\\begin\{[a-zA-Z*]+\}(?:\{[a-z]*\})?|。|\.\s")
 GROUP = "\x00"  # what every group's span is blanked with in the text label_of reads
 
@@ -104,6 +108,7 @@ def label_of(original: str, text: str, start: int, end: int, tokens: tuple[str, 
         proper = re.split(r"[:：\n$]|\\\[|\\\(", lhs)[-1]  # the left-hand side, not the prose before it
         if re.search(r"[^\W\d_]", proper):  # (the "=" given back: a symbol is one when an equation names it)
             return _hint(proper + "=", tokens, True)
+        lhs = _CONTINUED.sub("", lhs)
         if re.search(r"[^\W\d_]", lhs):
             return _hint(lhs + "=", tokens, True)
     return Label()

@@ -43,9 +43,13 @@ def test_own_english_layer_checks_as_all_hold(tmp_path, capsys):
 def test_a_wrong_intermediate_of_an_own_document_is_reported(tmp_path, capsys):
     path = _rendered(tmp_path, "layer", "md")
     text = path.read_text(encoding="utf-8")
-    assert text.count("&= [1.408475,") == 1 and text.count("{-}1.1369] \\cdot") == 1
-    # love's centred first entry (u − μ) and the sign of the FFN input's last entry, as wrapped ({-}1.1369)
-    path.write_text(text.replace("&= [1.408475,", "&= [1.418475,").replace("{-}1.1369] \\cdot", "1.1369] \\cdot"), encoding="utf-8")
+    # the FFN input's row, kept whole on its lead's line with its product's operator on the next (no own document
+    # wraps a row mid-vector any more, so none starts a continued line with a braced sign {-})
+    operand = "0.0644,\\  -1.1369] \\\\\n&\\qquad \\cdot"
+    assert text.count("&= [1.408475,") == 1 and text.count(operand) == 1
+    # love's centred first entry (u − μ) and the sign of the FFN input's last entry
+    path.write_text(text.replace("&= [1.408475,", "&= [1.418475,").replace(operand, operand.replace("-1.1369", "1.1369")),
+                    encoding="utf-8")
     status, report = _check(capsys, "layer", path)
     wrong = {(w["at"], w["printed"], w["correct"]) for w in report["wrong"]}
     assert status == 1 and ("sections[1].rows.love.centered[0]", "1.418475", "1.408475") in wrong
