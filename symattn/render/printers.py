@@ -382,10 +382,10 @@ class DerivationRenderer(MatrixFormPrinter, MathRenderer):
             w = [operand(v, n, places, step.known) for v, n in zip(step.weights, weights, strict=True)]
             v = [[operand(x, n, places, row.known) for x, n in zip(row.entries, shown, strict=True)]
                  for row, shown in zip(step.values, values, strict=True)]
-            return [Line(f"z_{{{c}}}", Operand(number, value), tuple((w[j], v[j][c]) for j in range(len(w))))
+            return [Line(f"z_{{{c + 1}}}", Operand(number, value), tuple((w[j], v[j][c]) for j in range(len(w))))
                     for c, (number, value) in enumerate(zip(result, output, strict=True))]
 
-        lines, _ = self.settled(step, lambda: [f"z_{{{c}}}" for c in range(len(output))],
+        lines, _ = self.settled(step, lambda: [f"z_{{{c + 1}}}" for c in range(len(output))],
                                 lambda: (guarded(lines_at, self.digits), None))
         out = []
         for j in range(len(step.weights)):

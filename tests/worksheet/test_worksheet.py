@@ -34,6 +34,8 @@ def test_mt_worksheet_boxes_the_chosen_stages_and_keeps_the_rest(tmp_path):
     # the weights and the output: boxes; the weighted sum's products use the boxed weights
     assert r"\wsblank{0.3382}" in sheet and r"\wsblank{0.8933}" in sheet
     assert r"\wsblank{0.1688} \cdot 1.10" in sheet
+    # its lines are the output's entries, counted from 1 as every vector's entries are (z_1, z_2)
+    assert r"z_{1} &\approx \wsblank{0.1688} \cdot 1.10" in sheet and "z_{0}" not in sheet
     assert r"\wsblank{" not in key and sheet.count(r"\wsblank{") == key.count(r"\wsfilled{")
     # given values and formulas stay: the projection of love, W_Q, the values v_j
     assert r"{q}_{\mathrm{love}} &= [0.92,\  1.24]" in sheet and "1.0 & 0.2" in sheet
