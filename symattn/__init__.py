@@ -22,7 +22,8 @@ _EXPORTS = {
     "parse_spec": "symattn.pipeline.parse",
     "read_spec_text": "symattn.spec.files",
     "Spec": "symattn.spec.model",
-    # outputs
+    # outputs ("render" is the renderers' package, callable in a notebook: symattn.render(spec))
+    "render": "symattn.render:",
     "render_latex": "symattn.render.latex",
     "render_markdown": "symattn.render.markdown",
     "render_html": "symattn.render.html",
@@ -55,8 +56,8 @@ _DISPLAYED = {"derive", "derive_spec", "Derivation"}
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        module, _, attribute = _EXPORTS[name].partition(":")
-        value = getattr(import_module(module), attribute or name)
+        module, colon, attribute = _EXPORTS[name].partition(":")
+        value = import_module(module) if colon and not attribute else getattr(import_module(module), attribute or name)
         if name in _DISPLAYED:
             import_module("symattn.render.notebook").register()
         return value

@@ -20,7 +20,7 @@ PUBLIC = {
     # specs
     "load_spec", "load_example", "parse_spec", "read_spec_text", "Spec",
     # outputs
-    "render_latex", "render_markdown", "render_html", "render_json", "answers", "compile_pdf",
+    "render", "render_latex", "render_markdown", "render_html", "render_json", "answers", "compile_pdf",
     # kinds of section
     "Kind", "register_kind", "unregister_kind", "kind_of",
     # exams
