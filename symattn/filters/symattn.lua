@@ -89,6 +89,30 @@ local function markdown_of(block, options)
   end)
 end
 
+-- A heat map's shades (░▒▓█ in the Markdown) as grey squares for LaTeX: the default LaTeX fonts have no shade
+-- characters, and a missing character is silently left out of the PDF.
+local GREYS = { [0x2591] = 25, [0x2592] = 50, [0x2593] = 75, [0x2588] = 100 }
+
+local function latex_shades(str)
+  local out, run, found = {}, {}, false
+  local function flush()
+    if #run > 0 then table.insert(out, pandoc.Str(utf8.char(table.unpack(run)))) end
+    run = {}
+  end
+  for _, code in utf8.codes(str.text) do
+    if GREYS[code] then
+      found = true
+      flush()
+      table.insert(out, pandoc.RawInline("latex", string.format("\\textcolor{black!%d}{\\rule{0.7em}{0.7em}}", GREYS[code])))
+    else
+      table.insert(run, code)
+    end
+  end
+  if not found then return nil end
+  flush()
+  return out
+end
+
 local function render(block)
   local options = options_of(block)
   local cache = os.getenv("SYMATTN_CACHE") or ".symattn-cache"
@@ -106,7 +130,11 @@ local function render(block)
       file:close()
     end
   end
-  return pandoc.read(markdown, "markdown").blocks
+  local blocks = pandoc.read(markdown, "markdown").blocks
+  if FORMAT:match("latex") or FORMAT:match("beamer") then
+    blocks = blocks:walk({ Str = latex_shades })
+  end
+  return blocks
 end
 
 -- One answer, cached like a block's Markdown.

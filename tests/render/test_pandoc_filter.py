@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,3 +114,85 @@ def test_the_quarto_extension_is_the_same_filter():
     assert (folder / "symattn.lua").resolve() == LUA
     assert subprocess.run([sys.executable, "-m", "symattn.filters"], capture_output=True, text=True, cwd=ROOT,
                           check=True).stdout.strip() == str(LUA)
+
+
+# An author's tutorial that cites the article twice, in English and in Japanese: it must print, lay out in a
+# browser and pass `symattn check` against the example it cites.
+TWO_BLOCKS = """---
+title: Attention by hand
+---
+
+# English
+
+Love attends most to learning (`sections[0].queries.love.weights[3]`{.symattn ref=mt}).
+
+```{.symattn lang=en}
+example = "mt"
+```
+
+# 日本語
+
+```{.symattn lang=ja prose=plain}
+example = "mt"
+```
+"""
+
+
+@pytest.fixture(scope="session")
+def two_blocks(tmp_path_factory):
+    """The tutorial as HTML (MathML) and as a PDF through LuaLaTeX (pandoc's engine with Japanese fonts)."""
+    folder = tmp_path_factory.mktemp("two-blocks")
+    (folder / "tutorial.md").write_text(TWO_BLOCKS, encoding="utf-8")
+    pandoc(folder, "html")
+    env = {**os.environ, "SYMATTN_PYTHON": sys.executable, "SYMATTN_CACHE": str(folder / "cache"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    made = subprocess.run([pypandoc.get_pandoc_path(), "tutorial.md", "--lua-filter", str(LUA), "-s",
+                           "--pdf-engine=lualatex", "-V", "CJKmainfont=HaranoAjiMincho-Regular",
+                           "-V", "CJKoptions=BoldFont=HaranoAjiGothic-Medium", "-o", "tutorial.pdf"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    assert made.returncode == 0, made.stderr
+    return {"folder": folder, "html": folder / "tutorial.html", "pdf": folder / "tutorial.pdf",
+            "pdf_warnings": made.stderr}
+
+
+def test_the_tutorial_prints_every_number_and_character(two_blocks):
+    text = subprocess.run(["pdftotext", str(two_blocks["pdf"]), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert "Love attends most to learning (0.3382)." in text
+    assert text.count("[0.1688, 0.2472, 0.2457, 0.3382]") == 2  # love's weights, in English and in Japanese
+    assert "Value の重み付き和" in text
+    assert "Missing character" not in two_blocks["pdf_warnings"]  # (a heat map's shades are drawn, not typed)
+
+
+def test_check_of_the_tutorial_holds(two_blocks, capsys):
+    from symattn.cli import main
+    assert main(["check", "--example", "mt", "--from", str(two_blocks["html"])]) == 0
+    report = capsys.readouterr().out
+    assert " 0 unmatched" in report and "all hold" in report
+
+
+MATH_PROBE = """<script>
+window.addEventListener('load', () => {
+  const maths = [...document.querySelectorAll('math')];
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify({maths: maths.length,
+    empty: maths.filter(m => m.getBoundingClientRect().width < 1).map(m => m.textContent.slice(0, 40)),
+    text: document.body.innerText.includes('0.3382')});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def test_the_tutorial_lays_out_in_chromium(two_blocks, tmp_path):
+    """Every formula of the filtered page is laid out by the browser as MathML (none left as TeX source)."""
+    from html import unescape
+
+    from .test_formats import chromium
+    probe = tmp_path / "probe.html"
+    probe.write_text(two_blocks["html"].read_text(encoding="utf-8").replace("</body>", MATH_PROBE + "</body>"),
+                     encoding="utf-8")
+    dom = chromium(f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", probe.as_uri()).stdout
+    start = dom.index('<pre id="probe">') + len('<pre id="probe">')
+    result = json.loads(unescape(dom[start:dom.index("</pre>", start)]))
+    assert result["maths"] > 200 and not result["empty"] and result["text"]
