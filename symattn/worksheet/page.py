@@ -24,7 +24,8 @@ from .page_script import SCRIPT, STYLE
 from .paper import WorksheetTitles
 from .sheet import Sheets
 
-CAUSES = ("no_scaling", "scaled_by_d_k", "rounding", "typo", "unknown")  # check's names the page can tell
+CAUSES = ("no_scaling", "scaled_by_d_k", "too_few_decimals", "rounded_intermediates", "rounding", "typo",
+          "unknown")  # check's names the page can tell
 WORDS = ("right", "carried", "wrong", "not_a_number", "show", "progress", "cause", "answer_is")
 
 

@@ -3,8 +3,9 @@ data (page.py: each blank's exact value, tolerance and how it follows from earli
 is typed: right within its tolerance of the exact value, or of the value recomputed from earlier values that are all
 right (rounded as shown: e^{1.2004}, not e^{1.200392}); carried within it of the value recomputed from the student's
 own earlier numbers where one of them is not right, as `symattn grade` credits error carried forward; else
-wrong, with the likely cause where one of check's fits (no_scaling, scaled_by_d_k, rounding, typo). Numbers are
-compared as the browser's doubles: the tolerances are units of the 4th–6th decimal, far above their error."""
+wrong, with the likely cause where one of check's fits (no_scaling, scaled_by_d_k, too_few_decimals,
+rounded_intermediates, rounding, typo). Numbers are compared as the browser's doubles: the tolerances are units of
+the 4th–6th decimal, far above their error."""
 
 SCRIPT = r"""
 (function () {
@@ -61,12 +62,46 @@ SCRIPT = r"""
     if (diff.length === 1) { return /\d/.test(a[diff[0]]) && /\d/.test(b[diff[0]]); }
     return diff.length === 2 && diff[1] === diff[0] + 1 && a[diff[0]] === b[diff[1]] && a[diff[1]] === b[diff[0]];
   }
+  function roundTo(v, k) {  // half-up at k decimals, as the worksheet rounds
+    var f = Math.pow(10, k);
+    return (v < 0 ? -1 : 1) * Math.floor(Math.abs(v) * f + 0.5 + 1e-9) / f;
+  }
+  function decimalsOf(text) {
+    var t = text.replace(/\s+/g, "").replace(",", "."), point = t.indexOf(".");
+    return point < 0 || /[eE]/.test(t) ? (/[eE]/.test(t) ? -1 : 0) : t.length - point - 1;
+  }
+  function earlierRounded(from, k) {  // the value from the earlier numbers each rounded to k decimals first
+    if (!from || from.exp !== undefined || !from.terms) { return null; }
+    var total = 0;
+    for (var i = 0; i < from.terms.length; i++) {
+      var product = 1;
+      for (var j = 0; j < from.terms[i].length; j++) {
+        var v = operand(from.terms[i][j]);
+        if (v === null) { return null; }
+        product *= roundTo(v, k);
+      }
+      total += product;
+    }
+    if (!from.divisor) { return total; }
+    var d = operand(from.divisor);
+    return d === null || roundTo(d, k) === 0 ? null : total / roundTo(d, k);
+  }
   function cause(blank, x, text) {
-    var tol = Number(blank.tolerance), from = blank.from;
+    var tol = Number(blank.tolerance), from = blank.from, k;
     if (blank.stage === "scaled" && from && from.divisor) {
       var top = sum(from.terms), d = operand(from.divisor);
       if (top !== null && within(x, top, tol)) { return "no_scaling"; }
       if (top !== null && d && within(x, top / (d * d), tol)) { return "scaled_by_d_k"; }
+    }
+    var places = decimalsOf(text);  // the exact value, correctly rounded to fewer decimals than asked
+    if (places >= 0 && places < blank.decimals && Math.abs(x - roundTo(Number(blank.value), places)) < 1e-12) {
+      return "too_few_decimals";
+    }
+    for (k = blank.decimals - 1; k >= 1; k--) {  // computed from earlier values rounded to fewer decimals
+      var early = earlierRounded(from, k), exact = earlierRounded(from, 12);
+      if (early !== null && exact !== null && !within(early, exact, tol) && within(x, early, tol)) {
+        return "rounded_intermediates";
+      }
     }
     if (Math.abs(x - Number(blank.value)) <= 1.5 * Math.pow(10, -blank.decimals)) { return "rounding"; }
     return typo(text, blank.answer) ? "typo" : "unknown";

@@ -136,6 +136,21 @@ def test_a_missing_scaling_is_named(browser):
     assert verdict(browser, 5) == ("wrong", "scaled_by_d_k")
 
 
+def test_too_few_decimals_and_intermediates_rounded_too_early_are_named(browser):
+    clear(browser)
+    scores, divisor, _ = attention()
+    type_in(browser, 1, f"{scores[0]:.2f}")  # s_1 = 1.158, asked to 3 decimals, written correctly rounded to 2
+    assert verdict(browser, 1) == ("wrong", "too_few_decimals")
+    type_in(browser, 1, f"{scores[0]:.3f}")
+    early = round(round(scores[0], 2) / round(divisor, 2), 4)  # a_1 from s_1 and √2 rounded to 2 decimals first
+    assert abs(early - scores[0] / divisor) > 0.002
+    type_in(browser, 5, f"{early}")
+    assert verdict(browser, 5) == ("wrong", "rounded_intermediates")
+    assert "rounded too early" in run(browser, "document.getElementById('m5').textContent")
+    type_in(browser, 5, f"{scores[0] / divisor + 0.0371:.4f}")  # no usual mistake
+    assert verdict(browser, 5) == ("wrong", "unknown")
+
+
 def test_garbage_gets_a_message_and_no_script_error(browser):
     clear(browser)
     for text in ("abc", "1.2.3", "--1", "１．２", "1e999", "<b>"):
